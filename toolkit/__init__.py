@@ -1,0 +1,10 @@
+"""Design, lint, simulate and serve approval workflows.
+
+The public surface lives here; implementation modules are imported lazily by users
+who need them (``toolkit.engine``, ``toolkit.simulate``, ``toolkit.viz``...).
+"""
+
+from toolkit.errors import ApiError, ErrorCode
+
+__all__ = ["ApiError", "ErrorCode"]
+__version__ = "0.1.0"

@@ -1,0 +1,64 @@
+"""The one error type a client of the API can cause.
+
+Hierarchy::
+
+    Exception
+    └── ApiError            (code: ErrorCode, message: str)
+
+Every code maps to one HTTP status (semantics §1); a 5xx is always a bug.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class ErrorCode(str, Enum):
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    FAILED_PRECONDITION = "FAILED_PRECONDITION"
+    UNAUTHENTICATED = "UNAUTHENTICATED"
+    PERMISSION_DENIED = "PERMISSION_DENIED"
+    NOT_FOUND = "NOT_FOUND"
+    ALREADY_EXISTS = "ALREADY_EXISTS"
+    ABORTED = "ABORTED"
+    RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"
+    INTERNAL = "INTERNAL"
+    UNAVAILABLE = "UNAVAILABLE"
+
+    @property
+    def http_status(self) -> int:
+        return _HTTP_STATUS[self]
+
+
+_HTTP_STATUS = {
+    ErrorCode.INVALID_ARGUMENT: 400,
+    ErrorCode.FAILED_PRECONDITION: 400,
+    ErrorCode.UNAUTHENTICATED: 401,
+    ErrorCode.PERMISSION_DENIED: 403,
+    ErrorCode.NOT_FOUND: 404,
+    ErrorCode.ALREADY_EXISTS: 409,
+    ErrorCode.ABORTED: 409,
+    ErrorCode.RESOURCE_EXHAUSTED: 429,
+    ErrorCode.INTERNAL: 500,
+    ErrorCode.UNAVAILABLE: 503,
+}
+
+
+class ApiError(Exception):
+    """An error with a spec code and a message naming the field or rule.
+
+    >>> e = ApiError(ErrorCode.NOT_FOUND, "execution ex_1 not found")
+    >>> (e.code.value, e.code.http_status)
+    ('NOT_FOUND', 404)
+    """
+
+    def __init__(self, code: ErrorCode | str, message: str):
+        super().__init__(message)
+        self.code = ErrorCode(code)
+        self.message = message
+
+    def to_body(self) -> dict:
+        return {"error": {"message": self.message, "status": self.code.value}}
+
+    def __repr__(self) -> str:
+        return f"ApiError({self.code.value}, {self.message!r})"

@@ -1,0 +1,40 @@
+"""Loop rules (semantics §4, "loops")."""
+
+from __future__ import annotations
+
+from toolkit.lint.findings import Facts, Finding, error
+
+
+def check(f: Facts) -> list[Finding]:
+    out: list[Finding] = []
+    owner: dict[str, str] = {}
+    for index, edge, loop in f.loops:
+        where = f"edge:{index}"
+        body = set(loop["bodyNodeIds"])
+        for nid in loop["bodyNodeIds"]:
+            if nid in owner and owner[nid] != loop["loopId"]:
+                out.append(error("loop-node-in-multiple-loops",
+                                 f"node '{nid}' is in the bodies of {owner[nid]} and {loop['loopId']}", where))
+            owner.setdefault(nid, loop["loopId"])
+        group = f.groups.get(edge.from_.ref) if edge.from_.kind == "group" else None
+        joins = group is not None and group.on_quorum_met == "joinOnQuorum"
+        exits = [nid for nid in loop["bodyNodeIds"] if nid in f.succs and any(s not in body for s in f.succs[nid])]
+        if len(exits) > 1 and not joins:
+            out.append(error("loop-body-must-have-single-terminal",
+                             f"{loop['loopId']}: several body nodes ({', '.join(exits)}) have edges leaving the loop; keep one exit",
+                             where))
+        if joins and group.quorum_value != group.expected:
+            out.append(error("loop-group-bounded-quorum-must-equal-expected",
+                             f"{loop['loopId']}: a loop-back from joinOnQuorum group '{group.group_id}' needs quorum == expectedSteps",
+                             where))
+        route = (loop["onExhausted"] or {}).get("routeToNodeId")
+        if route in body:
+            out.append(error("loop-on-exhausted-route-to-in-body",
+                             f"{loop['loopId']}: the exhausted route goes to '{route}', which is inside the loop body", where))
+        for g in f.d.group_list:
+            inside = [m for m in g.member_node_ids if m in body]
+            if inside and len(inside) != len(g.member_node_ids):
+                out.append(error("loop-body-splits-group",
+                                 f"{loop['loopId']}: group '{g.group_id}' is partly inside the loop body ({', '.join(inside)})",
+                                 where))
+    return out

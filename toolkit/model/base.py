@@ -1,0 +1,129 @@
+"""Shared pydantic configuration and error formatting for every API model."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic.alias_generators import to_camel
+
+from toolkit.errors import ApiError, ErrorCode
+
+
+class ApiModel(BaseModel):
+    """Strict, closed request/response model: camelCase on the wire, snake_case in Python.
+
+    Strict so that ``"true"`` is not a boolean and ``"5"`` is not an integer; closed
+    (``extra='forbid'``) so that a misspelt key is an error naming the key.
+    """
+
+    model_config = ConfigDict(
+        strict=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        frozen=False,
+    )
+
+    def dump(self) -> dict[str, Any]:
+        """JSON-ready dict with wire (camelCase) names, without unset optional fields."""
+        return self.model_dump(by_alias=True, exclude_unset=True, mode="json")
+
+
+class OpenModel(ApiModel):
+    """A model whose named fields are validated while other keys are kept (node configs)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# Ids of nodes and groups (semantics §3): `__` is reserved as the step-id separator.
+ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,64}$"
+
+
+def _no_double_underscore(value: str) -> str:
+    if "__" in value:
+        raise ValueError("ids must not contain '__' (it separates the parts of step ids)")
+    return value
+
+
+Identifier = Annotated[str, StringConstraints(pattern=ID_PATTERN), AfterValidator(_no_double_underscore)]
+JsonObject = dict[str, Any]
+
+# Tags pydantic inserts into error locations for discriminated unions; never useful to a client.
+UNION_TAGS: set[str] = set()
+
+
+def _loc_to_path(loc: tuple, prefix: str) -> str:
+    parts = [prefix] if prefix else []
+    previous = None
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        elif isinstance(item, str) and item in UNION_TAGS and isinstance(previous, int):
+            continue
+        elif item.startswith("function-"):
+            continue
+        else:
+            parts.append(("." if parts else "") + item)
+        previous = item
+    return "".join(parts) or "data"
+
+
+def _message(error: dict) -> str:
+    kind = error["type"]
+    if kind == "missing":
+        return "field required"
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if kind == "model_type" and error["msg"].endswith("EdgeEndpoint"):
+        return "must be a node id string, {kind: node, nodeId} or {kind: group, groupId}"
+    msg = error["msg"]
+    msg = re.sub(r"^(Value|Assertion) error, ", "", msg)
+    return msg[:1].lower() + msg[1:]
+
+
+def describe_errors(exc: ValidationError, prefix: str = "data") -> list[tuple[str, str]]:
+    """(field path, message) for every error, e.g. ``("data.nodes[2].config.agentId", "field required")``."""
+    out = []
+    for error in exc.errors(include_url=False):
+        loc = tuple(error["loc"])
+        message = _message(error)
+        if error["type"] == "node_type":
+            # A node's type picks its config model; name the field rather than the union.
+            loc, message = loc + ("type",), message.removeprefix("type: ")
+            if isinstance(error.get("input"), dict) and "type" not in error["input"]:
+                message = "field required"
+        path = _loc_to_path(loc, prefix)
+        # Cross-field validators name their field as "field.path: message".
+        named = re.match(r"^([A-Za-z][A-Za-z0-9.]*): (.*)$", message)
+        if error["type"] == "value_error" and named:
+            path, message = f"{path}.{named.group(1)}", named.group(2)
+        out.append((path, message))
+    return out
+
+
+def invalid_argument(exc: ValidationError, prefix: str = "data") -> ApiError:
+    """One ApiError naming every invalid field, the first one leading."""
+    described = describe_errors(exc, prefix)
+    text = "; ".join(f"{path}: {msg}" for path, msg in described)
+    return ApiError(ErrorCode.INVALID_ARGUMENT, text)
+
+
+def validate(model: type[BaseModel], data: Any, prefix: str = "data"):
+    """Validate ``data`` into ``model`` or raise ``ApiError(INVALID_ARGUMENT)`` naming the fields.
+
+    >>> from toolkit.model.definition import Trigger
+    >>> validate(Trigger, {"triggerId": ""})
+    Traceback (most recent call last):
+    ...
+    toolkit.errors.ApiError: data.triggerId: string should have at least 1 character
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise invalid_argument(exc, prefix) from None
+
+
+def bounded_list(item, min_length: int = 0, max_length: int | None = None):
+    return Annotated[list[item], Field(min_length=min_length, max_length=max_length)]

@@ -1,0 +1,301 @@
+"""Workflow definitions as clients send them (api-v2 §2.4–2.7, §4.5, §8; semantics §3).
+
+Validation here is the schema: types, limits, id rules and per-type node configs. Rules
+that relate several parts of a definition (edge contracts, graph shape, groups, loops)
+belong to the linter, so that one call reports everything wrong at once.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Field, StringConstraints, field_validator, model_validator, BeforeValidator
+from pydantic import Discriminator, Tag
+
+from toolkit.model.base import (
+    UNION_TAGS,
+    ApiModel,
+    Identifier,
+    JsonObject,
+    OpenModel,
+    bounded_list,
+)
+
+DEFINITION_ID_PATTERN = r"^[a-z0-9][a-z0-9-]{2,63}$"
+MAX_AGENT_RUNTIME_MS = 86_400_000
+DEFAULT_AGENT_RUNTIME_MS = 600_000
+
+NodeType = Literal["agent", "human", "webhook"]
+EdgeRole = Literal["approve", "reject", "always", "exhausted", "custom"]
+QuorumPolicy = Literal["waitAll", "joinOnQuorum", "cancelOnQuorum"]
+ScopeLevel = Literal["apiKey", "organization", "document"]
+
+Text200 = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+Text2000 = Annotated[str, StringConstraints(max_length=2000)]
+
+
+# ---------------------------------------------------------------- node configs
+
+class ResolutionPolicy(ApiModel):
+    kind: Literal["allResolved", "minResolved"]
+    min_count: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _min_count(self):
+        if self.kind == "minResolved" and self.min_count is None:
+            raise ValueError("minCount: required for minResolved")
+        return self
+
+
+def _policy_shorthand(value: Any) -> Any:
+    return {"kind": value} if isinstance(value, str) else value
+
+
+class AgentConfig(OpenModel):
+    agent_id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    blocking: bool = False
+    require_non_empty_output: bool = False
+    resolution_policy: Annotated[ResolutionPolicy, BeforeValidator(_policy_shorthand)] | None = None
+    expected_resolutions: int = Field(default=1, ge=1)
+    agent_max_runtime_ms: int = Field(default=DEFAULT_AGENT_RUNTIME_MS, ge=1, le=MAX_AGENT_RUNTIME_MS)
+    mock_output: JsonObject | None = None
+    external: bool = False
+
+    @model_validator(mode="after")
+    def _blocking_policy(self):
+        if self.blocking and self.resolution_policy is None:
+            raise ValueError("resolutionPolicy: required when blocking is true")
+        if not self.blocking and self.resolution_policy is not None:
+            raise ValueError("resolutionPolicy: only allowed when blocking is true")
+        policy = self.resolution_policy
+        if policy and policy.min_count is not None and policy.min_count > self.expected_resolutions:
+            raise ValueError("resolutionPolicy.minCount: must be <= expectedResolutions")
+        return self
+
+    @property
+    def required_successes(self) -> int:
+        """Successes a blocking step needs: expectedResolutions, or minCount for minResolved."""
+        policy = self.resolution_policy
+        if policy is not None and policy.kind == "minResolved":
+            return policy.min_count
+        return self.expected_resolutions
+
+
+class Reviewer(ApiModel):
+    user_id: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    mandatory: bool = True
+
+
+class HumanConfig(OpenModel):
+    reviewers: bounded_list(Reviewer, 1, 100) | None = None
+    reviewer_ids: bounded_list(Annotated[str, StringConstraints(min_length=1, max_length=256)], 1, 100) | None = None
+    reviewer_emails: bounded_list(str, 0, 50) = []
+    comment_body: Annotated[str, StringConstraints(max_length=8000)] | None = None
+
+    @model_validator(mode="after")
+    def _reviewers(self):
+        if (self.reviewers is None) == (self.reviewer_ids is None):
+            raise ValueError("give exactly one of reviewers or reviewerIds")
+        ids = [r.user_id for r in self.reviewer_list]
+        if len(set(ids)) != len(ids):
+            raise ValueError("reviewer userIds must be unique")
+        if not any(r.mandatory for r in self.reviewer_list):
+            raise ValueError("at least one reviewer must be mandatory")
+        return self
+
+    @property
+    def reviewer_list(self) -> list[Reviewer]:
+        """Reviewers in declared order; legacy ``reviewerIds`` are all mandatory."""
+        if self.reviewers is not None:
+            return self.reviewers
+        return [Reviewer(user_id=u, mandatory=True) for u in self.reviewer_ids or []]
+
+
+class WebhookConfig(OpenModel):
+    url: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _https(cls, value):
+        if value is not None and not value.lower().startswith("https://"):
+            raise ValueError("url must be an https URL")
+        return value
+
+
+# ---------------------------------------------------------------- nodes
+
+class _NodeBase(ApiModel):
+    node_id: Identifier
+    sla_ms: int | None = Field(default=None, ge=1)
+    name: Text200 | None = None
+    description: Text2000 | None = None
+
+
+class AgentNode(_NodeBase):
+    type: Literal["agent"]
+    config: AgentConfig | None = None
+
+
+class HumanNode(_NodeBase):
+    type: Literal["human"]
+    config: HumanConfig | None = None
+
+
+class WebhookNode(_NodeBase):
+    type: Literal["webhook"]
+    config: WebhookConfig | None = None
+
+
+def _node_tag(value: Any) -> str | None:
+    if isinstance(value, dict):
+        return value.get("type")
+    return getattr(value, "type", None)
+
+
+Node = Annotated[
+    Union[
+        Annotated[AgentNode, Tag("agent")],
+        Annotated[HumanNode, Tag("human")],
+        Annotated[WebhookNode, Tag("webhook")],
+    ],
+    Discriminator(
+        _node_tag,
+        custom_error_type="node_type",
+        custom_error_message="type: must be one of agent, human, webhook",
+    ),
+]
+UNION_TAGS.update({"agent", "human", "webhook"})
+
+
+# ---------------------------------------------------------------- edges
+
+class EdgeEndpoint(ApiModel):
+    """A normalised endpoint: ``{kind: node, nodeId}`` or ``{kind: group, groupId}``."""
+
+    kind: Literal["node", "group"]
+    node_id: Identifier | None = None
+    group_id: Identifier | None = None
+
+    @model_validator(mode="after")
+    def _one_id(self):
+        if self.kind == "node" and (self.node_id is None or self.group_id is not None):
+            raise ValueError("a node endpoint has exactly nodeId")
+        if self.kind == "group" and (self.group_id is None or self.node_id is not None):
+            raise ValueError("a group endpoint has exactly groupId")
+        return self
+
+    @property
+    def ref(self) -> str:
+        return self.node_id if self.kind == "node" else self.group_id
+
+
+def _endpoint(value: Any) -> Any:
+    # A bare string is a node id (api-v2 §2.6).
+    return {"kind": "node", "nodeId": value} if isinstance(value, str) else value
+
+
+Endpoint = Annotated[EdgeEndpoint, BeforeValidator(_endpoint)]
+
+
+class LoopSpec(ApiModel):
+    max_iterations: int = Field(ge=1, le=20)
+
+
+class Edge(ApiModel):
+    from_: Endpoint = Field(alias="from")
+    to: Endpoint
+    on: EdgeRole = "always"
+    when: Annotated[str, StringConstraints(max_length=1000)] | None = None
+    loop: LoopSpec | None = None
+
+
+# ---------------------------------------------------------------- groups, triggers, scope
+
+class Group(ApiModel):
+    group_id: Identifier
+    member_node_ids: bounded_list(Identifier, 0, 100)
+    expected_steps: int | None = None
+    quorum: int | None = None
+    on_quorum_met: QuorumPolicy = "waitAll"
+    required_node_ids: bounded_list(Identifier, 0, 100) = []
+    name: Text200 | None = None
+    description: Text2000 | None = None
+
+    @property
+    def expected(self) -> int:
+        return self.expected_steps if self.expected_steps is not None else len(self.member_node_ids)
+
+    @property
+    def quorum_value(self) -> int:
+        return self.quorum if self.quorum is not None else self.expected
+
+
+class Trigger(ApiModel):
+    trigger_id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
+    event_name: Annotated[str, StringConstraints(max_length=128)] | None = None
+    filters: JsonObject | None = None
+
+
+class Scope(ApiModel):
+    level: ScopeLevel = "apiKey"
+    organization_id: Annotated[str, StringConstraints(min_length=1)] | None = None
+    document_id: Annotated[str, StringConstraints(min_length=1)] | None = None
+
+
+Tag64 = Annotated[str, StringConstraints(max_length=64)]
+
+
+# ---------------------------------------------------------------- the definition
+
+class Definition(ApiModel):
+    """A definition create body (the ``data`` of /v2/workflow/definitions/create)."""
+
+    definition_id: Annotated[str, StringConstraints(pattern=DEFINITION_ID_PATTERN)]
+    name: Text200
+    description: Text2000 | None = None
+    scope: Scope | None = None
+    nodes: bounded_list(Node, 1, 100)
+    edges: bounded_list(Edge, 0, 500)
+    groups: bounded_list(Group, 0, 100) | None = None
+    triggers: bounded_list(Trigger, 0, 50) | None = None
+    tags: bounded_list(Tag64, 0, 20) | None = None
+    custom: JsonObject | None = None
+    organization_id: Annotated[str, StringConstraints(min_length=1)] | None = None
+    document_id: Annotated[str, StringConstraints(min_length=1)] | None = None
+
+    @model_validator(mode="after")
+    def _scope_ids(self):
+        scope = self.scope or Scope()
+        for field, top in (("organizationId", self.organization_id), ("documentId", self.document_id)):
+            inner = getattr(scope, "organization_id" if field == "organizationId" else "document_id")
+            if top is not None and inner is not None and top != inner:
+                raise ValueError(f"scope.{field}: disagrees with the top-level {field}")
+        org = scope.organization_id or self.organization_id
+        doc = scope.document_id or self.document_id
+        if scope.level in ("organization", "document") and org is None:
+            raise ValueError(f"organizationId: required when scope.level is {scope.level}")
+        if scope.level == "document" and doc is None:
+            raise ValueError("documentId: required when scope.level is document")
+        return self
+
+    @property
+    def effective_scope(self) -> Scope:
+        """The scope with top-level ids folded in; ids that the level does not use are dropped."""
+        scope = self.scope or Scope()
+        org = scope.organization_id or self.organization_id
+        doc = scope.document_id or self.document_id
+        return Scope(
+            level=scope.level,
+            organization_id=org if scope.level != "apiKey" else None,
+            document_id=doc if scope.level == "document" else None,
+        )
+
+    @property
+    def group_list(self) -> list[Group]:
+        return self.groups or []
+
+
+class DefinitionUpdate(Definition):
+    """A definitions/update body: a full replace guarded by ``ifVersion`` (semantics §7)."""
+
+    if_version: int = Field(ge=1)
