@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 import warnings
 from re import _parser as _sre_parser
@@ -115,7 +116,8 @@ def json_equal(a: object, b: object) -> bool:
 _INDEX = re.compile(r"0|[1-9][0-9]*")
 
 
-def _compile_path(path: object, loc: str) -> tuple:
+def _compile_path(path: object, loc: str, missing: object):
+    """Return ctx -> the value at `path`, or `missing` when it is absent."""
     if not isinstance(path, str):
         _fail(f"var path must be a string, got {_KIND_NAMES[_kind(path)]}", loc)
     segs = path.split(".")
@@ -124,25 +126,31 @@ def _compile_path(path: object, loc: str) -> tuple:
     if "" in segs:
         _fail(f'empty segment in path "{path}"', loc)
     # Split and index-parse once here so lookups in the hot loop do no string work.
-    return tuple((s, int(s) if _INDEX.fullmatch(s) else None) for s in segs)
+    indexed = tuple((s, int(s) if _INDEX.fullmatch(s) else None) for s in segs)
+    keys = tuple(segs)
+    # An absent key yields _MISSING, which is neither dict nor list, so the next step stops.
+
+    def resolve_keys(ctx):
+        for key in keys:
+            if not isinstance(ctx, dict):
+                return missing
+            ctx = ctx.get(key, _MISSING)
+        return missing if ctx is _MISSING else ctx
+
+    def resolve_indexed(ctx):
+        for key, index in indexed:
+            if isinstance(ctx, dict):
+                ctx = ctx.get(key, _MISSING)
+            elif index is not None and isinstance(ctx, list) and index < len(ctx):
+                ctx = ctx[index]
+            else:
+                return missing
+        return missing if ctx is _MISSING else ctx
+
+    return resolve_keys if all(i is None for _, i in indexed) else resolve_indexed
 
 
-def _resolve(ctx: object, segs: tuple) -> object:
-    cur = ctx
-    for key, index in segs:
-        if isinstance(cur, dict):
-            cur = cur.get(key, _MISSING)
-            if cur is _MISSING:
-                return _MISSING
-        elif index is not None and isinstance(cur, list) and index < len(cur):
-            cur = cur[index]
-        else:
-            return _MISSING
-    return cur
-
-
-_REPEATS = frozenset({_sre_parser.MAX_REPEAT, _sre_parser.MIN_REPEAT,
-                      getattr(_sre_parser, "POSSESSIVE_REPEAT", _sre_parser.MAX_REPEAT)})
+_REPEATS = frozenset({_sre_parser.MAX_REPEAT, _sre_parser.MIN_REPEAT, _sre_parser.POSSESSIVE_REPEAT})
 
 
 def _nests_quantifiers(av: object, in_repeat: bool = False) -> bool:
@@ -185,32 +193,24 @@ def _ordered(cmp):
     def build(a, b):
         def fn(ctx):
             x, y = a(ctx), b(ctx)
-            if isinstance(x, str):
-                return isinstance(y, str) and cmp(x, y)
-            return _kind(x) == _NUM and _kind(y) == _NUM and cmp(x, y)
+            kx = _KIND_BY_TYPE.get(type(x)) or _kind(x)  # inline fast path: this is the hot loop
+            return (kx == _NUM or kx == _STR) and kx == (_KIND_BY_TYPE.get(type(y)) or _kind(y)) and cmp(x, y)
         return fn
     return build
 
 
-def _and(*fs):
-    def fn(ctx):
-        for f in fs:
-            v = f(ctx)
-            # Identity tests first: arguments are mostly boolean ops, so truthy() is rarely needed.
-            if v is not True and (v is False or not truthy(v)):
-                return False
-        return True
-    return fn
-
-
-def _or(*fs):
-    def fn(ctx):
-        for f in fs:
-            v = f(ctx)
-            if v is True or (v is not False and truthy(v)):
-                return True
-        return False
-    return fn
+def _junction(stop: bool):
+    """`and` (stop=False) returns at the first falsy argument, `or` (stop=True) at the first truthy."""
+    def build(*fs):
+        def fn(ctx):
+            for f in fs:
+                v = f(ctx)
+                # Identity tests first: arguments are mostly boolean ops, so truthy() is rarely needed.
+                if (v is True or (v is not False and truthy(v))) is stop:
+                    return stop
+            return not stop
+        return fn
+    return build
 
 
 def _member(v, arr):
@@ -232,12 +232,12 @@ _CONTAINERS = (str, list, dict)
 _BUILDERS = {
     "eq": lambda a, b: lambda ctx: json_equal(a(ctx), b(ctx)),
     "ne": lambda a, b: lambda ctx: not json_equal(a(ctx), b(ctx)),
-    "gt": _ordered(lambda x, y: x > y),
-    "gte": _ordered(lambda x, y: x >= y),
-    "lt": _ordered(lambda x, y: x < y),
-    "lte": _ordered(lambda x, y: x <= y),
-    "and": _and,
-    "or": _or,
+    "gt": _ordered(operator.gt),
+    "gte": _ordered(operator.ge),
+    "lt": _ordered(operator.lt),
+    "lte": _ordered(operator.le),
+    "and": _junction(False),
+    "or": _junction(True),
     "not": lambda a: lambda ctx: not truthy(a(ctx)),
     "in": lambda a, b: lambda ctx: _member(a(ctx), b(ctx)),
     "includes": lambda a, b: lambda ctx: _includes(a(ctx), b(ctx)),
@@ -273,9 +273,8 @@ def _compile(node: object, loc: str, depth: int, paths: set):
     if kind != _DICT:
         _fail(f"{type(node).__name__} is not a JSON value", loc)
     if node.keys() == {"var"}:
-        segs = _compile_path(node["var"], loc)
         paths.add(node["var"])
-        return (lambda ctx: None if (v := _resolve(ctx, segs)) is _MISSING else v), _MISSING
+        return _compile_path(node["var"], loc, None), _MISSING
     if node.keys() != {"op", "args"}:
         keys = ", ".join(json.dumps(k) if isinstance(k, str) else repr(k) for k in node)
         _fail(f'object must be {{"var": path}} or {{"op": name, "args": [...]}}, got keys [{keys}]', loc)
@@ -297,9 +296,9 @@ def _compile(node: object, loc: str, depth: int, paths: set):
         target = args[0]
         if not (isinstance(target, dict) and target.keys() == {"var"}):
             _fail('op "exists" takes a {"var": path} argument', arg_locs[0])
-        segs = _compile_path(target["var"], arg_locs[0])
+        resolve = _compile_path(target["var"], arg_locs[0], _MISSING)
         paths.add(target["var"])
-        return (lambda ctx: _resolve(ctx, segs) is not _MISSING), _MISSING
+        return (lambda ctx: resolve(ctx) is not _MISSING), _MISSING
     if op == "regex":
         search = _compile_regex(args[1], arg_locs[1]).search
         parts = [_compile(args[0], arg_locs[0], depth + 1, paths)]
@@ -365,8 +364,6 @@ def parse(when: str) -> Predicate:
         raise PredicateError(f"when is {len(when)} chars, longer than the {MAX_WHEN_CHARS}-char limit")
     try:
         ast = json.loads(when, parse_constant=_reject_constant)
-    except PredicateError:
-        raise
     except (ValueError, RecursionError) as err:
         raise PredicateError(f"when is not valid JSON: {err}") from None
     return parse_ast(ast)
