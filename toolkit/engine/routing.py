@@ -1,0 +1,110 @@
+"""Fan-out (semantics §5.4) and the end of an execution (§5.8).
+
+:func:`drain` routes every step that became terminal during a command, oldest first, then
+ends the execution if nothing is pending, running or waiting any more. Routing one step:
+
+1. cancelled steps fire nothing (their group still counts them);
+2. a mandatory reject from a loop source goes to the loop (:mod:`toolkit.engine.loops`),
+   and none of the source's forward edges fire;
+3. otherwise each forward edge of the node fires if: ``always`` — any terminal status but
+   cancelled; ``approve`` / ``reject`` — completed with that ``output.decision``; ``custom`` —
+   its predicate is true (for a breached step only predicates that read ``step.status``);
+   ``exhausted`` — never here (only through loop exhaustion). joinOnQuorum members skip
+   this: their group routes for them;
+4. a group member is then counted by its group (:mod:`toolkit.engine.groups`);
+5. a bad outcome (failed, breached, completed ``reject``) that nothing routed is recorded as
+   unhandled ``[seq, code]``; the execution fails with the earliest one's code.
+"""
+
+from __future__ import annotations
+
+from toolkit.engine import groups, loops
+
+__all__ = ["drain", "route_step", "outcome_code"]
+
+
+def outcome_code(step) -> str | None:
+    """``step-failed:<node>`` / ``step-breached:<node>`` / ``step-rejected:<node>``, or None."""
+    status = step.status
+    if status == "failed":
+        return f"step-failed:{step.node_id}"
+    if status == "breached":
+        return f"step-breached:{step.node_id}"
+    if status == "completed" and step.output and step.output.get("decision") == "reject":
+        return f"step-rejected:{step.node_id}"
+    return None
+
+
+def drain(run) -> None:
+    """Route queued terminal steps breadth-first, then end the execution if it is done."""
+    queue = run.queue
+    while queue:
+        route_step(run, queue.popleft())
+    run.end_if_done()
+
+
+def route_step(run, step) -> None:
+    state = run.state
+    if state.status != "running":
+        return
+    node = run.plan.nodes[step.node_id]
+    if node.loop_id is not None and step.iteration != state.loops[node.loop_id].iteration:
+        return  # a terminal step of an attempt that a loop restart superseded
+    instance = state.groups.get(step.instance_id) if step.instance_id is not None else None
+    if instance is not None and instance.closed:
+        return
+    if step.status == "cancelled":
+        if instance is not None:
+            groups.member_terminal(run, instance, step, False, None)
+        return
+    bad = outcome_code(step)
+    handled = False
+    if instance is None or not node.in_join_group:
+        loop = node.loop_back
+        if loop is not None and loops.is_mandatory_reject(node, step):
+            loops.trigger(run, loop, step, loops.rejection_of(node, step))
+            handled = True
+            if state.status != "running":
+                return
+        else:
+            handled = _fire_own_edges(run, node, step) > 0
+    if instance is not None:
+        if not instance.closed:
+            groups.member_terminal(run, instance, step, handled, bad)
+    elif bad is not None and not handled:
+        state.unhandled.append([step.terminal_seq, bad])
+
+
+def _fire_own_edges(run, node, step) -> int:
+    edges = run.plan.node_edges.get(step.node_id)
+    if not edges:
+        return 0
+    status = step.status
+    output = step.output if step.output is not None else {}
+    decision = output.get("decision") if status == "completed" else None
+    context = None
+    firing = []
+    for edge in edges:
+        role = edge.role
+        if role == "always":
+            ok = True  # every terminal status but cancelled, which never gets here
+        elif role == "approve":
+            ok = decision == "approve"
+        elif role == "reject":
+            ok = decision == "reject"
+        elif role == "custom":
+            if status == "breached" and not edge.reads_status:
+                ok = False
+            else:
+                if context is None:
+                    context = {"output": output,
+                               "step": {"stepId": step.step_id, "nodeId": step.node_id,
+                                        "nodeType": step.node_type, "status": status,
+                                        "iteration": step.iteration},
+                               "execution": {"input": run.state.input}}
+                ok = edge.predicate.evaluate(context)
+        else:  # exhausted: only through loop exhaustion
+            ok = False
+        if ok:
+            firing.append(edge)
+    return run.fire(step, firing, None) if firing else 0
