@@ -1,0 +1,149 @@
+"""The simulator: determinism, what lands in DuckDB, the summary, policies and scripts."""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+import pytest
+
+from toolkit import examples
+from toolkit.errors import ApiError
+from toolkit.model import validate
+from toolkit.simulate import Policy, Script, run_script, simulate
+
+REVIEW = examples.load("parallel-review")
+POLICY = {"reviewers": {"alice@legal": {"approve": 0.8}, "bob@brand": {"approve": 0.85}}}
+
+
+def event_log(result) -> str:
+    rows = result.sql("SELECT run, seq, event_id, type, step_id, timestamp, data FROM events ORDER BY run, seq").fetchall()
+    return json.dumps(rows)
+
+
+def test_same_seed_gives_byte_identical_event_logs():
+    a = simulate(REVIEW, runs=300, seed=11, policy=POLICY)
+    b = simulate(REVIEW, runs=300, seed=11, policy=POLICY)
+    assert event_log(a) == event_log(b)
+    assert a.summary == b.summary
+
+
+def test_a_different_seed_gives_a_different_log():
+    a = simulate(REVIEW, runs=100, seed=1, policy=POLICY)
+    b = simulate(REVIEW, runs=100, seed=2, policy=POLICY)
+    assert event_log(a) != event_log(b)
+
+
+def test_run_k_does_not_depend_on_the_runs_before_it():
+    few = simulate(REVIEW, runs=5, seed=3, policy=POLICY)
+    many = simulate(REVIEW, runs=50, seed=3, policy=POLICY)
+    assert few.events(4) == many.events(4)
+
+
+def test_batches_do_not_change_the_results():
+    small = simulate(REVIEW, runs=250, seed=5, policy=POLICY, batch_runs=7)
+    large = simulate(REVIEW, runs=250, seed=5, policy=POLICY)
+    assert event_log(small) == event_log(large)
+
+
+def test_outcome_distribution_follows_the_policy():
+    result = simulate(REVIEW, runs=4000, seed=9, policy=POLICY)
+    s = result.summary
+    round_ok = 0.8 * 0.85
+    assert s.runs == 4000
+    assert s.outcomes["completed"] / 4000 == pytest.approx(1 - (1 - round_ok) ** 3, abs=0.02)
+    assert s.iteration_histogram[1] / 4000 == pytest.approx(round_ok, abs=0.03)
+    assert s.failure_reasons == {"loop-exhausted:loop_review-board__to__draft": s.outcomes["failed"]}
+    assert set(s.iteration_histogram) == {1, 2, 3}
+
+
+def test_tables_hold_every_run(tmp_path):
+    db = tmp_path / "runs.duckdb"
+    result = simulate(REVIEW, runs=40, seed=1, policy=POLICY, db=db)
+    counts = {t: result.con.execute(f"SELECT count(DISTINCT run) FROM {t}").fetchone()[0]
+              for t in ("executions", "steps", "events", "outcomes")}
+    assert counts == {"executions": 40, "steps": 40, "events": 40, "outcomes": 40}
+    result.con.close()
+    with duckdb.connect(str(db), read_only=True) as con:
+        seqs = con.execute("SELECT run, list(seq ORDER BY seq) FROM events GROUP BY run").fetchall()
+        assert all(s == sorted(set(s)) and s[0] == 1 for _, s in seqs)
+        types = {t for (t,) in con.execute("SELECT DISTINCT type FROM events WHERE external").fetchall()}
+        assert types <= {"execution.dispatched", "execution.completed", "execution.failed", "step.completed",
+                         "step.awaiting-approval", "group.quorum-met", "loop.iteration-started",
+                         "loop.exhausted", "step.cancelled"}
+
+
+def test_summary_counts_nodes_and_edges_for_the_heat_map():
+    result = simulate(REVIEW, runs=200, seed=4, policy=POLICY)
+    s = result.summary
+    steps_per_node = dict(result.sql("SELECT node_id, count(*) FROM steps GROUP BY 1").fetchall())
+    assert s.node_counts == steps_per_node
+    assert s.node_counts["legal-review"] == s.node_counts["brand-review"] == s.node_counts["draft"]
+    assert s.edge_counts[("draft", "legal-review")] == s.node_counts["legal-review"]
+    assert s.edge_counts[("review-board", "publish")] == s.outcomes["completed"]
+    assert s.edge_counts[("review-board", "draft")] == s.node_counts["draft"] - 200
+
+
+def test_sla_breaches_are_counted():
+    policy = {"reviewers": {"*": {"latencyMs": {"fixed": 3 * 24 * 3_600_000}}}}
+    result = simulate(examples.load("sla-escalation"), runs=20, seed=1, policy=policy)
+    assert result.summary.sla_breach_rate == 1.0
+
+
+def test_an_unanswered_step_stops_at_the_horizon():
+    policy = {"reviewers": {"*": {"respond": 0.0}}, "horizonMs": 3_600_000}
+    result = simulate(REVIEW, runs=5, seed=1, policy=policy)
+    assert result.summary.outcomes == {"running": 5}
+
+
+def test_agent_policy_outputs_and_failures():
+    policy = {"agents": {"copywriter": {"fail": 1.0}}}
+    result = simulate(REVIEW, runs=10, seed=1, policy=policy)
+    assert result.summary.failure_reasons == {"step-failed:draft": 10}
+
+
+def test_policy_errors_name_the_field():
+    with pytest.raises(ApiError) as err:
+        validate(Policy, {"reviewers": {"*": {"approve": 1.5}}}, prefix="policy")
+    assert "policy.reviewers.*.approve" in err.value.message
+
+
+def test_script_errors_name_the_field():
+    with pytest.raises(ApiError) as err:
+        validate(Script, {"actions": [{"atMs": 5, "node": "x"}]}, prefix="script")
+    assert "policy" not in err.value.message and "script.actions[0]" in err.value.message
+
+
+def test_a_scripted_run_is_exact():
+    script = {
+        "actions": [
+            {"atMs": 60_000, "node": "legal-review", "reviewer": "alice@legal", "decision": "approve"},
+            {"atMs": 90_000, "node": "brand-review", "reviewer": "bob@brand", "decision": "reject", "reason": "tone"},
+            {"atMs": 120_000, "node": "legal-review", "occurrence": 2, "reviewer": "alice@legal", "decision": "approve"},
+            {"atMs": 150_000, "node": "brand-review", "occurrence": 2, "reviewer": "bob@brand", "decision": "approve"},
+        ],
+        "expect": {"status": "completed",
+                   "path": ["draft", "legal-review", "brand-review", "draft", "legal-review", "brand-review", "publish"]},
+    }
+    run = run_script(REVIEW, script)
+    assert run.mismatches() == [] and run.errors == []
+    assert run.outcome["cycleTimeMs"] == 150_000
+    assert run.outcome["iterations"] == 2
+    second_draft = run.steps("draft")[1]
+    attempts = second_draft.input["previousAttempts"]
+    assert [a["rejectedBy"] for a in attempts] == ["bob@brand"]
+    assert attempts[0]["rejectionReason"] == "tone"
+
+
+def test_script_reports_what_the_engine_refused_and_unmet_expectations():
+    script = {
+        "actions": [
+            {"atMs": 10, "node": "legal-review", "reviewer": "mallory", "decision": "approve"},
+            {"atMs": 20, "node": "publish", "resolve": "force-complete", "actor": "ops"},
+        ],
+        "expect": {"status": "completed"},
+    }
+    run = run_script(REVIEW, script)
+    assert run.outcome["status"] == "running"
+    assert run.errors == [(1, "no step for node 'publish' occurrence 1 at 20 ms")]
+    assert run.mismatches() == ["status: expected 'completed', got 'running'"]

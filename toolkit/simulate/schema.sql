@@ -1,0 +1,52 @@
+-- Simulation results. Column names match the server store's tables so the analytics views
+-- of toolkit.analytics run on either; `run` numbers the simulated executions.
+CREATE TABLE IF NOT EXISTS executions (
+    run               INTEGER,
+    execution_id      VARCHAR,
+    definition_id     VARCHAR,
+    definition_version INTEGER,
+    status            VARCHAR,
+    failure_reason    VARCHAR,
+    correlation_id    VARCHAR,
+    started_at        BIGINT,
+    completed_at      BIGINT,
+    cancelled_at      BIGINT
+);
+CREATE TABLE IF NOT EXISTS steps (
+    run               INTEGER,
+    execution_id      VARCHAR,
+    step_id           VARCHAR,
+    node_id           VARCHAR,
+    node_type         VARCHAR,
+    status            VARCHAR,
+    group_id          VARCHAR,
+    iteration         INTEGER,
+    started_at        BIGINT,
+    completed_at      BIGINT,
+    decision          VARCHAR,
+    source_node_id    VARCHAR,
+    output            VARCHAR
+);
+CREATE TABLE IF NOT EXISTS events (
+    run               INTEGER,
+    execution_id      VARCHAR,
+    seq               INTEGER,
+    event_id          VARCHAR,
+    type              VARCHAR,
+    step_id           VARCHAR,
+    timestamp         BIGINT,
+    correlation_id    VARCHAR,
+    external          BOOLEAN,
+    data              VARCHAR
+);
+CREATE TABLE IF NOT EXISTS outcomes (
+    run               INTEGER,
+    execution_id      VARCHAR,
+    status            VARCHAR,
+    failure_reason    VARCHAR,
+    path              VARCHAR,
+    iterations        INTEGER,
+    cycle_time_ms     BIGINT,
+    breaches          INTEGER,
+    steps             INTEGER
+);
