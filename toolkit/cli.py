@@ -19,7 +19,9 @@ def _read_json(path: str):
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise SystemExit(f"collab: cannot read {path}: {exc.strerror}") from None
+        # An I/O error exits 2 (a bare SystemExit(message) would exit 1, like a finding).
+        print(f"collab: cannot read {path}: {exc.strerror}", file=sys.stderr)
+        raise SystemExit(2) from None
     try:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
@@ -60,6 +62,108 @@ def cmd_compile(args) -> int:
     return 0
 
 
+def _load_json_arg(path: str | None, what: str):
+    if path is None:
+        return None
+    document, bad = _read_json(path)
+    if bad:
+        raise SystemExit(f"collab: {what} {path}: {bad.message}")
+    return document
+
+
+def cmd_simulate(args) -> int:
+    from toolkit.errors import ApiError
+    from toolkit.model import validate
+    from toolkit.simulate import Policy, Script, run_script, simulate
+
+    definition, findings = _check(args.file)
+    if errors_of(findings):
+        _print_findings(errors_of(findings), sys.stderr)
+        return 1
+    try:
+        policy = validate(Policy, _load_json_arg(args.policy, "policy"), prefix="policy") if args.policy else None
+        script = validate(Script, _load_json_arg(args.script, "script"), prefix="script") if args.script else None
+    except ApiError as exc:
+        print(f"collab: {exc.message}", file=sys.stderr)
+        return 2
+    if script is not None and args.runs == 1 and args.db is None:
+        run = run_script(definition, script, policy=policy, seed=args.seed)
+        report = {"outcome": run.outcome, "events": [e.to_json() for e in run.external_events],
+                  "scriptErrors": [{"action": i, "message": m} for i, m in run.errors],
+                  "mismatches": run.mismatches()}
+        if args.json:
+            print(json.dumps(report, indent=2))
+        else:
+            o = run.outcome
+            print(f"{o['status']}{' (' + o['failureReason'] + ')' if o['failureReason'] else ''} "
+                  f"after {o['cycleTimeMs']} ms: {' > '.join(o['path'])}")
+            for e in run.external_events:
+                print(f"  {e.seq:>4}  {e.timestamp - run.state.started_at:>10} ms  {e.type:<24}{e.step_id or ''}")
+            for i, m in run.errors:
+                print(f"script action {i}: {m}", file=sys.stderr)
+            for m in run.mismatches():
+                print(f"expectation failed: {m}", file=sys.stderr)
+        return 1 if run.mismatches() else 0
+    result = simulate(definition, runs=args.runs, seed=args.seed, policy=policy, script=script, db=args.db,
+                      progress=not args.json and sys.stderr.isatty())
+    if args.json:
+        print(json.dumps(result.summary.to_json(), indent=2))
+    else:
+        print(result.summary)
+        if args.db:
+            print(f"results in {args.db}: tables executions, steps, events, outcomes")
+    return 0
+
+
+def _open_store(path: str):
+    import duckdb
+
+    from toolkit.store import Store
+
+    try:
+        return Store(path)
+    except duckdb.IOException as exc:
+        raise SystemExit(f"collab: cannot open {path}: {exc} (is a server running on it? stop it first)") from None
+
+
+def cmd_workspace_create(args) -> int:
+    from toolkit.services.runtime import SystemClock
+    from toolkit.services.workspaces import create_workspace
+
+    with _open_store(args.db) as store:
+        creds = create_workspace(store, args.label, now_ms=SystemClock().now())
+    if args.json:
+        print(json.dumps(creds.to_json()))
+    else:
+        print(f"workspace {creds.workspace_id} ({args.label}) created in {args.db}")
+        print(f"  x-service-api-key:    {creds.api_key}")
+        print(f"  x-service-auth-token: {creds.auth_token}")
+        print("These are shown once; only their hashes are stored.")
+    return 0
+
+
+def cmd_serve(args) -> int:
+    import uvicorn
+
+    from server import Settings, create_app
+    from toolkit.services.runtime import SystemClock
+    from toolkit.services.workspaces import create_workspace, has_dev_workspace
+
+    if args.dev:
+        with _open_store(args.db) as store:
+            if not has_dev_workspace(store):
+                creds = create_workspace(store, dev=True, now_ms=SystemClock().now())
+                print("Created a DEVELOPMENT workspace (for local use only). Its credentials, shown this once:")
+                print(f"  x-service-api-key:    {creds.api_key}")
+                print(f"  x-service-auth-token: {creds.auth_token}")
+            else:
+                print("Development workspace exists (its credentials were printed when it was created; "
+                      "`collab workspace create` makes new ones).")
+    print(f"Serving the v2 API on http://{args.host}:{args.port} with database {args.db}", flush=True)
+    uvicorn.run(create_app(Settings(db=args.db)), host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="collab", description="Design, lint, simulate and serve approval workflows.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -72,6 +176,35 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compile", help="print the compiled {forwardEdges, loops} of a definition file")
     p.add_argument("file")
     p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("simulate", help="simulate a definition many times on a virtual clock")
+    p.add_argument("file")
+    p.add_argument("--runs", type=int, default=1000, help="how many executions (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed: the same seed gives the same event logs")
+    p.add_argument("--policy", help="policy JSON: reviewer/agent behaviour (see README)")
+    p.add_argument("--script", help="script JSON: exact actions at exact virtual times (see README)")
+    p.add_argument("--json", action="store_true", help="print the summary (or scripted run) as JSON")
+    p.add_argument("--db", help="write executions, steps, events and outcomes to this DuckDB file")
+    p.set_defaults(func=cmd_simulate)
+
+    from toolkit.store import DEFAULT_PATH
+
+    p = sub.add_parser("serve", help="serve the v2 HTTP API (Starlette + uvicorn) on an embedded DuckDB file")
+    p.add_argument("--db", default=str(DEFAULT_PATH), help=f"database file (default {DEFAULT_PATH})")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8787)
+    p.add_argument("--dev", action="store_true",
+                   help="create a clearly labelled development workspace on first start and print its credentials")
+    p.add_argument("--log-level", default="info")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("workspace", help="manage workspaces")
+    wsub = p.add_subparsers(dest="workspace_command", required=True)
+    c = wsub.add_parser("create", help="create a workspace and print its API key and auth token (once)")
+    c.add_argument("--db", default=str(DEFAULT_PATH))
+    c.add_argument("--label", default="default")
+    c.add_argument("--json", action="store_true", help='print exactly {"apiKey": ..., "authToken": ...}')
+    c.set_defaults(func=cmd_workspace_create)
     return parser
 
 

@@ -7,12 +7,14 @@ edges in authored order, group endpoints expanded in ``memberNodeIds`` order.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import networkx as nx
 
 from toolkit.model import Definition, Edge
-from toolkit.predicates import PredicateError, parse
+from toolkit.predicates import Predicate, PredicateError, parse
 
 APPROVE_WHEN = {"op": "eq", "args": [{"var": "output.decision"}, "approve"]}
 REJECT_WHEN = {"op": "eq", "args": [{"var": "output.decision"}, "reject"]}
@@ -23,17 +25,35 @@ def is_loop_back(edge: Edge) -> bool:
     return edge.on == "reject" and edge.loop is not None
 
 
+def _decision_when(decision: str) -> dict:
+    # A fresh dict on every call: compiled output is handed to callers, who may change it.
+    return {"op": "eq", "args": [{"var": "output.decision"}, decision]}
+
+
+@lru_cache(maxsize=4096)
+def check_when(when: str) -> tuple[Predicate | None, str | None]:
+    """``(predicate, None)`` for a valid ``when``, ``(None, problem)`` otherwise.
+
+    Cached: the compiler and several lint rules look at the same strings, and parsing
+    (validation and compilation to closures) dominates their cost. Callers must treat the
+    predicate's ``ast`` as read-only; :func:`role_when` hands out fresh copies.
+    """
+    try:
+        return parse(when), None
+    except PredicateError as exc:
+        return None, str(exc)
+
+
 def role_when(edge: Edge):
     """The predicate AST an edge's role compiles to (None for always/exhausted)."""
     if edge.on == "approve":
-        return APPROVE_WHEN
+        return _decision_when("approve")
     if edge.on == "reject":
-        return REJECT_WHEN
+        return _decision_when("reject")
     if edge.on == "custom" and edge.when is not None:
-        try:
-            return parse(edge.when).ast
-        except PredicateError:
-            return None
+        predicate, _ = check_when(edge.when)
+        # json.loads gives the same AST as the parse, as a fresh object per call.
+        return json.loads(edge.when) if predicate is not None else None
     return None
 
 
@@ -60,15 +80,17 @@ def _expand(endpoint, groups: dict[str, list[str]]) -> tuple[list[str], str | No
     return [endpoint.node_id], None
 
 
-def forward_edges(definition: Definition) -> list[dict]:
+def forward_edges(definition: Definition, with_when: bool = True) -> list[dict]:
+    """The forward edges; ``with_when=False`` leaves every ``when`` None (for callers that
+    only need the shape of the graph, such as the linter)."""
     groups = members_of(definition)
     out = []
     for edge in definition.edges:
-        if is_loop_back(edge):
+        if edge.on == "reject" and edge.loop is not None:   # a loop-back
             continue
         sources, from_group = _expand(edge.from_, groups)
         targets, to_group = _expand(edge.to, groups)
-        when = role_when(edge)
+        when = role_when(edge) if with_when else None
         for source in sources:
             for target in targets:
                 item = {"from": source, "to": target, "role": edge.on, "when": when}
@@ -88,21 +110,69 @@ def forward_graph(definition: Definition, edges: list[dict] | None = None) -> nx
     return graph
 
 
-def loop_body(graph: nx.DiGraph, entry: str, sources: list[str], order: dict[str, int]) -> list[str]:
-    """Every node on a forward path from ``entry`` to any source, both ends included."""
+class _Adjacency:
+    """Just enough of a DiGraph for :func:`loop_body` (membership, successors, predecessors),
+    built straight from forward edges: much cheaper than a networkx graph."""
+
+    def __init__(self, nodes, edges: list[dict]):
+        nodes = list(nodes)
+        self._succ: dict[str, list[str]] = {n: [] for n in nodes}
+        self._pred: dict[str, list[str]] = {n: [] for n in nodes}
+        for e in edges:
+            a, b = e["from"], e["to"]
+            self._succ.setdefault(a, []).append(b)
+            self._pred.setdefault(a, [])
+            self._succ.setdefault(b, [])
+            self._pred.setdefault(b, []).append(a)
+
+    def __contains__(self, node) -> bool:
+        return node in self._succ
+
+    def successors(self, node):
+        return iter(self._succ[node])
+
+    def predecessors(self, node):
+        return iter(self._pred[node])
+
+
+def loop_body(graph, entry: str, sources: list[str], order: dict[str, int]) -> list[str]:
+    """Every node on a forward path from ``entry`` to any source, both ends included.
+
+    ``graph`` is a ``networkx.DiGraph`` of forward edges (or anything with ``in``,
+    ``successors`` and ``predecessors``). The nodes upstream of the sources are collected
+    first; the search from ``entry`` then only walks those (every node on such a path is one).
+    """
     body = {entry, *sources}
     if entry in graph:
-        reach = nx.descendants(graph, entry) | {entry}
-        for source in sources:
-            if source in graph:
-                body |= reach & (nx.ancestors(graph, source) | {source})
-    return sorted(body, key=lambda n: order.get(n, len(order)))
+        upstream = {s for s in sources if s in graph}
+        stack = list(upstream)
+        while stack:
+            for p in graph.predecessors(stack.pop()):
+                if p not in upstream:
+                    upstream.add(p)
+                    stack.append(p)
+        seen, stack = {entry}, [entry]
+        while stack:
+            for s in graph.successors(stack.pop()):
+                if s in upstream and s not in seen:
+                    seen.add(s)
+                    stack.append(s)
+        body |= seen & upstream
+    # Undeclared ids (a dangling loop-back) sort last, by name: never by set (hash) order.
+    return sorted(body, key=lambda n: (order.get(n, len(order)), n))
 
 
-def loops(definition: Definition, graph: nx.DiGraph | None = None) -> list[dict]:
+def loops(definition: Definition, graph: nx.DiGraph | None = None, edges: list[dict] | None = None) -> list[dict]:
+    """The loop regions; pass ``edges`` (already computed forward edges) to avoid recomputing them."""
     groups = members_of(definition)
-    graph = graph if graph is not None else forward_graph(definition)
+    if graph is None:
+        graph = _Adjacency((n.node_id for n in definition.nodes),
+                           edges if edges is not None else forward_edges(definition))
     order = {n.node_id: i for i, n in enumerate(definition.nodes)}
+    first_exhausted = {}   # (kind, ref) of a source -> its first exhausted edge
+    for e in definition.edges:
+        if e.on == "exhausted":
+            first_exhausted.setdefault((e.from_.kind, e.from_.ref), e)
     out = []
     for edge in definition.edges:
         if not is_loop_back(edge):
@@ -110,10 +180,7 @@ def loops(definition: Definition, graph: nx.DiGraph | None = None) -> list[dict]
         source = edge.from_.ref
         sources = groups.get(source, []) if edge.from_.kind == "group" else [source]
         entry = edge.to.ref
-        exhausted = next(
-            (e for e in definition.edges if e.on == "exhausted" and e.from_.kind == edge.from_.kind and e.from_.ref == source),
-            None,
-        )
+        exhausted = first_exhausted.get((edge.from_.kind, source))
         out.append({
             "loopId": loop_id(source, entry),
             "entryNodeId": entry,
@@ -136,4 +203,4 @@ def compile_definition(definition: Definition) -> Compiled:
     'approve'
     """
     edges = forward_edges(definition)
-    return Compiled(forward_edges=edges, loops=loops(definition, forward_graph(definition, edges)))
+    return Compiled(forward_edges=edges, loops=loops(definition, edges=edges))

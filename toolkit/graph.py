@@ -11,8 +11,8 @@ exactly, key order and endpoint forms included.
 >>> from toolkit import examples
 >>> raw = examples.load("parallel-review")
 >>> g = to_graph(raw)
->>> g.nodes["legal-review"]["group"], sorted(g.successors("reviews"))
-('reviews', ['draft'])
+>>> g.nodes["legal-review"]["group"], sorted(g.successors("review-board"))
+('review-board', ['draft'])
 >>> from_graph(g) == raw
 True
 """
@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from typing import Any
 
 import networkx as nx
@@ -38,9 +39,16 @@ def _endpoint_ref(endpoint: Any) -> str:
 def to_graph(raw: dict) -> nx.MultiDiGraph:
     """Build the graph of a definition create body (the raw JSON dict).
 
-    The raw dict is validated first, so the graph only ever holds valid definitions.
+    The raw dict is validated first, so the graph only ever holds valid definitions
+    (``pydantic.ValidationError``); repeated node or group ids raise ``ValueError``.
     """
     definition = Definition.model_validate(raw)
+    # Nodes and groups share one namespace and each is one graph node: a repeated id would
+    # silently merge two items and lose one of them on the way back.
+    ids = Counter([n.node_id for n in definition.nodes] + [g.group_id for g in definition.group_list])
+    repeated = [i for i, n in ids.items() if n > 1]
+    if repeated:
+        raise ValueError(f"node and group ids must be unique to build a graph; repeated: {', '.join(repeated)}")
     graph = nx.MultiDiGraph()
     graph.graph["definition"] = {k: copy.deepcopy(v) for k, v in raw.items() if k not in ("nodes", "edges", "groups")}
     # A null "groups" is kept as sent; the group items themselves live on group nodes.

@@ -37,6 +37,8 @@ def lint(definition: Definition, known_agents: set[str] | None = None) -> list[F
     if facts.topological is not None:
         # Loop bodies are only meaningful on an acyclic forward graph.
         found += loops.check(facts)
+    else:
+        found += loops.check_exhausted_routes(facts)
     found += advice.check(facts, known_agents)
     return sorted(found, key=lambda f: f.severity != "error")
 

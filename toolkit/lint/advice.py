@@ -23,8 +23,8 @@ def check(f: Facts, known_agents: set[str] | None = None) -> list[Finding]:
 def _all_custom(f: Facts) -> list[Finding]:
     out = []
     for node in f.nodes.values():
-        own = [e for _, e in f.valid_edges if e.from_.kind == "node" and e.from_.ref == node.node_id and e.loop is None]
-        if own and all(e.on == "custom" for e in own):
+        own = [e.on for _, e in f.out_edges.get(("node", node.node_id), []) if e.loop is None]
+        if own and all(role == "custom" for role in own):
             out.append(warning("custom-edges-may-all-be-false",
                                f"every edge out of '{node.node_id}' is custom; if no predicate holds the path stops there "
                                "(add an on: always fallback)",
@@ -37,7 +37,7 @@ def _exhausted_elsewhere(f: Facts) -> list[Finding]:
     for i, e in f.valid_edges:
         if e.on != "exhausted" or e.to.kind != "node":
             continue
-        others = [j for j, o in f.valid_edges if j != i and o.to.kind == "node" and o.to.ref == e.to.ref and o.loop is None]
+        others = [j for j, o in f.in_edges.get(("node", e.to.ref), []) if j != i and o.loop is None]
         if others:
             out.append(warning("exhausted-target-reachable-otherwise",
                                f"'{e.to.ref}' is the exhausted route of edge {i} but edges {others} also lead there",
@@ -86,13 +86,18 @@ def _implicit_joins(f: Facts) -> list[Finding]:
     firing = _firing_edges(f)
     members = {g.group_id: [m for m in g.member_node_ids if m in f.bit] for g in f.d.group_list}
 
+    reached: dict[str, int] = {}
+
     def reach(target: str) -> int:
-        if target.startswith("group:"):
-            bits = 0
-            for m in members.get(target[6:], []):
-                bits |= f.bit[m] | f.descendants[m]
-            return bits
-        return f.bit[target] | f.descendants[target]
+        if target not in reached:
+            if target.startswith("group:"):
+                bits = 0
+                for m in members.get(target[6:], []):
+                    bits |= f.bit[m] | f.descendants[m]
+                reached[target] = bits
+            else:
+                reached[target] = f.bit[target] | f.descendants[target]
+        return reached[target]
 
     preds: dict[str, list[str]] = {}
     for s, t, _ in firing:
@@ -111,21 +116,34 @@ def _implicit_joins(f: Facts) -> list[Finding]:
     forks: dict[str, list[tuple[str, str]]] = {"": [(r, "always") for r in f.roots]}
     for s, t, role in firing:
         forks.setdefault(s, []).append((t, role))
+    # Bits of every predecessor of x: `left` below is non-empty only if these meet the
+    # branch's reach (or the branch starts at x), a cheap test that skips most candidates.
+    pred_bits = {x: 0 for x in candidates}
+    for x in candidates:
+        for s in set(preds[x]):
+            pred_bits[x] |= source_bit(s)
+    remaining = list(candidates)
     flagged: dict[str, None] = {}
     for fork, edges in forks.items():
         for a in range(len(edges)):
             for b in range(a + 1, len(edges)):
+                if not remaining:
+                    break
                 (ta, ra), (tb, rb) = edges[a], edges[b]
                 if frozenset({ra, rb}) in _EXCLUSIVE:
                     continue
                 ra_bits, rb_bits = reach(ta), reach(tb)
-                for x in candidates:
-                    if x in flagged:
-                        continue
-                    left = {s for s in preds[x] if source_bit(s) & ra_bits} | ({fork} if ta == x else set())
-                    right = {s for s in preds[x] if source_bit(s) & rb_bits} | ({fork} if tb == x else set())
-                    if left and right and len(left | right) > 1:
-                        flagged[x] = None
+                still = []
+                for x in remaining:
+                    bits = pred_bits[x]
+                    if ((bits & ra_bits) or ta == x) and ((bits & rb_bits) or tb == x):
+                        left = {s for s in preds[x] if source_bit(s) & ra_bits} | ({fork} if ta == x else set())
+                        right = {s for s in preds[x] if source_bit(s) & rb_bits} | ({fork} if tb == x else set())
+                        if left and right and len(left | right) > 1:
+                            flagged[x] = None
+                            continue
+                    still.append(x)
+                remaining = still
     return [
         warning("implicit-join",
                 f"'{x}' has incoming edges from parallel branches and will run once per branch; "

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from toolkit.compiler import is_loop_back
+from toolkit.compiler import check_when, is_loop_back
 from toolkit.lint.findings import Facts, Finding, error
-from toolkit.predicates import PredicateError, parse
 
 
 def check(f: Facts) -> list[Finding]:
@@ -44,10 +43,9 @@ def _edge_fields(f: Facts) -> list[Finding]:
         if e.on == "custom" and e.when is None:
             out.append(error("APPROVAL_EDGE_CUSTOM_REQUIRES_WHEN", f"edge {i} is on: custom but has no `when` predicate", where))
         if e.on == "custom" and e.when is not None:
-            try:
-                parse(e.when)
-            except PredicateError as exc:
-                out.append(error("APPROVAL_EDGE_WHEN_INVALID", f"edge {i} `when` is invalid: {exc}", where))
+            _, problem = check_when(e.when)
+            if problem is not None:
+                out.append(error("APPROVAL_EDGE_WHEN_INVALID", f"edge {i} `when` is invalid: {problem}", where))
         if e.loop is not None and e.on != "reject":
             out.append(error("APPROVAL_EDGE_LOOP_REQUIRES_REJECT",
                              f"edge {i} has `loop` but on: {e.on}; a loop-back must be an on: reject edge", where))

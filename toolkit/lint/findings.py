@@ -76,8 +76,24 @@ class Facts:
         return [(i, e) for i, e in enumerate(self.d.edges) if self.known(e.from_) and self.known(e.to)]
 
     @cached_property
+    def out_edges(self) -> dict[tuple[str, str], list[tuple[int, object]]]:
+        """Valid (index, edge) by source endpoint ``(kind, ref)``, in authored order."""
+        out: dict = {}
+        for i, e in self.valid_edges:
+            out.setdefault((e.from_.kind, e.from_.ref), []).append((i, e))
+        return out
+
+    @cached_property
+    def in_edges(self) -> dict[tuple[str, str], list[tuple[int, object]]]:
+        """Valid (index, edge) by target endpoint ``(kind, ref)``, in authored order."""
+        out: dict = {}
+        for i, e in self.valid_edges:
+            out.setdefault((e.to.kind, e.to.ref), []).append((i, e))
+        return out
+
+    @cached_property
     def forward(self) -> list[dict]:
-        return forward_edges(self.d)
+        return forward_edges(self.d, with_when=False)   # the rules only need from/to
 
     @cached_property
     def preds(self) -> dict[str, int]:
@@ -121,6 +137,14 @@ class Facts:
     @cached_property
     def descendants(self) -> dict[str, int]:
         desc = {nid: 0 for nid in self.bit}
+        if self.topological is not None:
+            # Acyclic: one pass in reverse topological order, linear in the edges.
+            for nid in reversed(self.topological):
+                acc = 0
+                for s in self.succs[nid]:
+                    acc |= self.bit[s] | desc[s]
+                desc[nid] = acc
+            return desc
         for nid, anc in self.ancestors.items():
             bits = anc
             while bits:
@@ -157,7 +181,8 @@ class Facts:
         """(edge index, loop-back edge, compiled loop) for loop-backs between declared ends."""
         backs = [(i, e) for i, e in enumerate(self.d.edges) if is_loop_back(e)]
         valid = {i for i, _ in self.valid_edges}
-        return [(i, e, lp) for (i, e), lp in zip(backs, loops(self.d)) if i in valid]
+        compiled = loops(self.d, edges=self.forward) if backs else []
+        return [(i, e, lp) for (i, e), lp in zip(backs, compiled) if i in valid]
 
     def names(self, bits: int) -> list[str]:
         out = []

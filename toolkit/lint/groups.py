@@ -39,10 +39,16 @@ def _shape(f: Facts, g, where: str) -> list[Finding]:
     if g.expected_steps is not None and g.expected_steps != len(members):
         out.append(error("group-expected-steps-invalid",
                          f"group '{g.group_id}' expectedSteps is {g.expected_steps} but it has {len(members)} members", where))
-    if not 1 <= g.quorum_value <= max(g.expected, 1) or (g.quorum_value > len(members)):
+    # A quorum that was not given defaults to expectedSteps, which must be the member count:
+    # only an explicit quorum can be out of range (an empty group or a wrong expectedSteps is
+    # reported by its own key, not again as a quorum problem).
+    quorum = g.quorum if g.quorum is not None else len(members)
+    quorum_ok = not members or 1 <= quorum <= len(members)
+    if not quorum_ok:
         out.append(error("group-quorum-invalid",
-                         f"group '{g.group_id}' quorum {g.quorum_value} must be between 1 and expectedSteps ({g.expected})", where))
-    if g.on_quorum_met == "cancelOnQuorum" and g.quorum_value >= g.expected:
+                         f"group '{g.group_id}' quorum {quorum} must be between 1 and expectedSteps "
+                         f"(its member count, {len(members)})", where))
+    if g.on_quorum_met == "cancelOnQuorum" and members and quorum_ok and quorum >= len(members):
         out.append(error("group-cancelonquorum-requires-quorum-lt-expected",
                          f"cancelOnQuorum group '{g.group_id}' needs quorum < expectedSteps, or nothing is ever left to cancel", where))
     for r in g.required_node_ids:
@@ -58,11 +64,12 @@ def _shape(f: Facts, g, where: str) -> list[Finding]:
 def _entry(f: Facts, g, where: str) -> list[Finding]:
     members = [m for m in g.member_node_ids if m in f.nodes]
     out = []
-    for i, e in f.valid_edges:
-        if e.to.kind == "node" and e.to.ref in members:
-            out.append(error("group-member-entered-individually",
-                             f"edge {i} enters group member '{e.to.ref}' directly; point it at group '{g.group_id}' so members start together",
-                             where))
+    direct = sorted((pair for m in dict.fromkeys(members) for pair in f.in_edges.get(("node", m), [])),
+                    key=lambda pair: pair[0])
+    for i, e in direct:
+        out.append(error("group-member-entered-individually",
+                         f"edge {i} enters group member '{e.to.ref}' directly; point it at group '{g.group_id}' so members start together",
+                         where))
     roots = [m for m in members if m in f.bit and f.preds[m] == 0]
     if roots and len(roots) != len(members) and not out:
         out.append(error("group-member-entered-individually",
@@ -75,8 +82,7 @@ def _shared_successors(f: Facts, g, where: str) -> list[Finding]:
     targets = {}
     for m in g.member_node_ids:
         targets[m] = frozenset(
-            (e.to.kind, e.to.ref) for _, e in f.valid_edges
-            if e.from_.kind == "node" and e.from_.ref == m and e.on in ("approve", "always")
+            (e.to.kind, e.to.ref) for _, e in f.out_edges.get(("node", m), []) if e.on in ("approve", "always")
         )
     if len(set(targets.values())) > 1:
         return [error("group-joinonquorum-members-must-share-successors",

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+from toolkit.compiler import check_when
 from toolkit.lint.findings import Facts, Finding, error
-from toolkit.predicates import PredicateError, parse
 
 
 def check(f: Facts) -> list[Finding]:
@@ -71,10 +71,8 @@ def _configs(f: Facts) -> list[Finding]:
 
 
 def _reads_status(when: str | None) -> bool:
-    try:
-        return when is not None and "step.status" in parse(when).paths
-    except PredicateError:
-        return False
+    predicate = check_when(when)[0] if when is not None else None
+    return predicate is not None and "step.status" in predicate.paths
 
 
 def _breach_routes(f: Facts) -> list[Finding]:
@@ -85,7 +83,7 @@ def _breach_routes(f: Facts) -> list[Finding]:
         group = f.groups.get(f.group_of.get(node.node_id, ""))
         if group is not None and group.on_quorum_met == "joinOnQuorum":
             continue
-        own = [e for _, e in f.valid_edges if e.from_.kind == "node" and e.from_.ref == node.node_id]
+        own = [e for _, e in f.out_edges.get(("node", node.node_id), [])]
         if own and not any(e.on == "always" or (e.on == "custom" and _reads_status(e.when)) for e in own):
             out.append(error(
                 "missing-breach-edge",

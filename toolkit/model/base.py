@@ -89,10 +89,13 @@ def describe_errors(exc: ValidationError, prefix: str = "data") -> list[tuple[st
     for error in exc.errors(include_url=False):
         loc = tuple(error["loc"])
         message = _message(error)
-        if error["type"] == "node_type":
+        if error["type"] == "node_type" and not isinstance(error.get("input"), dict):
+            # Not an object at all: there is no `type` field to name.
+            message = "input should be a valid object"
+        elif error["type"] == "node_type":
             # A node's type picks its config model; name the field rather than the union.
             loc, message = loc + ("type",), message.removeprefix("type: ")
-            if isinstance(error.get("input"), dict) and "type" not in error["input"]:
+            if "type" not in error["input"]:
                 message = "field required"
         path = _loc_to_path(loc, prefix)
         # Cross-field validators name their field as "field.path: message".

@@ -55,7 +55,11 @@ class AgentConfig(OpenModel):
     agent_id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
     blocking: bool = False
     require_non_empty_output: bool = False
-    resolution_policy: Annotated[ResolutionPolicy, BeforeValidator(_policy_shorthand)] | None = None
+    resolution_policy: Annotated[
+        ResolutionPolicy,
+        BeforeValidator(_policy_shorthand,
+                        json_schema_input_type=Union[Literal["allResolved", "minResolved"], ResolutionPolicy]),
+    ] | None = None
     expected_resolutions: int = Field(default=1, ge=1)
     agent_max_runtime_ms: int = Field(default=DEFAULT_AGENT_RUNTIME_MS, ge=1, le=MAX_AGENT_RUNTIME_MS)
     mock_output: JsonObject | None = None
@@ -194,7 +198,7 @@ def _endpoint(value: Any) -> Any:
     return {"kind": "node", "nodeId": value} if isinstance(value, str) else value
 
 
-Endpoint = Annotated[EdgeEndpoint, BeforeValidator(_endpoint)]
+Endpoint = Annotated[EdgeEndpoint, BeforeValidator(_endpoint, json_schema_input_type=Union[str, EdgeEndpoint])]
 
 
 class LoopSpec(ApiModel):

@@ -1,0 +1,250 @@
+"""Requests and results of the workflow endpoints (api-v2 §4.5–4.9, semantics §7)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from toolkit.model.base import ApiModel, JsonObject
+from toolkit.model.definition import Scope
+
+NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+Actor = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+ResolutionIdStr = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.-]{1,200}$")]
+PageSize100 = Annotated[int, Field(ge=1, le=100)]
+
+ResolveActionName = Literal["force-approve", "force-reject", "force-complete", "force-fail",
+                            "reviewer-approve", "reviewer-reject"]
+ExecutionStatus = Literal["running", "completed", "failed", "cancelled"]
+
+
+class DefinitionRef(ApiModel):
+    definition_id: NonEmpty
+
+
+class ListDefinitions(ApiModel):
+    scope: Scope | None = None
+    status: Literal["active", "tombstoned"] | None = None
+    tags: list[str] | None = None
+    page_size: PageSize100 = 50
+    cursor: str | None = None
+
+
+class Dispatch(ApiModel):
+    definition_id: NonEmpty
+    idempotency_key: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
+    correlation_id: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
+    trigger_context: JsonObject | None = None
+    organization_id: NonEmpty | None = None
+    document_id: NonEmpty | None = None
+    webhook_url: Annotated[str, StringConstraints(max_length=2048)] | None = None
+    webhook_secret: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
+
+    @model_validator(mode="after")
+    def _webhook_pair(self):
+        if (self.webhook_url is None) != (self.webhook_secret is None):
+            raise ValueError("webhookSecret: webhookUrl and webhookSecret are given together or not at all")
+        if self.webhook_url is not None and not self.webhook_url.lower().startswith("https://"):
+            raise ValueError("webhookUrl: must be an https URL")
+        return self
+
+
+class ExecutionRef(ApiModel):
+    execution_id: NonEmpty
+
+
+class ListExecutions(ApiModel):
+    definition_id: NonEmpty | None = None
+    status: ExecutionStatus | None = None
+    page_size: PageSize100 = 50
+    cursor: str | None = None
+
+
+class CancelExecution(ApiModel):
+    execution_id: NonEmpty
+    reason: Annotated[str, StringConstraints(max_length=2000)] | None = None
+
+
+class GetEvents(ApiModel):
+    execution_id: NonEmpty
+    since_seq: Annotated[int, Field(ge=0)] = 0
+    page_size: Annotated[int, Field(ge=1, le=500)] = 100
+
+
+class ResolveStep(ApiModel):
+    execution_id: NonEmpty
+    step_id: NonEmpty
+    action: ResolveActionName
+    actor_id: Actor
+    output: JsonObject | None = None
+    reason: Annotated[str, StringConstraints(max_length=2000)] | None = None
+
+
+class RecordReviewerDecision(ApiModel):
+    execution_id: NonEmpty
+    step_id: NonEmpty
+    reviewer_id: NonEmpty
+    decision: Literal["approve", "reject"]
+    reason: Annotated[str, StringConstraints(max_length=2000)] | None = None
+
+
+class RecordAgentResolution(ApiModel):
+    execution_id: NonEmpty
+    step_id: NonEmpty
+    resolution_id: ResolutionIdStr
+    status: Literal["success", "failure"]
+    output: JsonObject | None = None
+    error_message: NonEmpty | None = None
+
+    @model_validator(mode="after")
+    def _failure_message(self):
+        if self.status == "failure" and self.error_message is None:
+            raise ValueError("errorMessage: required when status is failure")
+        for key, value in (self.output or {}).items():
+            if len(value if isinstance(value, str) else _json_text(value)) > 16_384:
+                raise ValueError(f"output.{key}: each output value is at most 16k characters")
+        return self
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+class CancelStep(ApiModel):
+    execution_id: NonEmpty
+    step_id: NonEmpty
+    actor_id: Actor
+    reason: Annotated[str, StringConstraints(max_length=500)] | None = None
+
+
+# ------------------------------------------------------------------ results (for OpenAPI)
+
+class CompiledView(ApiModel):
+    forward_edges: list[JsonObject]
+    loops: list[JsonObject]
+
+
+class ScopeView(ApiModel):
+    level: Literal["apiKey", "organization", "document"]
+    organization_id: str | None
+    document_id: str | None
+
+
+class DefinitionView(ApiModel):
+    definition_id: str
+    name: str
+    description: str | None
+    version: int
+    scope: ScopeView
+    nodes: list[JsonObject]
+    edges: list[Any]
+    groups: list[JsonObject] | None
+    compiled: CompiledView
+    triggers: list[JsonObject] | None
+    tags: list[str] | None
+    custom: JsonObject | None
+    created_at: int
+    updated_at: int
+    status: Literal["active", "tombstoned"]
+
+
+class DefinitionList(ApiModel):
+    items: list[DefinitionView]
+    next_cursor: str | None
+    has_more: bool
+
+
+class Deleted(ApiModel):
+    deleted: bool
+
+
+class StepView(ApiModel):
+    step_id: str
+    node_id: str
+    node_type: str
+    status: str
+    group_id: str | None
+    started_at: int | None
+    completed_at: int | None
+    output: JsonObject
+    error: JsonObject | None
+    input: JsonObject
+    iteration: int
+    reviewer_ids: list[str]
+
+
+class ExecutionView(ApiModel):
+    execution_id: str
+    status: ExecutionStatus
+    started_at: int | None
+    completed_at: int | None
+    cancelled_at: int | None
+    definition_id: str
+    definition_version: int
+    correlation_id: str
+    idempotency_key: str | None
+    failure_reason: str | None
+    steps: list[StepView]
+
+
+class ExecutionList(ApiModel):
+    items: list[ExecutionView]
+    next_cursor: str | None
+    has_more: bool
+
+
+class Dispatched(ApiModel):
+    execution_id: str
+    correlation_id: str
+    deduplicated: bool
+
+
+class ExecutionCancelled(ApiModel):
+    cancelled: bool
+    execution_id: str
+
+
+class EventView(ApiModel):
+    event_id: str
+    seq: int
+    type: str
+    step_id: str | None
+    timestamp: int
+    correlation_id: str
+    data: JsonObject
+
+
+class EventPage(ApiModel):
+    execution_id: str
+    events: list[EventView]
+    next_cursor: int
+    has_more: bool
+
+
+class Resolved(ApiModel):
+    resolved: bool
+    execution_id: str
+    step_id: str
+    action: str
+
+
+class DecisionRecorded(ApiModel):
+    recorded: bool
+    aggregator_status: str
+    resume_scheduled: bool
+    rejection_reason: str | None = None
+
+
+class ResolutionRecorded(ApiModel):
+    recorded: bool
+    aggregator_status: str
+    resume_scheduled: bool
+
+
+class StepCancelled(ApiModel):
+    cancelled: bool
+    step_id: str
+    execution_id: str
+
