@@ -15,7 +15,7 @@ from toolkit.graph import from_graph, to_graph
 from toolkit.lint import errors_of, lint, lint_document
 from toolkit.model import Definition
 
-SETTINGS = settings(max_examples=120, deadline=None,
+SETTINGS = settings(max_examples=80, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
@@ -80,7 +80,7 @@ def test_edges_echo_byte_for_byte(raw):
     assert json.dumps(raw) == whole                      # nor does the graph round trip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(json_values())
 def test_lint_never_raises_on_any_json(document):
     for doc in (document, {"data": document}):
