@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from toolkit.engine import EXTERNAL_TYPES
-from toolkit.simulate.results import BatchWriter, dumps
+from toolkit.jsonio import dumps
+from toolkit.simulate.results import BatchWriter
 
 
 def source_of(step_id: str, steps: dict) -> str | None:
@@ -42,14 +42,11 @@ def write_run(writer: BatchWriter, run: int, log) -> tuple:
     for step in steps.values():
         output = step.output
         decision = output.get("decision") if output else None
-        step_rows.append((run, eid, step.step_id, step.node_id, step.node_type, step.status, step.group_id,
+        step_rows.append((run, step.step_id, step.node_id, step.node_type, step.status, step.group_id,
                                 step.iteration, step.started_at, step.completed_at,
                                 decision if isinstance(decision, str) else None,
                                 source_of(step.step_id, steps), dumps(output if output is not None else {})))
-    rows["events"].extend(
-        (run, eid, e.seq, e.event_id, e.type, e.step_id, e.timestamp, e.correlation_id, e.type in EXTERNAL_TYPES,
-         dumps(e.data))
-        for e in log.events)
+    rows["events"].extend((run, e.seq, e.type, e.step_id, e.timestamp, dumps(e.data)) for e in log.events)
     result = outcome(log)
     rows["outcomes"].append((run, eid) + result)
     return result

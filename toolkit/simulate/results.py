@@ -3,7 +3,6 @@ through Arrow (never row by row), and the summary statistics computed from them 
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -11,7 +10,35 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-_TABLES = ("executions", "steps", "events", "outcomes")
+from toolkit.engine import EXTERNAL_TYPES
+
+_INT, _BIG, _STR, _BOOL = pa.int32(), pa.int64(), pa.string(), pa.bool_()
+
+# What the hot loop buffers per table (plain tuples), and how each batch lands in DuckDB.
+# Events carry only what differs per event; execution ids, event ids, correlation ids and
+# the external flag are filled in by SQL from the executions of the same batch.
+_EXTERNAL = ", ".join(f"'{t}'" for t in sorted(EXTERNAL_TYPES))
+BUFFERS: dict[str, tuple[pa.Schema, str]] = {
+    "executions": (pa.schema([("run", _INT), ("execution_id", _STR), ("definition_id", _STR),
+                              ("definition_version", _INT), ("status", _STR), ("failure_reason", _STR),
+                              ("correlation_id", _STR), ("started_at", _BIG), ("completed_at", _BIG),
+                              ("cancelled_at", _BIG)]),
+                   "INSERT INTO executions SELECT * FROM _batch"),
+    "steps": (pa.schema([("run", _INT), ("step_id", _STR), ("node_id", _STR), ("node_type", _STR),
+                         ("status", _STR), ("group_id", _STR), ("iteration", _INT), ("started_at", _BIG),
+                         ("completed_at", _BIG), ("decision", _STR), ("source_node_id", _STR), ("output", _STR)]),
+              "INSERT INTO steps SELECT b.run, x.execution_id, b.* EXCLUDE (run) FROM _batch b "
+              "JOIN executions x ON x.run = b.run AND x.run BETWEEN $lo AND $hi"),
+    "events": (pa.schema([("run", _INT), ("seq", _INT), ("type", _STR), ("step_id", _STR), ("timestamp", _BIG),
+                          ("data", _STR)]),
+               "INSERT INTO events SELECT b.run, x.execution_id, b.seq, 'evt_' || x.execution_id || '_' || b.seq, "
+               f"b.type, b.step_id, b.timestamp, x.correlation_id, b.type IN ({_EXTERNAL}), b.data FROM _batch b "
+               "JOIN executions x ON x.run = b.run AND x.run BETWEEN $lo AND $hi ORDER BY b.run, b.seq"),
+    "outcomes": (pa.schema([("run", _INT), ("execution_id", _STR), ("status", _STR), ("failure_reason", _STR),
+                            ("path", _STR), ("iterations", _INT), ("cycle_time_ms", _BIG), ("breaches", _INT),
+                            ("steps", _INT)]),
+                 "INSERT INTO outcomes SELECT * FROM _batch"),
+}
 
 
 def connect(db: str | Path | duckdb.DuckDBPyConnection | None) -> duckdb.DuckDBPyConnection:
@@ -27,27 +54,23 @@ class BatchWriter:
 
     def __init__(self, con: duckdb.DuckDBPyConnection):
         self.con = con
-        self.schemas = {t: pa.schema([(c, _arrow_type(d)) for c, d in con.execute(
-            "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
-            "ORDER BY ordinal_position", [t]).fetchall()]) for t in _TABLES}
-        self.rows: dict[str, list[tuple]] = {t: [] for t in _TABLES}
+        self.rows: dict[str, list[tuple]] = {t: [] for t in BUFFERS}
 
     def pending(self) -> int:
         return len(self.rows["outcomes"])
 
     def flush(self) -> None:
-        for table, rows in self.rows.items():
+        runs = [r[0] for r in self.rows["executions"]]
+        if not runs:
+            return
+        for table, (schema, sql) in BUFFERS.items():
+            rows = self.rows[table]
             if not rows:
                 continue
-            schema = self.schemas[table]
-            columns = [pa.array(values, type=field.type) for values, field in zip(zip(*rows), schema)]
-            _batch = pa.Table.from_arrays(columns, schema=schema)  # noqa: F841 - scanned by name below
-            self.con.execute(f"INSERT INTO {table} SELECT * FROM _batch")
+            columns = [pa.array(values, type=f.type) for values, f in zip(zip(*rows), schema)]
+            _batch = pa.Table.from_arrays(columns, schema=schema)  # noqa: F841 - scanned by name in the SQL
+            self.con.execute(sql, {"lo": min(runs), "hi": max(runs)} if "$lo" in sql else None)
             rows.clear()
-
-
-def _arrow_type(duck_type: str) -> pa.DataType:
-    return {"INTEGER": pa.int32(), "BIGINT": pa.int64(), "BOOLEAN": pa.bool_()}.get(duck_type, pa.string())
 
 
 @dataclass
@@ -118,7 +141,3 @@ def summarise(con: duckdb.DuckDBPyConnection, top_paths: int = 20) -> Summary:
         "GROUP BY 1, 2 ORDER BY 1, 2").fetchall()}
     return Summary(runs, outcomes, reasons, paths, cycle, float(breach_rate), iterations, nodes, edges)
 
-
-def dumps(value) -> str:
-    """Compact, key-order-preserving JSON: the byte form of every stored payload."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
