@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 export DEBIAN_FRONTEND := noninteractive
 
-.PHONY: test bench graphviz clean
+.PHONY: test bench serve graphviz clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ graphviz:
 
 test: $(STAMP) graphviz
 	$(PY) -m pytest -q
+
+# The v2 API on 127.0.0.1:8787 with the embedded database data/collab.duckdb; the first start
+# creates a development workspace and prints its credentials.
+serve: $(STAMP)
+	$(VENV)/bin/collab serve --db data/collab.duckdb --host 127.0.0.1 --port 8787 --dev
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'

@@ -1,0 +1,110 @@
+"""create_app(settings) -> Starlette: the route table wired to the envelope and auth."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from server.auth import workspace_of
+from server.background import Background
+from server.envelope import DEFAULT_MAX_BODY, Payload, error, ok, parse_data, read_body
+from server.openapi import openapi_document
+from server.routes import ROUTES, Endpoint
+from toolkit.engine import AgentRunner, DefaultAgentRunner
+from toolkit.errors import ApiError, ErrorCode
+from toolkit.model import validate
+from toolkit.services.context import Services
+from toolkit.services.workspaces import Authenticator
+from toolkit.store import DEFAULT_PATH, Store
+
+log = logging.getLogger("collab.server")
+
+
+@dataclass
+class Settings:
+    db: str | Path = DEFAULT_PATH
+    max_body_bytes: int = DEFAULT_MAX_BODY
+    agent_runner: AgentRunner = field(default_factory=DefaultAgentRunner)
+    timers: bool = True
+
+
+def _handler(endpoint: Endpoint, app_state):
+    def handle(raw: bytes, headers) -> object:
+        workspace = app_state.authenticator.authenticate(headers.get("x-service-api-key"),
+                                                         headers.get("x-service-auth-token"))
+        data = parse_data(raw)
+        request = data if endpoint.request is None else validate(endpoint.request, data)
+        return endpoint.service(app_state.services, workspace, request)
+
+    async def route(request: Request):
+        try:
+            raw = await read_body(request, app_state.settings.max_body_bytes)
+        except Payload:
+            limit = app_state.settings.max_body_bytes
+            return error(ApiError(ErrorCode.INVALID_ARGUMENT, f"body: larger than the {limit}-byte limit"), 413)
+        try:
+            return ok(await run_in_threadpool(handle, raw, request.headers))
+        except ApiError as exc:
+            return error(exc)
+        except Exception:  # a 5xx is always a bug: log it, never leak internals
+            log.exception("unhandled error on %s", endpoint.path)
+            return error(ApiError(ErrorCode.INTERNAL, "internal error"))
+
+    return route
+
+
+async def _http_error(request: Request, exc: HTTPException):
+    if exc.status_code == 405:
+        allowed = (exc.headers or {}).get("Allow", "POST")
+        response = error(ApiError(ErrorCode.INVALID_ARGUMENT, f"method {request.method} not allowed: use {allowed}"), 405)
+        response.headers["Allow"] = allowed
+        return response
+    if exc.status_code == 404:
+        return error(ApiError(ErrorCode.NOT_FOUND, f"no endpoint at {request.url.path}"), 404)
+    return error(ApiError(ErrorCode.INVALID_ARGUMENT, str(exc.detail)), exc.status_code)
+
+
+class _AppState:
+    def __init__(self, settings: Settings):
+        self.settings = settings
+        self.store: Store | None = None
+        self.services: Services | None = None
+        self.authenticator: Authenticator | None = None
+        self.background: Background | None = None
+
+
+def create_app(settings: Settings | None = None) -> Starlette:
+    """The ASGI app. The database opens (and migrates) when the app starts."""
+    settings = settings or Settings()
+    state = _AppState(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app):
+        state.store = Store(settings.db)
+        state.services = Services(state.store, runner=settings.agent_runner)
+        state.authenticator = Authenticator(state.store)
+        state.background = Background(state.services)
+        app.state.services = state.services
+        if settings.timers:
+            await state.background.start()
+        try:
+            yield
+        finally:
+            await state.background.stop()
+            state.store.close()
+
+    async def openapi(request: Request):
+        return JSONResponse(openapi_document())
+
+    routes = [Route(e.path, _handler(e, state), methods=["POST"]) for e in ROUTES]
+    routes.append(Route("/openapi.json", openapi, methods=["GET"]))
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})

@@ -1,0 +1,122 @@
+"""Background work: SLA deadlines and agent timeouts, and non-blocking agents.
+
+Deadlines fire through the engine's ``Tick`` from an in-memory heap of each running
+execution's next deadline — the index, rebuilt at start-up from ``executions.next_deadline``
+and fed by every commit — never by scanning steps. Agent steps whose runner is not the
+default one run on a small thread pool, so the request that started them returns at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import json
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+from starlette.concurrency import run_in_threadpool
+
+from toolkit.engine import AgentFailure, AgentRequest, ExecutionState
+from toolkit.services.context import Services
+from toolkit.services.workflow import agent_completed, tick
+from toolkit.services.workflow.definitions import plan_for
+
+log = logging.getLogger("collab.background")
+
+
+class Background:
+    def __init__(self, services: Services, agent_threads: int = 4) -> None:
+        self.services = services
+        self.heap: list[tuple[int, str, str]] = []
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.wake: asyncio.Event | None = None
+        self.task: asyncio.Task | None = None
+        self.agents = ThreadPoolExecutor(agent_threads, thread_name_prefix="collab-agent")
+
+    async def start(self) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.wake = asyncio.Event()
+        rows = self.services.store.read(
+            "SELECT next_deadline, workspace_id, execution_id FROM executions "
+            "WHERE status = 'running' AND next_deadline IS NOT NULL").fetchall()
+        self.heap = [tuple(r) for r in rows]
+        heapq.heapify(self.heap)
+        self.services.listeners.append(self._on_commit)
+        if not self.services.runs_agents_inline:
+            await run_in_threadpool(self._resume_agents)
+        self.task = asyncio.create_task(self._timer())
+
+    async def stop(self) -> None:
+        if self._on_commit in self.services.listeners:
+            self.services.listeners.remove(self._on_commit)
+        if self.task is not None:
+            self.task.cancel()
+            try:
+                await self.task
+            except asyncio.CancelledError:
+                pass
+        self.agents.shutdown(wait=True, cancel_futures=True)
+
+    # ---------------------------------------------------------------- called on the writer thread
+
+    def _on_commit(self, workspace_id: str, info: dict) -> None:
+        deadline = info["nextDeadline"]
+        if deadline is not None and self.loop is not None:
+            self.loop.call_soon_threadsafe(self._push, deadline, workspace_id, info["executionId"])
+        for request in info["agentRequests"]:
+            self.agents.submit(self._run_agent, workspace_id, info["executionId"], request)
+
+    # ---------------------------------------------------------------- timers
+
+    def _push(self, deadline: int, workspace_id: str, execution_id: str) -> None:
+        heapq.heappush(self.heap, (deadline, workspace_id, execution_id))
+        self.wake.set()
+
+    async def _timer(self) -> None:
+        while True:
+            now = self.services.clock.now()
+            while self.heap and self.heap[0][0] <= now:
+                _, workspace_id, execution_id = heapq.heappop(self.heap)
+                try:
+                    result = await run_in_threadpool(tick, self.services, workspace_id, execution_id)
+                except Exception:  # keep the timer alive; the deadline stays in the database
+                    log.exception("tick failed for %s", execution_id)
+                    continue
+                if result and result.get("nextDeadline") is not None:
+                    self._push(result["nextDeadline"], workspace_id, execution_id)
+            self.wake.clear()
+            timeout = None if not self.heap else max(0.0, (self.heap[0][0] - self.services.clock.now()) / 1000)
+            try:
+                await asyncio.wait_for(self.wake.wait(), timeout)
+            except asyncio.TimeoutError:
+                pass
+
+    # ---------------------------------------------------------------- agents
+
+    def _run_agent(self, workspace_id: str, execution_id: str, request: AgentRequest) -> None:
+        try:
+            output, err = self.services.runner.run(request), None
+        except AgentFailure as failure:
+            output, err = None, {"code": failure.code, "message": failure.message}
+        except Exception as exc:  # a runner bug fails the step, never the server
+            log.exception("agent runner failed on %s", request.step_id)
+            output, err = None, {"code": "agent-error", "message": f"{type(exc).__name__}: {exc}"}
+        if output is None and err is None:
+            return  # external work: the step stays running until resolved or timed out
+        try:
+            agent_completed(self.services, workspace_id, execution_id, request.step_id, output, err)
+        except Exception:
+            log.exception("could not record the agent result of %s", request.step_id)
+
+    def _resume_agents(self) -> None:
+        """Agent steps that were running when the server stopped get their runner again."""
+        rows = self.services.store.read(
+            "SELECT workspace_id, state FROM executions WHERE status = 'running'").fetchall()
+        for workspace_id, raw in rows:
+            state = ExecutionState.from_dict(json.loads(raw))
+            plan, _ = plan_for(self.services, workspace_id, state.definition_id, state.definition_version)
+            for step in state.active.values():
+                node = plan.nodes[step.node_id]
+                if step.status == "running" and node.type == "agent" and not node.blocking and not node.external:
+                    request = AgentRequest(step.step_id, node.node_id, node.agent_id, node.config, step.input)
+                    self.agents.submit(self._run_agent, workspace_id, state.execution_id, request)

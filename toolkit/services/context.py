@@ -1,0 +1,36 @@
+"""What every service function needs: the store, a clock, an id source, the agent runner,
+and the caches that keep the hot path off the database (plans and live execution states)."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from toolkit.engine import AgentRunner, DefaultAgentRunner
+from toolkit.services.runtime import SystemClock, SystemIds
+from toolkit.store import Store
+
+
+@dataclass
+class Services:
+    """The API, in process: ``toolkit.services.<area>.<function>(services, workspace, request)``."""
+
+    store: Store
+    clock: Any = field(default_factory=SystemClock)
+    ids: Any = field(default_factory=SystemIds)
+    runner: AgentRunner = field(default_factory=DefaultAgentRunner)
+    plans: dict = field(default_factory=dict)        # (workspace, definition, version) -> (Plan, view)
+    states: dict = field(default_factory=dict)       # execution id -> ExecutionState (writer thread only)
+    listeners: list = field(default_factory=list)    # callables(workspace_id, committed execution rows)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def runs_agents_inline(self) -> bool:
+        """The default runner answers at once and purely, so its steps complete inside the
+        command that started them; any other runner works in the background."""
+        return type(self.runner) is DefaultAgentRunner
+
+    def notify(self, workspace_id: str, execution) -> None:
+        for listener in self.listeners:
+            listener(workspace_id, execution)

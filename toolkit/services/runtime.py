@@ -1,0 +1,23 @@
+"""The real clock and id source the server gives the engine (the simulator uses virtual ones)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+
+class SystemClock:
+    """Wall-clock epoch milliseconds. Only hosts use it; the engine is handed a clock."""
+
+    def now(self) -> int:
+        return time.time_ns() // 1_000_000
+
+
+class SystemIds:
+    """Unpredictable ids from the operating system's generator."""
+
+    def rand6(self) -> str:
+        return secrets.token_hex(3)
+
+    def execution_id(self) -> str:
+        return "ex_" + secrets.token_hex(10)

@@ -1,0 +1,204 @@
+"""Workflow definitions: create, get, list, update, delete (api-v2 §4.5, semantics §7).
+
+Bodies are stored exactly as sent — every version — and views are built from them, so the
+echoed ``edges`` (and nodes, groups, triggers) are byte-for-byte what the client wrote.
+Validation is the linter: schema findings and lint errors become ``INVALID_ARGUMENT`` with
+the field paths and validation keys in the message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from toolkit.compiler import compile_definition
+from toolkit.engine import Plan
+from toolkit.errors import ApiError, ErrorCode
+from toolkit.lint import errors_of, lint_document
+from toolkit.model import Definition, DefinitionUpdate
+from toolkit.model.workflow import DefinitionRef, ListDefinitions
+from toolkit.services.context import Services
+from toolkit.services.paging import decode_cursor, encode_cursor
+from toolkit.services.workspaces import Workspace
+
+
+def namespaced(workspace_id: str, kind: str, value: str | None) -> str | None:
+    """Scope ids are echoed as workspace-namespaced hashes, never the literal strings."""
+    if value is None:
+        return None
+    return "ns_" + hashlib.sha256(f"{workspace_id}:{kind}:{value}".encode()).hexdigest()[:24]
+
+
+def validated(body, model=Definition) -> Definition:
+    """The definition, or INVALID_ARGUMENT listing every schema path and validation key."""
+    definition, findings = lint_document(body, model=model)
+    errors = errors_of(findings)
+    if errors:
+        if errors[0].key == "schema":
+            text = "; ".join(f"{f.where}: {f.message}" for f in errors)
+        else:
+            keys = ", ".join(dict.fromkeys(f.key for f in errors))
+            text = f"definition failed validation ({keys}): " + "; ".join(
+                f"{f.key} at {f.where}: {f.message}" for f in errors)
+        raise ApiError(ErrorCode.INVALID_ARGUMENT, text)
+    return definition
+
+
+def plan_for(services: Services, workspace_id: str, definition_id: str, version: int,
+             read=None) -> tuple[Plan, dict]:
+    """(Plan, compiled view parts) of one stored version, cached: versions never change."""
+    key = (workspace_id, definition_id, version)
+    cached = services.plans.get(key)
+    if cached is not None:
+        return cached
+    execute = read or services.store.read
+    row = execute("SELECT body FROM definition_versions WHERE workspace_id = ? AND definition_id = ? AND version = ?",
+                  [workspace_id, definition_id, version]).fetchone()
+    if row is None:
+        raise ApiError(ErrorCode.NOT_FOUND, f"definition {definition_id} version {version} not found")
+    body = json.loads(row[0])
+    definition = Definition.model_validate(body)
+    entry = (Plan.from_definition(definition, version), {"body": body, "definition": definition,
+                                                          "compiled": compile_definition(definition).to_json()})
+    services.plans[key] = entry
+    return entry
+
+
+_COLUMNS = "definition_id, version, status, scope_level, organization_id, document_id, created_at, updated_at, list_key"
+
+
+def _view(services: Services, workspace_id: str, row) -> dict:
+    definition_id, version, status, level, org, doc, created, updated, _ = row
+    _, parts = plan_for(services, workspace_id, definition_id, version)
+    body = parts["body"]
+    return {
+        "definitionId": definition_id,
+        "name": body["name"],
+        "description": body.get("description"),
+        "version": version,
+        "scope": {"level": level, "organizationId": namespaced(workspace_id, "organization", org),
+                  "documentId": namespaced(workspace_id, "document", doc)},
+        "nodes": body["nodes"],
+        "edges": body["edges"],
+        "groups": body.get("groups"),
+        "compiled": parts["compiled"],
+        "triggers": body.get("triggers"),
+        "tags": body.get("tags"),
+        "custom": body.get("custom"),
+        "createdAt": created,
+        "updatedAt": updated,
+        "status": status,
+    }
+
+
+def _row(read, workspace_id: str, definition_id: str):
+    return read(f"SELECT {_COLUMNS} FROM definitions WHERE workspace_id = ? AND definition_id = ?",
+                [workspace_id, definition_id]).fetchone()
+
+
+def _not_found(definition_id: str) -> ApiError:
+    return ApiError(ErrorCode.NOT_FOUND, f"definition {definition_id} not found")
+
+
+def create_definition(services: Services, workspace: Workspace, body: dict) -> dict:
+    definition = validated(body)
+    scope = definition.effective_scope
+    ws = workspace.workspace_id
+
+    def job(tx):
+        if _row(tx.execute, ws, definition.definition_id) is not None:
+            raise ApiError(ErrorCode.ALREADY_EXISTS, f"data.definitionId: {definition.definition_id} is already in use")
+        now = services.clock.now()
+        tx.execute("INSERT INTO definition_versions VALUES (?, ?, 1, ?, ?)",
+                   [ws, definition.definition_id, json.dumps(body), now])
+        tx.execute("INSERT INTO definitions VALUES (?, ?, 1, 'active', ?, ?, ?, ?, ?, ?, nextval('list_keys'))",
+                   [ws, definition.definition_id, scope.level, scope.organization_id, scope.document_id,
+                    definition.tags, now, now])
+        return _row(tx.execute, ws, definition.definition_id)
+
+    return _view(services, ws, services.store.write(job))
+
+
+def get_definition(services: Services, workspace: Workspace, request: DefinitionRef) -> dict:
+    row = _row(services.store.read, workspace.workspace_id, request.definition_id)
+    if row is None:
+        raise _not_found(request.definition_id)
+    return _view(services, workspace.workspace_id, row)
+
+
+def list_definitions(services: Services, workspace: Workspace, request: ListDefinitions) -> dict:
+    """Pages in creation order; ``status`` defaults to ``active`` (deleted definitions are
+    listed only when asked for with ``status: tombstoned``)."""
+    where = ["workspace_id = ?", "status = ?"]
+    params: list = [workspace.workspace_id, request.status or "active"]
+    after = decode_cursor(request.cursor)
+    if after is not None:
+        where.append("list_key > ?")
+        params.append(after)
+    if request.scope is not None:
+        where.append("scope_level = ?")
+        params.append(request.scope.level)
+        for column, value in (("organization_id", request.scope.organization_id),
+                              ("document_id", request.scope.document_id)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+    if request.tags:
+        where.append("list_has_all(tags, ?)")
+        params.append(request.tags)
+    rows = services.store.read(
+        f"SELECT {_COLUMNS} FROM definitions WHERE {' AND '.join(where)} ORDER BY list_key LIMIT ?",
+        params + [request.page_size + 1]).fetchall()
+    more = len(rows) > request.page_size
+    rows = rows[: request.page_size]
+    return {"items": [_view(services, workspace.workspace_id, r) for r in rows],
+            "nextCursor": encode_cursor(rows[-1][-1]) if more else None, "hasMore": more}
+
+
+def update_definition(services: Services, workspace: Workspace, body: dict) -> dict:
+    """Full replace guarded by ``ifVersion``; the new body becomes version n+1."""
+    update = validated(body, model=DefinitionUpdate)
+    stored = {k: v for k, v in body.items() if k != "ifVersion"}
+    scope = update.effective_scope
+    ws = workspace.workspace_id
+
+    def job(tx):
+        row = _row(tx.execute, ws, update.definition_id)
+        if row is None:
+            raise _not_found(update.definition_id)
+        if row[2] == "tombstoned":
+            raise ApiError(ErrorCode.FAILED_PRECONDITION, f"definition {update.definition_id} is deleted")
+        if row[1] != update.if_version:
+            raise ApiError(ErrorCode.FAILED_PRECONDITION,
+                           f"data.ifVersion: definition is at version {row[1]}, not {update.if_version}")
+        version, now = row[1] + 1, services.clock.now()
+        tx.execute("INSERT INTO definition_versions VALUES (?, ?, ?, ?, ?)",
+                   [ws, update.definition_id, version, json.dumps(stored), now])
+        tx.execute("UPDATE definitions SET version = ?, scope_level = ?, organization_id = ?, document_id = ?, "
+                   "tags = ?, updated_at = ? WHERE workspace_id = ? AND definition_id = ?",
+                   [version, scope.level, scope.organization_id, scope.document_id, update.tags, now, ws,
+                    update.definition_id])
+        return _row(tx.execute, ws, update.definition_id)
+
+    return _view(services, ws, services.store.write(job))
+
+
+def delete_definition(services: Services, workspace: Workspace, request: DefinitionRef) -> dict:
+    ws = workspace.workspace_id
+
+    def job(tx):
+        row = _row(tx.execute, ws, request.definition_id)
+        if row is None:
+            raise _not_found(request.definition_id)
+        tx.flush()  # executions dispatched or ended earlier in this group are still buffered
+        running = tx.execute("SELECT count(*) FROM executions WHERE workspace_id = ? AND definition_id = ? "
+                             "AND status = 'running'", [ws, request.definition_id]).fetchone()[0]
+        if running:
+            raise ApiError(ErrorCode.FAILED_PRECONDITION,
+                           f"definition {request.definition_id} has {running} running execution(s); cancel them first")
+        if row[2] != "tombstoned":
+            tx.execute("UPDATE definitions SET status = 'tombstoned', updated_at = ? "
+                       "WHERE workspace_id = ? AND definition_id = ?", [services.clock.now(), ws, request.definition_id])
+        return {"deleted": True}
+
+    return services.store.write(job)

@@ -1,0 +1,274 @@
+"""Executions and steps: dispatch, read, cancel, decide, resolve (api-v2 §4.6–4.9, semantics §7).
+
+Every command runs as one job on the store's writer thread: load the execution's engine
+state (from the in-memory cache, else the database), apply the engine transition — which
+raises ApiError *before* changing anything — and persist the new state, its steps, events
+and the command in the same transaction. Live states stay cached in the writer so a
+decision does not reload steps from the database; a rollback evicts what it touched.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from toolkit.engine import (
+    AgentCompleted,
+    CancelExecution,
+    CancelStep,
+    Dispatch,
+    ExecutionState,
+    RecordAgentResolution,
+    RecordReviewerDecision,
+    ResolveStep,
+    Tick,
+    apply,
+    run_agents,
+    suppress_duplicate_dispatch,
+)
+from toolkit.errors import ApiError, ErrorCode
+from toolkit.model import workflow as m
+from toolkit.services.context import Services
+from toolkit.services.paging import decode_cursor, encode_cursor
+from toolkit.services.workflow.definitions import plan_for
+from toolkit.services.workflow.persist import save
+from toolkit.services.workspaces import Workspace
+
+
+@dataclass(frozen=True)
+class SuppressedDispatch:
+    """The command-log record of a dispatch answered from an earlier one (same idempotencyKey)."""
+
+    idempotency_key: str
+
+
+def _not_found(execution_id: str) -> ApiError:
+    return ApiError(ErrorCode.NOT_FOUND, f"execution {execution_id} not found")
+
+
+def _load(services: Services, tx, workspace_id: str, execution_id: str):
+    """(state, version, plan) of an execution of this workspace, inside the writer."""
+    cached = services.states.get(execution_id)
+    if cached is not None and cached[2] == workspace_id:
+        state, version, _ = cached
+    else:
+        row = tx.execute("SELECT state, version FROM executions WHERE execution_id = ? AND workspace_id = ?",
+                         [execution_id, workspace_id]).fetchone()
+        if row is None:
+            raise _not_found(execution_id)
+        state, version = ExecutionState.from_dict(json.loads(row[0])), row[1]
+    plan, _ = plan_for(services, workspace_id, state.definition_id, state.definition_version, read=tx.execute)
+    return state, version, plan
+
+
+def _commit(services: Services, tx, workspace_id: str, state, plan, transition, command, version, extra=None):
+    """Persist ``transition`` plus, with the default runner, the agent steps it started."""
+    events = list(transition.events)
+    requests = transition.agent_requests
+    if services.runs_agents_inline:
+        for more in run_agents(plan, state, transition, services.clock, services.ids, services.runner):
+            events.extend(more.events)
+        requests = []
+    name = type(command).__name__
+    payload = {k: v for k, v in asdict(command).items() if v is not None}
+    new_version = save(tx, workspace_id, state, events, (name, payload), services.clock.now(), version, extra)
+    eid = state.execution_id
+    tx.on_rollback(lambda: services.states.pop(eid, None))
+    # The execution row is only written when the group flushes, so a later job of the same
+    # group must find this state in the cache — also when the execution just ended (reading
+    # the database would give the pre-group state, and its update would overwrite this one).
+    # Ended executions leave the cache once the group has committed.
+    services.states[eid] = (state, new_version, workspace_id)
+    if state.status != "running":
+        tx.after_commit(lambda: services.states.pop(eid, None))
+    tx.after_commit(lambda: services.notify(workspace_id, {"executionId": eid, "status": state.status,
+                                                           "nextDeadline": state.next_deadline(),
+                                                           "agentRequests": requests}))
+    return new_version
+
+
+def _catch_up(services: Services, tx, workspace_id: str, state, plan, version: int) -> int:
+    """Fire deadlines that are already due before applying a command, so a decision that
+    arrives after the SLA (while the timer is a moment late) finds the step breached."""
+    deadline = state.next_deadline()
+    if state.status != "running" or deadline is None or deadline > services.clock.now():
+        return version
+    transition = apply(plan, state, Tick(), services.clock, services.ids)
+    return _commit(services, tx, workspace_id, state, plan, transition, Tick(), version)
+
+
+def _command(services: Services, workspace: Workspace, execution_id: str, make_command) -> dict:
+    ws = workspace.workspace_id
+
+    def job(tx):
+        state, version, plan = _load(services, tx, ws, execution_id)
+        version = _catch_up(services, tx, ws, state, plan, version)
+        command = make_command(state)
+        transition = apply(plan, state, command, services.clock, services.ids)
+        if transition.events:  # a no-op (an idempotent replay, an unknown responder) changes nothing
+            _commit(services, tx, ws, state, plan, transition, command, version)
+        return transition.result
+
+    return services.store.write(job)
+
+
+# ------------------------------------------------------------------ dispatch
+
+def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> dict:
+    ws = workspace.workspace_id
+
+    def job(tx):
+        row = tx.execute("SELECT version, status, scope_level, organization_id, document_id FROM definitions "
+                         "WHERE workspace_id = ? AND definition_id = ?", [ws, request.definition_id]).fetchone()
+        if row is None:
+            raise ApiError(ErrorCode.NOT_FOUND, f"definition {request.definition_id} not found")
+        version, status, level, org, doc = row
+        if status != "active":
+            raise ApiError(ErrorCode.FAILED_PRECONDITION, f"definition {request.definition_id} is {status}")
+        organization_id = _scoped(request.organization_id, org if level != "apiKey" else None, "organizationId")
+        document_id = _scoped(request.document_id, doc if level == "document" else None, "documentId")
+        if request.idempotency_key is not None:
+            first = tx.execute("SELECT execution_id FROM executions WHERE workspace_id = ? AND definition_id = ? "
+                               "AND idempotency_key = ?", [ws, request.definition_id, request.idempotency_key]).fetchone()
+            if first is not None:
+                state, ev_version, plan = _load(services, tx, ws, first[0])
+                transition = suppress_duplicate_dispatch(state, services.clock)
+                _commit(services, tx, ws, state, plan, transition, SuppressedDispatch(request.idempotency_key),
+                        ev_version)
+                return transition.result
+        plan, _ = plan_for(services, ws, request.definition_id, version, read=tx.execute)
+        execution_id = services.ids.execution_id()
+        command = Dispatch(execution_id, request.correlation_id, request.idempotency_key, request.trigger_context)
+        transition = apply(plan, None, command, services.clock, services.ids)
+        extra = {"organization_id": organization_id, "document_id": document_id,
+                 "webhook_url": request.webhook_url, "webhook_secret": request.webhook_secret}
+        _commit(services, tx, ws, transition.state, plan, transition, command, None, extra)
+        return {"executionId": execution_id, "correlationId": transition.state.correlation_id, "deduplicated": False}
+
+    return services.store.write(job)
+
+
+def _scoped(given: str | None, scoped: str | None, field: str) -> str | None:
+    if scoped is not None and given is not None and given != scoped:
+        raise ApiError(ErrorCode.FAILED_PRECONDITION, f"data.{field}: does not match the definition's scope")
+    return given if given is not None else scoped
+
+
+# ------------------------------------------------------------------ reads
+
+def _state_row(services: Services, workspace_id: str, execution_id: str):
+    row = services.store.read("SELECT state FROM executions WHERE execution_id = ? AND workspace_id = ?",
+                              [execution_id, workspace_id]).fetchone()
+    if row is None:
+        raise _not_found(execution_id)
+    return row[0]
+
+
+def get_execution(services: Services, workspace: Workspace, request: m.ExecutionRef) -> dict:
+    state = ExecutionState.from_dict(json.loads(_state_row(services, workspace.workspace_id, request.execution_id)))
+    return state.view()
+
+
+def list_executions(services: Services, workspace: Workspace, request: m.ListExecutions) -> dict:
+    where, params = ["workspace_id = ?"], [workspace.workspace_id]
+    for column, value in (("definition_id", request.definition_id), ("status", request.status)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    after = decode_cursor(request.cursor)
+    if after is not None:
+        where.append("list_key > ?")
+        params.append(after)
+    rows = services.store.read(
+        "SELECT execution_id, status, started_at, completed_at, cancelled_at, definition_id, definition_version, "
+        "correlation_id, idempotency_key, failure_reason, list_key FROM executions "
+        f"WHERE {' AND '.join(where)} ORDER BY list_key LIMIT ?", params + [request.page_size + 1]).fetchall()
+    more = len(rows) > request.page_size
+    rows = rows[: request.page_size]
+    keys = ("executionId", "status", "startedAt", "completedAt", "cancelledAt", "definitionId", "definitionVersion",
+            "correlationId", "idempotencyKey", "failureReason")
+    items = [dict(zip(keys, r[:-1]), steps=[]) for r in rows]
+    return {"items": items, "nextCursor": encode_cursor(rows[-1][-1]) if more else None, "hasMore": more}
+
+
+def get_events(services: Services, workspace: Workspace, request: m.GetEvents) -> dict:
+    _state_exists = services.store.read(
+        "SELECT 1 FROM executions WHERE execution_id = ? AND workspace_id = ?",
+        [request.execution_id, workspace.workspace_id]).fetchone()
+    if _state_exists is None:
+        raise _not_found(request.execution_id)
+    rows = services.store.read(
+        "SELECT event_id, seq, type, step_id, timestamp, correlation_id, data FROM events "
+        "WHERE execution_id = ? AND external AND seq > ? ORDER BY seq LIMIT ?",
+        [request.execution_id, request.since_seq, request.page_size + 1]).fetchall()
+    more = len(rows) > request.page_size
+    rows = rows[: request.page_size]
+    events = [{"eventId": eid, "seq": seq, "type": t, "stepId": sid, "timestamp": ts, "correlationId": cid,
+               "data": json.loads(data)} for eid, seq, t, sid, ts, cid, data in rows]
+    return {"executionId": request.execution_id, "events": events,
+            "nextCursor": events[-1]["seq"] if events else request.since_seq, "hasMore": more}
+
+
+# ------------------------------------------------------------------ commands
+
+def cancel_execution(services: Services, workspace: Workspace, request: m.CancelExecution) -> dict:
+    return _command(services, workspace, request.execution_id, lambda state: CancelExecution(request.reason))
+
+
+def resolve_step(services: Services, workspace: Workspace, request: m.ResolveStep) -> dict:
+    return _command(services, workspace, request.execution_id, lambda state: ResolveStep(
+        request.step_id, request.action, request.actor_id, request.output, request.reason))
+
+
+def record_reviewer_decision(services: Services, workspace: Workspace, request: m.RecordReviewerDecision) -> dict:
+    return _command(services, workspace, request.execution_id, lambda state: RecordReviewerDecision(
+        request.step_id, request.reviewer_id, request.decision, request.reason))
+
+
+def record_agent_resolution(services: Services, workspace: Workspace, request: m.RecordAgentResolution) -> dict:
+    return _command(services, workspace, request.execution_id, lambda state: RecordAgentResolution(
+        request.step_id, request.resolution_id, request.status, request.output, request.error_message))
+
+
+def cancel_step(services: Services, workspace: Workspace, request: m.CancelStep) -> dict:
+    return _command(services, workspace, request.execution_id, lambda state: CancelStep(
+        request.step_id, request.actor_id, request.reason))
+
+
+def agent_completed(services: Services, workspace_id: str, execution_id: str, step_id: str,
+                    output: dict | None = None, error: dict | None = None) -> dict | None:
+    """The agent runner finished a non-blocking agent step (background work calls this).
+    Returns None when the step had already ended (a timeout, a cancellation)."""
+
+    def job(tx):
+        state, version, plan = _load(services, tx, workspace_id, execution_id)
+        version = _catch_up(services, tx, workspace_id, state, plan, version)
+        step = state.steps.get(step_id)
+        if state.status != "running" or step is None or step.status != "running":
+            return None
+        command = AgentCompleted(step_id, output, error)
+        transition = apply(plan, state, command, services.clock, services.ids)
+        _commit(services, tx, workspace_id, state, plan, transition, command, version)
+        return transition.result
+
+    return services.store.write(job)
+
+
+def tick(services: Services, workspace_id: str, execution_id: str) -> dict | None:
+    """Fire the execution's due deadlines (the background timer calls this)."""
+
+    def job(tx):
+        try:
+            state, version, plan = _load(services, tx, workspace_id, execution_id)
+        except ApiError:
+            return None
+        if state.status != "running":
+            return None
+        deadline = state.next_deadline()
+        if deadline is None or deadline > services.clock.now():
+            return {"nextDeadline": deadline}
+        transition = apply(plan, state, Tick(), services.clock, services.ids)
+        _commit(services, tx, workspace_id, state, plan, transition, Tick(), version)
+        return {"nextDeadline": state.next_deadline()}
+
+    return services.store.write(job)

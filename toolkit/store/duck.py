@@ -1,0 +1,72 @@
+"""The DuckDB store: one read-write connection owned by the writer thread, cursors for reads."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import duckdb
+
+from toolkit.store.migrate import migrate
+from toolkit.store.writer import Rows, Writer
+
+DEFAULT_PATH = Path("data") / "collab.duckdb"
+
+
+class Store:
+    """A DuckDB database with the project's schema.
+
+    >>> store = Store(":memory:")
+    >>> store.read("SELECT count(*) FROM workspaces").fetchone()
+    (0,)
+    >>> store.close()
+    """
+
+    def __init__(self, path: str | Path = DEFAULT_PATH) -> None:
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.con = duckdb.connect(self.path)
+        migrate(self.con)
+        self.writer = Writer(self.con)
+        self._local = threading.local()
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
+        self._lock = threading.Lock()
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """This thread's read cursor (DuckDB connections are not shared across threads)."""
+        cur = getattr(self._local, "cursor", None)
+        if cur is None:
+            cur = self.con.cursor()
+            self._local.cursor = cur
+            with self._lock:
+                self._cursors.append(cur)
+        return cur
+
+    def read(self, sql: str, params=None) -> Rows:
+        """Run a query on this thread's cursor; the rows are fetched (``fetchone``/``fetchall``)."""
+        return Rows(self.cursor(), sql, params)
+
+    def write(self, fn):
+        """Run ``fn(tx)`` on the writer thread inside a transaction; blocks until committed."""
+        return self.writer.call(fn)
+
+    async def write_async(self, fn):
+        return await self.writer.run(fn)
+
+    def close(self) -> None:
+        self.writer.close()
+        with self._lock:
+            for cur in self._cursors:
+                try:
+                    cur.close()
+                except duckdb.Error:
+                    pass
+            self._cursors.clear()
+        self.con.close()
+
+    def __enter__(self) -> "Store":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,219 @@
+"""The single writer: one thread owns the write connection and commits jobs in groups.
+
+DuckDB allows one read-write process and, inside it, optimistic concurrency in which plain
+appends never conflict — so two requests could both "reach quorum". Funnelling every write
+through one thread serialises them (per execution and globally), and lets the writer commit
+several queued jobs in one transaction (group commit): each caller is answered only after
+the commit that holds its job.
+
+A job is ``fn(tx) -> result``. It may raise :class:`~toolkit.errors.ApiError` *before* it
+writes (validation, engine preconditions); that error goes back to its caller and the rest
+of the group commits. Anything else — or an ApiError after a write — rolls the group back,
+and each job is then retried alone, so one bad job never takes others down with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from concurrent.futures import Future
+from typing import Any, Callable
+
+import duckdb
+import pyarrow as pa
+
+from toolkit.errors import ApiError
+
+MAX_GROUP = 64
+
+
+class Rows(list):
+    """A statement's rows, fetched at once: DuckDB refuses new work on a connection whose
+    last result was not read to the end, so no result is ever left half-read."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> None:
+        result = con.execute(sql, params) if params is not None else con.execute(sql)
+        super().__init__(result.fetchall() if result.description is not None else ())
+
+    def fetchone(self):
+        return self[0] if self else None
+
+    def fetchall(self) -> list:
+        return list(self)
+
+
+class Tx:
+    """What a job sees: ``execute`` on the writer's connection; ``append`` for rows that can
+    wait for the end of the group (each table gets one bulk insert per commit, since every
+    statement costs DuckDB far more than a row does); ``update`` for version-checked row
+    updates, also applied in bulk; and rollback / after-commit hooks for in-memory caches
+    the job touched."""
+
+    __slots__ = ("con", "dirty", "_appends", "_updates", "_on_rollback", "_after_commit")
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.dirty = False
+        self._appends: dict[tuple[str, tuple[str, ...]], list[tuple]] = {}
+        self._updates: dict[tuple[str, tuple[str, ...]], dict] = {}
+        self._on_rollback: list[Callable[[], None]] = []
+        self._after_commit: list[Callable[[], None]] = []
+
+    def execute(self, sql: str, params: Any = None) -> "Rows":
+        if not sql.lstrip().upper().startswith("SELECT"):
+            self.dirty = True
+        return Rows(self.con, sql, params)
+
+    def append(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+        if rows:
+            self.dirty = True
+            self._appends.setdefault((table, columns), []).extend(rows)
+
+    def update(self, table: str, columns: tuple[str, ...], row: tuple) -> None:
+        """Version-checked update: ``columns`` are ``(key, "expected_version", *columns to set)``;
+        the row whose key is ``row[0]`` and whose ``version`` is ``row[1]`` gets the rest (which
+        should include its new ``version``). Several updates of one key in one group collapse
+        into one: the first's expected version, the last's values."""
+        self.dirty = True
+        bucket = self._updates.setdefault((table, columns), {})
+        previous = bucket.get(row[0])
+        bucket[row[0]] = row if previous is None else (row[0], previous[1]) + tuple(row[2:])
+
+    def on_rollback(self, hook: Callable[[], None]) -> None:
+        self._on_rollback.append(hook)
+
+    def after_commit(self, hook: Callable[[], None]) -> None:
+        self._after_commit.append(hook)
+
+    def flush(self) -> None:
+        """Write what the group buffered: inserts first (a new row may be updated in the same
+        group), then the version-checked updates, each table in one statement."""
+        # DuckDB reads the Arrow tables straight from the local variables named in the SQL
+        # (a replacement scan): cheaper than registering a view per statement.
+        for (table, columns), rows in self._appends.items():
+            _append = _arrow(columns, rows)  # noqa: F841 - read by name in the SQL below
+            self.con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM _append")
+        for (table, columns), bucket in self._updates.items():
+            key, expected, *rest = columns
+            _update = _arrow(columns, list(bucket.values()))  # noqa: F841
+            sets = ", ".join(f"{c} = u.{c}" for c in rest)
+            changed = self.con.execute(
+                f"UPDATE {table} SET {sets} FROM _update u "
+                f"WHERE {table}.{key} = u.{key} AND {table}.version = u.{expected} RETURNING {table}.{key}"
+            ).fetchall()
+            if len(changed) != len(bucket):
+                raise ConcurrentChange(f"{len(bucket) - len(changed)} row(s) of {table} changed concurrently")
+        self._appends.clear()
+        self._updates.clear()
+
+
+class ConcurrentChange(Exception):
+    """A version check failed: another writer changed the row since it was read."""
+
+
+def _arrow(columns: tuple[str, ...], rows: list[tuple]) -> pa.Table:
+    return pa.table(dict(zip(columns, (list(c) for c in zip(*rows)))))
+
+
+class _Job:
+    __slots__ = ("fn", "future")
+
+    def __init__(self, fn, future) -> None:
+        self.fn = fn
+        self.future = future
+
+
+class Writer:
+    """``call(fn)`` from any thread, or ``await run(fn)`` from the event loop."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, name: str = "collab-writer") -> None:
+        self.con = con
+        self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self._closed = False
+        self._thread.start()
+
+    def submit(self, fn: Callable[[Tx], Any]) -> Future:
+        if self._closed:
+            raise RuntimeError("the store is closed")
+        future: Future = Future()
+        self._queue.put(_Job(fn, future))
+        return future
+
+    def call(self, fn: Callable[[Tx], Any]) -> Any:
+        return self.submit(fn).result()
+
+    async def run(self, fn: Callable[[Tx], Any]) -> Any:
+        return await asyncio.wrap_future(self.submit(fn))
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self._queue.put(None)
+            self._thread.join()
+
+    # ------------------------------------------------------------------ the thread
+
+    def _loop(self) -> None:
+        while True:
+            job = self._queue.get()
+            if job is None:
+                return
+            group = [job]
+            while len(group) < MAX_GROUP:
+                try:
+                    nxt = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if nxt is None:
+                    self._run_group(group)
+                    return
+                group.append(nxt)
+            self._run_group(group)
+
+    def _run_group(self, group: list[_Job]) -> None:
+        if len(group) > 1 and self._try_group(group):
+            return
+        for job in group:
+            self._try_group([job], alone=True)
+
+    def _try_group(self, group: list[_Job], alone: bool = False) -> bool:
+        tx = Tx(self.con)
+        outcomes: list[tuple[_Job, bool, Any]] = []
+        self.con.execute("BEGIN")
+        try:
+            for job in group:
+                before = tx.dirty
+                tx.dirty = False
+                try:
+                    outcomes.append((job, True, job.fn(tx)))
+                except ApiError as exc:
+                    if tx.dirty:
+                        raise
+                    outcomes.append((job, False, exc))
+                tx.dirty = tx.dirty or before
+            tx.flush()
+            self.con.execute("COMMIT")
+        except BaseException as exc:  # noqa: BLE001 - every failure must reach a caller
+            self._rollback(tx)
+            if not alone:
+                return False
+            group[0].future.set_exception(exc)
+            return True
+        for hook in tx._after_commit:
+            hook()
+        for job, ok, value in outcomes:
+            if ok:
+                job.future.set_result(value)
+            else:
+                job.future.set_exception(value)
+        return True
+
+    def _rollback(self, tx: Tx) -> None:
+        try:
+            self.con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass
+        for hook in reversed(tx._on_rollback):
+            hook()
