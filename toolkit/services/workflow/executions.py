@@ -18,6 +18,7 @@ from toolkit.engine import (
     CancelStep,
     Dispatch,
     ExecutionState,
+    ManualClock,
     RecordAgentResolution,
     RecordReviewerDecision,
     ResolveStep,
@@ -61,17 +62,25 @@ def _load(services: Services, tx, workspace_id: str, execution_id: str):
     return state, version, plan
 
 
-def _commit(services: Services, tx, workspace_id: str, state, plan, transition, command, version, extra=None):
+def _job_clock(services: Services) -> ManualClock:
+    """One reading of the clock per job: every transition of the job, and the command log,
+    see the same time — which is what lets a replay reproduce the log exactly."""
+    return ManualClock(services.clock.now())
+
+
+def _commit(services: Services, tx, workspace_id: str, state, plan, transition, command, version, clock,
+            extra=None):
     """Persist ``transition`` plus, with the default runner, the agent steps it started."""
     events = list(transition.events)
     requests = transition.agent_requests
-    if services.runs_agents_inline:
-        for more in run_agents(plan, state, transition, services.clock, services.ids, services.runner):
-            events.extend(more.events)
-        requests = []
     name = type(command).__name__
     payload = {k: v for k, v in asdict(command).items() if v is not None}
-    new_version = save(tx, workspace_id, state, events, (name, payload), services.clock.now(), version, extra)
+    if services.runs_agents_inline and requests:
+        for more in run_agents(plan, state, transition, clock, services.ids, services.runner):
+            events.extend(more.events)
+        requests = []
+        payload["agentsInline"] = True
+    new_version = save(tx, workspace_id, state, events, (name, payload), clock.now(), version, extra)
     eid = state.execution_id
     tx.on_rollback(lambda: services.states.pop(eid, None))
     # The execution row is only written when the group flushes, so a later job of the same
@@ -87,26 +96,27 @@ def _commit(services: Services, tx, workspace_id: str, state, plan, transition, 
     return new_version
 
 
-def _catch_up(services: Services, tx, workspace_id: str, state, plan, version: int) -> int:
+def _catch_up(services: Services, tx, workspace_id: str, state, plan, version: int, clock) -> int:
     """Fire deadlines that are already due before applying a command, so a decision that
     arrives after the SLA (while the timer is a moment late) finds the step breached."""
     deadline = state.next_deadline()
-    if state.status != "running" or deadline is None or deadline > services.clock.now():
+    if state.status != "running" or deadline is None or deadline > clock.now():
         return version
-    transition = apply(plan, state, Tick(), services.clock, services.ids)
-    return _commit(services, tx, workspace_id, state, plan, transition, Tick(), version)
+    transition = apply(plan, state, Tick(), clock, services.ids)
+    return _commit(services, tx, workspace_id, state, plan, transition, Tick(), version, clock)
 
 
 def _command(services: Services, workspace: Workspace, execution_id: str, make_command) -> dict:
     ws = workspace.workspace_id
 
     def job(tx):
+        clock = _job_clock(services)
         state, version, plan = _load(services, tx, ws, execution_id)
-        version = _catch_up(services, tx, ws, state, plan, version)
+        version = _catch_up(services, tx, ws, state, plan, version, clock)
         command = make_command(state)
-        transition = apply(plan, state, command, services.clock, services.ids)
+        transition = apply(plan, state, command, clock, services.ids)
         if transition.events:  # a no-op (an idempotent replay, an unknown responder) changes nothing
-            _commit(services, tx, ws, state, plan, transition, command, version)
+            _commit(services, tx, ws, state, plan, transition, command, version, clock)
         return transition.result
 
     return services.store.write(job)
@@ -118,6 +128,7 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
     ws = workspace.workspace_id
 
     def job(tx):
+        clock = _job_clock(services)
         row = tx.execute("SELECT version, status, scope_level, organization_id, document_id FROM definitions "
                          "WHERE workspace_id = ? AND definition_id = ?", [ws, request.definition_id]).fetchone()
         if row is None:
@@ -132,17 +143,17 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
                                "AND idempotency_key = ?", [ws, request.definition_id, request.idempotency_key]).fetchone()
             if first is not None:
                 state, ev_version, plan = _load(services, tx, ws, first[0])
-                transition = suppress_duplicate_dispatch(state, services.clock)
+                transition = suppress_duplicate_dispatch(state, clock)
                 _commit(services, tx, ws, state, plan, transition, SuppressedDispatch(request.idempotency_key),
-                        ev_version)
+                        ev_version, clock)
                 return transition.result
         plan, _ = plan_for(services, ws, request.definition_id, version, read=tx.execute)
         execution_id = services.ids.execution_id()
         command = Dispatch(execution_id, request.correlation_id, request.idempotency_key, request.trigger_context)
-        transition = apply(plan, None, command, services.clock, services.ids)
+        transition = apply(plan, None, command, clock, services.ids)
         extra = {"organization_id": organization_id, "document_id": document_id,
                  "webhook_url": request.webhook_url, "webhook_secret": request.webhook_secret}
-        _commit(services, tx, ws, transition.state, plan, transition, command, None, extra)
+        _commit(services, tx, ws, transition.state, plan, transition, command, None, clock, extra)
         return {"executionId": execution_id, "correlationId": transition.state.correlation_id, "deduplicated": False}
 
     return services.store.write(job)
@@ -241,14 +252,15 @@ def agent_completed(services: Services, workspace_id: str, execution_id: str, st
     Returns None when the step had already ended (a timeout, a cancellation)."""
 
     def job(tx):
+        clock = _job_clock(services)
         state, version, plan = _load(services, tx, workspace_id, execution_id)
-        version = _catch_up(services, tx, workspace_id, state, plan, version)
+        version = _catch_up(services, tx, workspace_id, state, plan, version, clock)
         step = state.steps.get(step_id)
         if state.status != "running" or step is None or step.status != "running":
             return None
         command = AgentCompleted(step_id, output, error)
-        transition = apply(plan, state, command, services.clock, services.ids)
-        _commit(services, tx, workspace_id, state, plan, transition, command, version)
+        transition = apply(plan, state, command, clock, services.ids)
+        _commit(services, tx, workspace_id, state, plan, transition, command, version, clock)
         return transition.result
 
     return services.store.write(job)
@@ -258,6 +270,7 @@ def tick(services: Services, workspace_id: str, execution_id: str) -> dict | Non
     """Fire the execution's due deadlines (the background timer calls this)."""
 
     def job(tx):
+        clock = _job_clock(services)
         try:
             state, version, plan = _load(services, tx, workspace_id, execution_id)
         except ApiError:
@@ -265,10 +278,10 @@ def tick(services: Services, workspace_id: str, execution_id: str) -> dict | Non
         if state.status != "running":
             return None
         deadline = state.next_deadline()
-        if deadline is None or deadline > services.clock.now():
+        if deadline is None or deadline > clock.now():
             return {"nextDeadline": deadline}
-        transition = apply(plan, state, Tick(), services.clock, services.ids)
-        _commit(services, tx, workspace_id, state, plan, transition, Tick(), version)
+        transition = apply(plan, state, Tick(), clock, services.ids)
+        _commit(services, tx, workspace_id, state, plan, transition, Tick(), version, clock)
         return {"nextDeadline": state.next_deadline()}
 
     return services.store.write(job)
