@@ -87,22 +87,25 @@ def run_execution(plan, *, execution_id: str, start_ms: int, rng: random.Random,
     def react(transition) -> None:
         state = transition.state
         now = clock.now()
-        for event in transition.events:
-            events.append(event)
-            kind = event.type
-            if kind == "step.scheduled":
-                node_id = event.data["nodeId"]
-                n = seen.get(node_id, 0) + 1
-                seen[node_id] = n
-                occurrence[event.step_id] = (node_id, n)
-            elif kind == "step.awaiting-approval" and behaviour is not None:
-                _schedule_waiting(state.steps[event.step_id], now, rng, behaviour, push)
+        new_events = transition.events
+        events.extend(new_events)
+        if script is not None:
+            # Script actions address steps by (node, occurrence): number them as they appear.
+            for event in new_events:
+                if event.type == "step.scheduled":
+                    node_id = event.data["nodeId"]
+                    n = seen.get(node_id, 0) + 1
+                    seen[node_id] = n
+                    occurrence[event.step_id] = (node_id, n)
+        if behaviour is not None:
+            for event in new_events:
+                if event.type == "step.awaiting-approval":
+                    _schedule_waiting(state.steps[event.step_id], now, rng, behaviour, push)
         for request in transition.agent_requests:
-            node_id, n = occurrence[request.step_id]
-            if (node_id, n) in scripted_agents:
+            if scripted_agents and occurrence[request.step_id] in scripted_agents:
                 continue
             if behaviour is not None:
-                fail_p, sample, outputs = behaviour.agents[node_id]
+                fail_p, sample, outputs = behaviour.agents[request.node_id]
                 at = now + sample(rng)
                 if fail_p and rng.random() < fail_p:
                     push(at, AgentCompleted(request.step_id, error={"code": "agent-error", "message": "simulated agent failure"}))
