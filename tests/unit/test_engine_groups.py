@@ -72,7 +72,9 @@ def test_join_quorum_cancels_the_rest_and_omits_them_from_group_outputs(run):
     assert h.state.status == "completed"
 
 
-def test_join_reject_without_mandatory_rejection_fails_unrouted(run):
+def test_join_reject_without_mandatory_rejection_ends_completed(run):
+    """Semantics §5.8: a quorum group's members are never unhandled (the group owns their
+    routing), so a reject the loop does not take ends the execution quietly."""
     body = definition(
         [agent("prep"), human("a", "u1", ("opt", False)), human("b", "u2"), agent("next")],
         [edge("prep", G("g"), "approve"), edge("a", "next", "approve"), edge("b", "next", "approve"),
@@ -87,8 +89,8 @@ def test_join_reject_without_mandatory_rejection_fails_unrouted(run):
     completed = h.of_type("parallel-group.completed")[0]
     assert completed.data == {"groupId": "g", "decision": "reject", "totalApproved": 1,
                               "completedTotal": 2, "expectedSteps": 2}
-    assert h.state.status == "failed"
-    assert h.state.failure_reason == "step-rejected:a"
+    assert h.state.status == "completed"
+    assert h.state.failure_reason is None
 
 
 # ---------------------------------------------------------------- cancelOnQuorum
@@ -148,7 +150,7 @@ def test_cancel_on_quorum_without_quorum_routes_only_member_edges(run):
     assert h.state.status == "completed"  # both rejections were routed by their own edges
 
 
-def test_cancel_on_quorum_unrouted_member_rejection_fails_when_group_rejects(run):
+def test_cancel_on_quorum_member_rejection_is_the_groups_to_route(run):
     body = definition(
         [human("a", "u1"), human("b", "u2"), human("c", "u3"), agent("po")],
         [edge(G("g"), "po", "approve")],
@@ -160,8 +162,8 @@ def test_cancel_on_quorum_unrouted_member_rejection_fails_when_group_rejects(run
     h.decide("a", "u1", "reject")
     assert h.state.status == "running"  # c is still waiting
     h.decide("c", "u3", "approve")
-    assert h.state.status == "failed"
-    assert h.state.failure_reason == "step-rejected:b"  # the first unhandled outcome in seq order
+    assert h.state.status == "completed"  # members of quorum groups are never unhandled (§5.8)
+    assert h.state.failure_reason is None
 
 
 def test_cancel_on_quorum_outvoted_rejection_is_handled(run):

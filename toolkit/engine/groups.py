@@ -12,9 +12,10 @@ is counted here (after it fanned out on its own edges, unless the group is joinO
 - ``waitAll``: when every member is terminal, the collective decision (unanimity) fires the
   group-source edges: ``approve``/``reject`` by decision, ``always``, ``custom`` by predicate.
 
-A member's bad outcome (failed, breached, rejected) that its own edges did not route waits in
-``deferred`` until the group decides: handled if the group reached quorum or its edges fired
-(or it looped), unhandled otherwise (semantics §5.8).
+A waitAll member's bad outcome (failed, breached, rejected) that its own edges did not route
+waits in ``deferred`` until the group decides: handled if the group's edges fired (or it
+looped), unhandled otherwise. Members of joinOnQuorum and cancelOnQuorum groups are never
+unhandled: their group owns their routing (semantics §5.8).
 """
 
 from __future__ import annotations
@@ -78,7 +79,9 @@ def member_terminal(run, instance, step, handled: bool, bad: str | None) -> None
     instance.terminal += 1
     if step.status == "completed" and step.output and step.output.get("decision") == "approve":
         instance.approved.append(step.node_id)
-    if bad is not None and not handled:
+    if bad is not None and not handled and group.policy == "waitAll":
+        # Members of quorum groups never count as unhandled: their group owns their routing
+        # (semantics §5.8). A waitAll member's is handled once its group's edges fire.
         instance.deferred.append([step.terminal_seq, bad])
     if instance.first_reject is None and loops.is_mandatory_reject(node, step):
         instance.first_reject = loops.rejection_of(node, step)

@@ -125,10 +125,16 @@ def run_execution(plan, *, execution_id: str, start_ms: int, rng: random.Random,
     transition = apply(plan, None, Dispatch(execution_id, trigger_context=trigger_context), clock, ids)
     state = transition.state
     react(transition)
-    while heap and state.status == "running":
+    while heap:
         at, _, command, script_index = heapq.heappop(heap)
         if at > end:
             break
+        if state.status != "running":
+            if script is None:
+                break
+            if script_index < 0:
+                continue  # planned by the policy for an execution that has ended; script actions
+                          # still go to the engine, which refuses them (reported in errors)
         clock.set(at)
         if script_index >= 0:
             command = _script_command(command, occurrence)
