@@ -65,7 +65,8 @@ def _handler(endpoint: Endpoint, app_state):
 async def _http_error(request: Request, exc: HTTPException):
     if exc.status_code == 405:
         allowed = (exc.headers or {}).get("Allow", "POST")
-        response = error(ApiError(ErrorCode.INVALID_ARGUMENT, f"method {request.method} not allowed: use {allowed}"), 405)
+        message = f"method {request.method} not allowed: use {allowed}"
+        response = error(ApiError(ErrorCode.INVALID_ARGUMENT, message), 405)
         response.headers["Allow"] = allowed
         return response
     if exc.status_code == 404:

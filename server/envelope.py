@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from starlette.requests import Request
@@ -60,6 +61,29 @@ def _depth_ok(value: Any, limit: int) -> bool:
     return True
 
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _lone_surrogate(body: dict) -> str | None:
+    """Where a string or key holds a lone UTF-16 surrogate (``"\\ud800"`` is valid JSON but not
+    Unicode text: it can be neither stored nor sent back), else None. The answer names the
+    place, never the text, so that the error message itself stays encodable."""
+    stack: list[tuple[Any, str]] = [(body, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return path or "body"
+        elif isinstance(item, dict):
+            for key, value in item.items():
+                if _SURROGATE.search(key):
+                    return f"{path or 'body'}: a key"
+                stack.append((value, f"{path}.{key}" if path else key))
+        elif isinstance(item, list):
+            stack.extend((value, f"{path}[{i}]") for i, value in enumerate(item))
+    return None
+
+
 def _no_constant(name: str):
     raise ValueError(f"{name} is not valid JSON")
 
@@ -81,6 +105,9 @@ def parse_data(raw: bytes) -> Any:
         raise ApiError(ErrorCode.INVALID_ARGUMENT, f"body: not valid JSON ({exc})") from None
     if not isinstance(body, dict):
         raise ApiError(ErrorCode.INVALID_ARGUMENT, "body: must be a JSON object {\"data\": {...}}")
+    where = _lone_surrogate(body)
+    if where is not None:
+        raise ApiError(ErrorCode.INVALID_ARGUMENT, f"{where}: not valid Unicode text (a lone surrogate escape)")
     if "data" not in body:
         raise ApiError(ErrorCode.INVALID_ARGUMENT, "data: field required (wrap the parameters as {\"data\": {...}})")
     extra = [k for k in body if k != "data"]

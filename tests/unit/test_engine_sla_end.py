@@ -156,3 +156,27 @@ def test_custom_edges_see_execution_input_and_iteration(run):
     h2 = run(body)
     h2.dispatch({"tier": "silver"})
     assert h2.state.steps_of("vip") == [] and h2.state.status == "completed"
+
+
+def test_an_execution_that_multiplies_its_steps_is_stopped_at_the_step_limit():
+    """Layers of fully connected pairs double the steps per layer (no implicit join): the
+    engine fails such an execution at MAX_STEPS instead of creating 2^n steps."""
+    from toolkit.engine import DefaultAgentRunner, Dispatch, ManualClock, Plan, SeededIds, apply, run_agents
+    from toolkit.engine.routing import MAX_STEPS
+
+    layers = 16  # 2^17 - 1 steps without the limit
+    nodes = [{"nodeId": "root", "type": "agent", "config": {"agentId": "a"}}] + [
+        {"nodeId": f"n{i}-{k}", "type": "agent", "config": {"agentId": "a"}} for i in range(layers) for k in range(2)]
+    edges = [{"from": "root", "to": f"n0-{k}"} for k in range(2)] + [
+        {"from": f"n{i}-{a}", "to": f"n{i + 1}-{b}"} for i in range(layers - 1) for a in range(2) for b in range(2)]
+    plan = Plan.from_definition({"definitionId": "fan-in", "name": "x", "nodes": nodes, "edges": edges})
+    clock, ids = ManualClock(0), SeededIds(0)
+    t = apply(plan, None, Dispatch("ex_1"), clock, ids)
+    extra = run_agents(plan, t.state, t, clock, ids, DefaultAgentRunner())
+    state = t.state
+    assert state.status == "failed"
+    assert state.failure_reason == f"step-limit-exceeded:{MAX_STEPS}"
+    assert MAX_STEPS <= len(state.steps) < MAX_STEPS + 10
+    assert not state.active
+    last = (extra[-1] if extra else t).events[-1]
+    assert (last.type, last.data) == ("execution.failed", {"failureReason": f"step-limit-exceeded:{MAX_STEPS}"})

@@ -14,13 +14,16 @@ ends the execution if nothing is pending, running or waiting any more. Routing o
 4. a group member is then counted by its group (:mod:`toolkit.engine.groups`);
 5. a bad outcome (failed, breached, completed ``reject``) that nothing routed is recorded as
    unhandled ``[seq, code]``; the execution fails with the earliest one's code.
+
+An execution that reaches :data:`MAX_STEPS` steps is stopped: its active steps are cancelled
+and it fails with ``step-limit-exceeded:<n>`` (which takes precedence over other outcomes).
 """
 
 from __future__ import annotations
 
 from toolkit.engine import groups, loops
 
-__all__ = ["drain", "route_step", "outcome_code"]
+__all__ = ["drain", "route_step", "outcome_code", "MAX_STEPS"]
 
 
 def outcome_code(step) -> str | None:
@@ -35,12 +38,30 @@ def outcome_code(step) -> str | None:
     return None
 
 
+# Without implicit joins, a definition whose parallel branches keep re-converging multiplies
+# its steps with every layer (2^n for n layers of fully connected pairs). The linter warns
+# (implicit-join); the runtime stops such an execution instead of letting it take the host.
+MAX_STEPS = 10_000
+STEP_LIMIT_ACTOR = "system:step-limit"
+
+
 def drain(run) -> None:
     """Route queued terminal steps breadth-first, then end the execution if it is done."""
     queue = run.queue
+    state = run.state
     while queue:
+        if len(state.steps) >= MAX_STEPS and state.status == "running":
+            _stop_at_step_limit(run)
+            return
         route_step(run, queue.popleft())
     run.end_if_done()
+
+
+def _stop_at_step_limit(run) -> None:
+    """Cancel what is still active and fail the execution with ``step-limit-exceeded``."""
+    run.cancel_all(STEP_LIMIT_ACTOR, "step-limit-exceeded")
+    run.state.unhandled.append([0, f"step-limit-exceeded:{MAX_STEPS}"])
+    run.end("failed")
 
 
 def route_step(run, step) -> None:

@@ -24,6 +24,7 @@ from toolkit.model.base import (
 DEFINITION_ID_PATTERN = r"^[a-z0-9][a-z0-9-]{2,63}$"
 MAX_AGENT_RUNTIME_MS = 86_400_000
 DEFAULT_AGENT_RUNTIME_MS = 600_000
+MAX_SLA_MS = 366 * 24 * 3_600_000  # a year and a day: past that a deadline is a data error
 
 NodeType = Literal["agent", "human", "webhook"]
 EdgeRole = Literal["approve", "reject", "always", "exhausted", "custom"]
@@ -130,7 +131,7 @@ class WebhookConfig(OpenModel):
 
 class _NodeBase(ApiModel):
     node_id: Identifier
-    sla_ms: int | None = Field(default=None, ge=1)
+    sla_ms: int | None = Field(default=None, ge=1, le=MAX_SLA_MS)
     name: Text200 | None = None
     description: Text2000 | None = None
 

@@ -1,0 +1,1 @@
+"""Black-box HTTP tests: a real `collab serve` process on a temporary DuckDB file."""

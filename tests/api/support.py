@@ -1,0 +1,269 @@
+"""Helpers for the black-box HTTP tests: run `collab` as a subprocess, talk to it with httpx.
+
+Nothing here imports the server: the tests see only the command line and HTTP, as a client
+of the service would.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+W = "/v2/workflow"
+DEF_CREATE, DEF_GET, DEF_LIST = f"{W}/definitions/create", f"{W}/definitions/get", f"{W}/definitions/list"
+DEF_UPDATE, DEF_DELETE = f"{W}/definitions/update", f"{W}/definitions/delete"
+DISPATCH, EXEC_GET, EXEC_LIST = f"{W}/executions/dispatch", f"{W}/executions/get", f"{W}/executions/list"
+EXEC_CANCEL, EVENTS = f"{W}/executions/cancel", f"{W}/executions/getEvents"
+RESOLVE, DECIDE = f"{W}/steps/resolve", f"{W}/steps/recordReviewerDecision"
+AGENT_RESOLUTION, STEP_CANCEL = f"{W}/steps/recordAgentResolution", f"{W}/steps/cancel"
+
+# semantics §1
+HTTP_STATUS = {"INVALID_ARGUMENT": 400, "FAILED_PRECONDITION": 400, "UNAUTHENTICATED": 401,
+               "PERMISSION_DENIED": 403, "NOT_FOUND": 404, "ALREADY_EXISTS": 409, "ABORTED": 409,
+               "RESOURCE_EXHAUSTED": 429, "INTERNAL": 500, "UNAVAILABLE": 503}
+
+EXTERNAL_TYPES = {"execution.dispatched", "execution.completed", "execution.failed", "execution.cancelled",
+                  "step.awaiting-approval", "step.completed", "step.failed", "step.breached", "step.cancelled",
+                  "group.quorum-met", "loop.iteration-started", "loop.exhausted"}
+TERMINAL_STEP = {"completed", "failed", "skipped", "cancelled", "breached"}
+
+
+def collab_bin() -> str:
+    """The `collab` console script of the interpreter running the tests (the project venv)."""
+    candidate = Path(sys.executable).parent / "collab"
+    if candidate.exists():
+        return str(candidate)
+    found = shutil.which("collab")
+    assert found, "the `collab` command is not installed (pip install -e .)"
+    return found
+
+
+def uid(prefix: str) -> str:
+    """A definitionId unique within the test session (matches ^[a-z0-9][a-z0-9-]{2,63}$)."""
+    return f"{prefix}-{uuid.uuid4().hex[:12]}"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def create_workspace(db: Path) -> dict:
+    """`collab workspace create --db DB --json` -> {"apiKey", "authToken"} (exactly those keys)."""
+    proc = subprocess.run([collab_bin(), "workspace", "create", "--db", str(db), "--json"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"workspace create failed: {proc.stderr}"
+    creds = json.loads(proc.stdout)
+    assert set(creds) == {"apiKey", "authToken"}, proc.stdout
+    assert all(isinstance(v, str) and v for v in creds.values())
+    return creds
+
+
+class Server:
+    """`collab serve --db DB --port P` as a subprocess; its output goes to a log file."""
+
+    def __init__(self, db: Path, log_path: Path) -> None:
+        self.db = Path(db)
+        self.log_path = Path(log_path)
+        self.proc: subprocess.Popen | None = None
+        self.port: int | None = None
+        self._log = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> "Server":
+        for _ in range(3):  # a free port can be taken between the probe and the bind: retry
+            self.port = free_port()
+            self._log = open(self.log_path, "ab")
+            self.proc = subprocess.Popen(
+                [collab_bin(), "serve", "--db", str(self.db), "--host", "127.0.0.1", "--port", str(self.port),
+                 "--log-level", "warning"],
+                stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            if self._wait_ready(timeout):
+                return self
+            self._reap()
+        raise AssertionError(f"the server did not start; log:\n{self.log()}")
+
+    def _wait_ready(self, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                if httpx.get(f"{self.base_url}/openapi.json", timeout=2).status_code == 200:
+                    return True
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+        return False
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def client(self, creds: dict | None = None, timeout: float = 60) -> httpx.Client:
+        headers = {"content-type": "application/json"}
+        if creds is not None:
+            headers.update({"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]})
+        limits = httpx.Limits(max_connections=200, max_keepalive_connections=100)
+        return httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout, limits=limits)
+
+    def kill9(self) -> None:
+        """SIGKILL: no shutdown hook runs, the database is not closed cleanly."""
+        if self.proc is not None and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+        self._reap()
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+        self._reap()
+
+    def _reap(self) -> None:
+        if self.proc is not None:
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+class Api:
+    """POST {"data": …} to the server; check the envelope of every answer, never accept a 5xx."""
+
+    def __init__(self, client: httpx.Client) -> None:
+        self.client = client
+
+    def post(self, path: str, data=None, *, body=None, **kwargs) -> httpx.Response:
+        if body is None:
+            body = {"data": data}
+        if isinstance(body, (bytes, str)):
+            resp = self.client.post(path, content=body, **kwargs)
+        else:
+            resp = self.client.post(path, json=body, **kwargs)
+        assert resp.status_code < 500, f"{path} answered {resp.status_code}: {resp.text}"
+        return resp
+
+    def ok(self, path: str, data=None) -> dict:
+        resp = self.post(path, data)
+        assert resp.status_code == 200, f"{path}: {resp.status_code} {resp.text}"
+        body = resp.json()
+        assert list(body) == ["result"], body
+        return body["result"]
+
+    def err(self, path: str, data=None, code: str = "INVALID_ARGUMENT", *, body=None, http: int | None = None,
+            **kwargs) -> str:
+        """Expect an error body with ``code``; returns its message."""
+        resp = self.post(path, data, body=body, **kwargs)
+        return expect_error(resp, code, http)
+
+    # ------------------------------------------------------------ workflow conveniences
+
+    def create(self, definition: dict) -> dict:
+        return self.ok(DEF_CREATE, definition)
+
+    def dispatch(self, definition_id: str, **extra) -> str:
+        return self.ok(DISPATCH, {"definitionId": definition_id, **extra})["executionId"]
+
+    def execution(self, execution_id: str) -> dict:
+        return self.ok(EXEC_GET, {"executionId": execution_id})
+
+    def step(self, execution_id: str, node_id: str, index: int = -1) -> dict:
+        steps = [s for s in self.execution(execution_id)["steps"] if s["nodeId"] == node_id]
+        assert steps, f"no step of node {node_id} in {execution_id}"
+        return steps[index]
+
+    def events(self, execution_id: str, since: int = 0) -> list[dict]:
+        """Every external event, paging with nextCursor until hasMore is false."""
+        out = []
+        while True:
+            page = self.ok(EVENTS, {"executionId": execution_id, "sinceSeq": since, "pageSize": 500})
+            out.extend(page["events"])
+            since = page["nextCursor"]
+            if not page["hasMore"]:
+                return out
+
+
+def expect_error(resp: httpx.Response, code: str, http: int | None = None) -> str:
+    assert resp.status_code < 500, f"answered {resp.status_code}: {resp.text}"
+    body = resp.json()
+    assert list(body) == ["error"], f"{resp.status_code}: {body}"
+    assert set(body["error"]) == {"message", "status"}, body
+    assert body["error"]["status"] == code, f"{resp.status_code}: {body}"
+    assert resp.status_code == (http or HTTP_STATUS[code]), f"{resp.status_code}: {body}"
+    message = body["error"]["message"]
+    assert isinstance(message, str) and message
+    return message
+
+
+# ---------------------------------------------------------------- definition bodies
+
+def human_definition(definition_id: str, reviewers=None, *, sla_ms: int | None = None, **extra) -> dict:
+    """review (human) --approve--> approved (agent); --reject--> rejected (agent)."""
+    reviewers = reviewers if reviewers is not None else [{"userId": "ann", "mandatory": True},
+                                                         {"userId": "bob", "mandatory": False}]
+    review = {"nodeId": "review", "type": "human", "config": {"reviewers": reviewers}}
+    if sla_ms is not None:
+        review["slaMs"] = sla_ms
+    edges = [{"from": "review", "to": "approved", "on": "approve"},
+             {"from": "review", "to": "rejected", "on": "reject"}]
+    if sla_ms is not None:
+        edges.append({"from": "review", "to": "escalate", "on": "always"})
+    nodes = [review, {"nodeId": "approved", "type": "agent", "config": {"agentId": "publisher"}},
+             {"nodeId": "rejected", "type": "agent", "config": {"agentId": "archiver"}}]
+    if sla_ms is not None:
+        nodes.append({"nodeId": "escalate", "type": "agent", "config": {"agentId": "pager"}})
+    return {"definitionId": definition_id, "name": f"Review {definition_id}", "nodes": nodes, "edges": edges,
+            **extra}
+
+
+def external_agent_definition(definition_id: str) -> dict:
+    """work (agent, external: stays running) --always--> after (agent)."""
+    return {"definitionId": definition_id, "name": "External work",
+            "nodes": [{"nodeId": "work", "type": "agent", "config": {"agentId": "outside", "external": True}},
+                      {"nodeId": "after", "type": "agent", "config": {"agentId": "follow-up"}}],
+            "edges": [{"from": "work", "to": "after", "on": "always"}]}
+
+
+def blocking_agent_definition(definition_id: str, policy="allResolved", expected: int = 1) -> dict:
+    """gate (blocking agent) --approve--> pass; --reject--> stop."""
+    config = {"agentId": "classifier", "blocking": True, "resolutionPolicy": policy, "expectedResolutions": expected}
+    return {"definitionId": definition_id, "name": "Blocking gate",
+            "nodes": [{"nodeId": "gate", "type": "agent", "config": config},
+                      {"nodeId": "pass", "type": "agent", "config": {"agentId": "publisher"}},
+                      {"nodeId": "stop", "type": "agent", "config": {"agentId": "archiver"}}],
+            "edges": [{"from": "gate", "to": "pass", "on": "approve"},
+                      {"from": "gate", "to": "stop", "on": "reject"}]}
+
+
+def wait_for(predicate, timeout: float = 10.0, interval: float = 0.05, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
