@@ -23,7 +23,7 @@ class Endpoint(NamedTuple):
 
 W = "/v2/workflow"
 
-ROUTES: list[Endpoint] = [
+WORKFLOW_ROUTES: list[Endpoint] = [
     Endpoint(f"{W}/definitions/create", None, workflow.create_definition, m.DefinitionView, Definition),
     Endpoint(f"{W}/definitions/get", m.DefinitionRef, workflow.get_definition, m.DefinitionView, m.DefinitionRef),
     Endpoint(f"{W}/definitions/list", m.ListDefinitions, workflow.list_definitions, m.DefinitionList, m.ListDefinitions),
@@ -42,3 +42,14 @@ ROUTES: list[Endpoint] = [
              m.ResolutionRecorded, m.RecordAgentResolution),
     Endpoint(f"{W}/steps/cancel", m.CancelStep, workflow.cancel_step, m.StepCancelled, m.CancelStep),
 ]
+
+
+def _all_routes() -> list[Endpoint]:
+    from server.routes_access import ACCESS_ROUTES
+    from server.routes_agents import AGENT_ROUTES
+    from server.routes_annotations import ANNOTATION_ROUTES
+
+    return WORKFLOW_ROUTES + ACCESS_ROUTES + ANNOTATION_ROUTES + AGENT_ROUTES
+
+
+ROUTES: list[Endpoint] = _all_routes()
