@@ -22,6 +22,7 @@ class Services:
     runner: AgentRunner = field(default_factory=DefaultAgentRunner)
     plans: dict = field(default_factory=dict)        # (workspace, definition, version) -> (Plan, view)
     states: dict = field(default_factory=dict)       # execution id -> ExecutionState (writer thread only)
+    heads: dict = field(default_factory=dict)        # (workspace, definition) -> current row (writer only)
     listeners: list = field(default_factory=list)    # callables(workspace_id, committed execution rows)
     lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -50,10 +50,11 @@ class Tx:
     updates, also applied in bulk; and rollback / after-commit hooks for in-memory caches
     the job touched."""
 
-    __slots__ = ("con", "dirty", "_appends", "_updates", "_on_rollback", "_after_commit")
+    __slots__ = ("con", "dirty", "_appends", "_updates", "_on_rollback", "_after_commit", "_keys")
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, keys: "KeySource | None" = None) -> None:
         self.con = con
+        self._keys = keys
         self.dirty = False
         self._appends: dict[tuple[str, tuple[str, ...]], list[tuple]] = {}
         self._updates: dict[tuple[str, tuple[str, ...]], dict] = {}
@@ -80,6 +81,11 @@ class Tx:
         previous = bucket.get(row[0])
         bucket[row[0]] = row if previous is None else (row[0], previous[1]) + tuple(row[2:])
 
+    def next_key(self) -> int:
+        """The next list key (creation order for paging), without a statement: the writer is
+        the only one handing them out, and a rolled-back key is simply never used."""
+        return self._keys.next()
+
     def on_rollback(self, hook: Callable[[], None]) -> None:
         self._on_rollback.append(hook)
 
@@ -98,12 +104,11 @@ class Tx:
             key, expected, *rest = columns
             _update = _arrow(columns, list(bucket.values()))  # noqa: F841
             sets = ", ".join(f"{c} = u.{c}" for c in rest)
-            changed = self.con.execute(
+            (changed,), = self.con.execute(
                 f"UPDATE {table} SET {sets} FROM _update u "
-                f"WHERE {table}.{key} = u.{key} AND {table}.version = u.{expected} RETURNING {table}.{key}"
-            ).fetchall()
-            if len(changed) != len(bucket):
-                raise ConcurrentChange(f"{len(bucket) - len(changed)} row(s) of {table} changed concurrently")
+                f"WHERE {table}.{key} = u.{key} AND {table}.version = u.{expected}").fetchall()
+            if changed != len(bucket):
+                raise ConcurrentChange(f"{len(bucket) - changed} row(s) of {table} changed concurrently")
         self._appends.clear()
         self._updates.clear()
 
@@ -114,6 +119,19 @@ class ConcurrentChange(Exception):
 
 def _arrow(columns: tuple[str, ...], rows: list[tuple]) -> pa.Table:
     return pa.table(dict(zip(columns, (list(c) for c in zip(*rows)))))
+
+
+class KeySource:
+    """Monotonic keys, resumed after the largest stored one at start-up."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self._last = con.execute(
+            "SELECT greatest((SELECT coalesce(max(list_key), 0) FROM executions), "
+            "(SELECT coalesce(max(list_key), 0) FROM definitions))").fetchone()[0]
+
+    def next(self) -> int:
+        self._last += 1
+        return self._last
 
 
 class _Job:
@@ -129,6 +147,8 @@ class Writer:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, name: str = "collab-writer") -> None:
         self.con = con
+        self.keys = KeySource(con)
+        _arrow(("warm",), [(1,)])  # pyarrow's first table imports its pandas glue: pay it at start
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._closed = False
@@ -179,7 +199,7 @@ class Writer:
             self._try_group([job], alone=True)
 
     def _try_group(self, group: list[_Job], alone: bool = False) -> bool:
-        tx = Tx(self.con)
+        tx = Tx(self.con, self.keys)
         outcomes: list[tuple[_Job, bool, Any]] = []
         self.con.execute("BEGIN")
         try:

@@ -96,6 +96,13 @@ def _row(read, workspace_id: str, definition_id: str):
                 [workspace_id, definition_id]).fetchone()
 
 
+def _forget_head(services: Services, tx, workspace_id: str, definition_id: str) -> None:
+    """Dispatch caches each definition's current row in the writer; a change drops it."""
+    key = (workspace_id, definition_id)
+    services.heads.pop(key, None)
+    tx.after_commit(lambda: services.heads.pop(key, None))
+
+
 def _not_found(definition_id: str) -> ApiError:
     return ApiError(ErrorCode.NOT_FOUND, f"definition {definition_id} not found")
 
@@ -111,9 +118,10 @@ def create_definition(services: Services, workspace: Workspace, body: dict) -> d
         now = services.clock.now()
         tx.execute("INSERT INTO definition_versions VALUES (?, ?, 1, ?, ?)",
                    [ws, definition.definition_id, json.dumps(body), now])
-        tx.execute("INSERT INTO definitions VALUES (?, ?, 1, 'active', ?, ?, ?, ?, ?, ?, nextval('list_keys'))",
+        tx.execute("INSERT INTO definitions VALUES (?, ?, 1, 'active', ?, ?, ?, ?, ?, ?, ?)",
                    [ws, definition.definition_id, scope.level, scope.organization_id, scope.document_id,
-                    definition.tags, now, now])
+                    definition.tags, now, now, tx.next_key()])
+        _forget_head(services, tx, ws, definition.definition_id)
         return _row(tx.execute, ws, definition.definition_id)
 
     return _view(services, ws, services.store.write(job))
@@ -178,6 +186,7 @@ def update_definition(services: Services, workspace: Workspace, body: dict) -> d
                    "tags = ?, updated_at = ? WHERE workspace_id = ? AND definition_id = ?",
                    [version, scope.level, scope.organization_id, scope.document_id, update.tags, now, ws,
                     update.definition_id])
+        _forget_head(services, tx, ws, update.definition_id)
         return _row(tx.execute, ws, update.definition_id)
 
     return _view(services, ws, services.store.write(job))
@@ -199,6 +208,7 @@ def delete_definition(services: Services, workspace: Workspace, request: Definit
         if row[2] != "tombstoned":
             tx.execute("UPDATE definitions SET status = 'tombstoned', updated_at = ? "
                        "WHERE workspace_id = ? AND definition_id = ?", [services.clock.now(), ws, request.definition_id])
+            _forget_head(services, tx, ws, request.definition_id)
         return {"deleted": True}
 
     return services.store.write(job)

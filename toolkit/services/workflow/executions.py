@@ -129,8 +129,14 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
 
     def job(tx):
         clock = _job_clock(services)
-        row = tx.execute("SELECT version, status, scope_level, organization_id, document_id FROM definitions "
-                         "WHERE workspace_id = ? AND definition_id = ?", [ws, request.definition_id]).fetchone()
+        row = services.heads.get((ws, request.definition_id))
+        if row is None:
+            row = tx.execute("SELECT version, status, scope_level, organization_id, document_id FROM definitions "
+                             "WHERE workspace_id = ? AND definition_id = ?", [ws, request.definition_id]).fetchone()
+            if row is not None:
+                key = (ws, request.definition_id)
+                services.heads[key] = row
+                tx.on_rollback(lambda: services.heads.pop(key, None))
         if row is None:
             raise ApiError(ErrorCode.NOT_FOUND, f"definition {request.definition_id} not found")
         version, status, level, org, doc = row
@@ -203,15 +209,12 @@ def list_executions(services: Services, workspace: Workspace, request: m.ListExe
 
 
 def get_events(services: Services, workspace: Workspace, request: m.GetEvents) -> dict:
-    _state_exists = services.store.read(
-        "SELECT 1 FROM executions WHERE execution_id = ? AND workspace_id = ?",
-        [request.execution_id, workspace.workspace_id]).fetchone()
-    if _state_exists is None:
-        raise _not_found(request.execution_id)
     rows = services.store.read(
-        "SELECT event_id, seq, type, step_id, timestamp, correlation_id, data FROM events "
-        "WHERE execution_id = ? AND external AND seq > ? ORDER BY seq LIMIT ?",
-        [request.execution_id, request.since_seq, request.page_size + 1]).fetchall()
+        "SELECT e.event_id, e.seq, e.type, e.step_id, e.timestamp, e.correlation_id, e.data FROM events e "
+        "WHERE e.execution_id = ? AND e.workspace_id = ? AND e.external AND e.seq > ? ORDER BY e.seq LIMIT ?",
+        [request.execution_id, workspace.workspace_id, request.since_seq, request.page_size + 1]).fetchall()
+    if not rows:  # nothing new, or no such execution: only now pay for the second question
+        _state_row(services, workspace.workspace_id, request.execution_id)
     more = len(rows) > request.page_size
     rows = rows[: request.page_size]
     events = [{"eventId": eid, "seq": seq, "type": t, "stepId": sid, "timestamp": ts, "correlationId": cid,

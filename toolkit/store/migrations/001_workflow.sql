@@ -69,29 +69,6 @@ CREATE TABLE executions (
 -- Idempotent dispatch holds under races because of this constraint (NULL keys never collide).
 CREATE UNIQUE INDEX executions_idempotency ON executions (workspace_id, definition_id, idempotency_key);
 
--- Append-only: every committed change of a step adds a row; the view `steps` shows the
--- latest of each (plain appends are the cheapest write DuckDB has).
-CREATE TABLE step_versions (
-    run               INTEGER,
-    workspace_id      VARCHAR NOT NULL,
-    execution_id      VARCHAR NOT NULL,
-    version           INTEGER NOT NULL,      -- the execution version that wrote this row
-    step_id           VARCHAR NOT NULL,
-    node_id           VARCHAR NOT NULL,
-    node_type         VARCHAR NOT NULL,
-    status            VARCHAR NOT NULL,
-    group_id          VARCHAR,
-    iteration         INTEGER NOT NULL,
-    started_at        BIGINT,
-    completed_at      BIGINT,
-    decision          VARCHAR,
-    source_node_id    VARCHAR,
-    output            VARCHAR
-);
-CREATE VIEW steps AS
-    SELECT * EXCLUDE (version) FROM step_versions
-    QUALIFY row_number() OVER (PARTITION BY execution_id, step_id ORDER BY version DESC) = 1;
-
 CREATE TABLE events (
     run               INTEGER,
     workspace_id      VARCHAR NOT NULL,
@@ -116,5 +93,27 @@ CREATE TABLE commands (
     payload           VARCHAR NOT NULL
 );
 
--- Creation order of definitions and executions, for cursors that page each item exactly once.
-CREATE SEQUENCE list_keys START 1;
+-- Steps are part of each execution's engine state; this view lays them out as rows with the
+-- same columns as the simulator's `steps` table, so the analytics views run on either. (No
+-- separate table to keep in step: every write is one statement fewer.)
+CREATE VIEW steps AS
+WITH flat AS (
+    SELECT workspace_id, execution_id, unnest(s, recursive := true)
+    FROM (SELECT x.workspace_id, x.execution_id,
+                 unnest(from_json(json_extract(x.state, '$.steps'),
+                                  '[{"step_id": "VARCHAR", "node_id": "VARCHAR", "node_type": "VARCHAR",
+                                     "status": "VARCHAR", "group_id": "VARCHAR", "iteration": "INTEGER",
+                                     "started_at": "BIGINT", "completed_at": "BIGINT", "output": "JSON"}]')) AS s
+          FROM executions x)
+)
+SELECT NULL::INTEGER AS run, f.workspace_id, f.execution_id, f.step_id, f.node_id, f.node_type, f.status,
+       f.group_id, f.iteration, f.started_at, f.completed_at,
+       json_extract_string(f.output, '$.decision') AS decision,
+       CASE WHEN f.step_id NOT LIKE '%\_\_to\_\_%' ESCAPE '\' THEN NULL
+            WHEN regexp_extract(f.step_id, '^(.*)__to__', 1) LIKE 'group\_%' ESCAPE '\'
+                 AND strpos(regexp_extract(f.step_id, '^(.*)__to__', 1), '__') = 0
+                THEN substr(regexp_extract(f.step_id, '^(.*)__to__', 1), 7)
+            ELSE p.node_id END AS source_node_id,
+       coalesce(f.output::VARCHAR, '{}') AS output
+FROM flat f
+LEFT JOIN flat p ON p.execution_id = f.execution_id AND p.step_id = regexp_extract(f.step_id, '^(.*)__to__', 1);
