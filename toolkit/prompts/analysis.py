@@ -1,0 +1,486 @@
+"""A small, honest reading of a one-line QA instruction.
+
+:func:`analyse` pulls out what the instruction itself says — quoted terms, lists introduced by
+"such as", replacement pairs ("use X instead of Y"), placeholders (``{{brand_name}}``,
+``<product>``, "our product name"), the parts of the page it names (headings, footer, …) —
+and decides which kind of check it is from keyword signals. Everything downstream (rules,
+demos, descriptions) is built from this :class:`Analysis`; nothing is invented that the
+instruction does not support, and the same text always gives the same analysis.
+
+>>> a = analyse("Flag any use of the word 'utilize' and suggest 'use' instead.")
+>>> a.kind, a.facet, a.terms, a.preferred
+('terminology', 'forbidden', ('utilize',), ('use',))
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+KINDS = ("terminology", "claims", "tone", "links", "accessibility", "formatting", "numbers_dates",
+         "required_elements", "spelling_grammar")
+# Ties between keyword scores go to the more specific kind: terminology signals ("avoid",
+# "don't use") are the most generic, so it comes last.
+_TIE_ORDER = ("claims", "accessibility", "links", "formatting", "numbers_dates", "tone", "spelling_grammar",
+              "required_elements", "terminology")
+
+# Keyword signals per kind (lower-cased text).
+_SIGNALS: dict[str, tuple[str, ...]] = {
+    "terminology": (r"\bthe (?:word|term|phrase|expression)s?\b", r"\bwording", r"instead of", r"\breplace",
+                    r"\bbann", r"forbidden", r"prohibited",
+                    r"\b(?:don'?t|do not|never|not|no) (?:use|say|write|mention)", r"\bavoid", r"competitor",
+                    r"glossary", r"brand name", r"trademark", r"\bspell(?:ed|ing)? (?:of|as)\b",
+                    r"written as", r"\bmentions? of\b", r"refer(?:ence)?s? to"),
+    "claims": (r"\bclaims?\b", r"guarantee", r"\bpromis", r"100 ?%", r"risk[- ]free", r"complian", r"\blegal",
+               r"regulat", r"superlative", r"substantiat", r"\bcures?\b", r"medical", r"financial advice",
+               r"\bfda\b", r"misleading", r"exaggerat", r"greenwash", r"health"),
+    "tone": (r"\btone\b", r"\bvoice\b", r"friendly", r"\bformal", r"informal", r"casual", r"professional",
+             r"jargon", r"passive", r"active voice", r"polite", r"empath", r"aggressive", r"\bslang", r"inclusive",
+             r"gender[- ]neutral", r"plain (?:language|english)", r"buzzword", r"condescend", r"\bblam"),
+    "links": (r"\blinks?\b", r"\bhref", r"\burls?\b", r"hyperlink", r"broken", r"\b404\b", r"\bhttps?\b",
+              r"\banchors?\b", r"redirect", r"new (?:tab|window)"),
+    "accessibility": (r"\balt\b", r"alt[- ]text", r"alternative text", r"accessib", r"screen ?readers?", r"\baria\b",
+                      r"wcag", r"a11y", r"contrast", r"heading (?:level|hierarch|order|structure)",
+                      r"skip(?:s|ped)? (?:heading )?levels?", r"form (?:field|input|label)s?", r"\blabels?\b",
+                      r"keyboard", r"captions?"),
+    "formatting": (r"sentence case", r"title case", r"capitali[sz]", r"capital letters?", r"upper ?case", r"all caps",
+                   r"\bbold", r"italic", r"bullet", r"punctuation", r"oxford comma", r"serial comma",
+                   r"double spac", r"exclamation", r"emoji"),
+    "numbers_dates": (r"\bdates?\b", r"time format", r"24[- ]hour", r"12[- ]hour", r"currenc", r"\bprices?\b",
+                      r"\bnumbers?\b", r"numerals?", r"percent", r"\bunits?\b", r"\biso\b", r"yyyy", r"mm/dd",
+                      r"dd/mm", r"decimal", r"\bspell(?:ed)? out\b", r"\bas words\b",
+                      r"\b(?:one|zero) to nine\b", r"\b(?:under|below) (?:10|ten)\b"),
+    "required_elements": (r"\b(?:must|should|always|to) (?:include|contain|have|show|display|mention|state|list|"
+                          r"end with|start with|begin with)", r"\brequired?\b", r"\bmissing\b",
+                          r"\b(?:every|each) (?:page|article|post|email|blog)", r"\bfooter\b", r"byline",
+                          r"copyright", r"disclaimer", r"call[- ]to[- ]action", r"\bcta\b", r"table of contents",
+                          r"\bincludes?\b", r"\bwithout an?\b"),
+    "spelling_grammar": (r"spelling", r"\bspell ?check", r"typos?\b", r"misspell", r"grammar", r"grammatical",
+                         r"subject[- ]verb", r"\btense\b"),
+}
+
+_PROHIBIT = re.compile(r"\b(?:don'?t|do not|never|avoid|no|not|flag|remove|ban(?:ned)?|forbid(?:den)?|prohibit(?:ed)?|"
+                       r"must not|should not|shouldn'?t|disallow(?:ed)?)\b", re.I)
+_REQUIRE = re.compile(r"\b(?:must|should|always|ensure|make sure|require[sd]?|every|each|include)\b", re.I)
+
+_HTML_TAGS = {"a", "abbr", "article", "aside", "b", "blockquote", "body", "br", "button", "caption", "code", "div",
+              "em", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "head", "header", "hr", "html", "i",
+              "iframe", "img", "input", "label", "li", "link", "main", "meta", "nav", "ol", "option", "p", "pre",
+              "section", "select", "small", "span", "strong", "style", "table", "td", "textarea", "th", "title",
+              "tr", "u", "ul", "video", "audio", "figure", "figcaption", "svg", "time", "script"}
+
+# Nouns after "our"/"your" that name a runtime value the user must supply (not "our users").
+_INPUT_NOUNS = {"name", "names", "brand", "brands", "product", "products", "company", "competitor", "competitors",
+                "guide", "guidelines", "glossary", "terms", "terminology", "tagline", "slogan", "url", "urls",
+                "domain", "domains", "website", "email", "phone", "address", "trademark", "trademarks", "policy",
+                "disclaimer", "price", "prices", "plan", "plans", "keywords", "words", "values", "region", "regions",
+                "market", "markets", "audience", "persona", "legal", "notice", "hashtag", "hashtags", "handle"}
+_LIST_NOUNS = {"names", "brands", "products", "competitors", "terms", "terminology", "urls", "domains", "trademarks",
+               "prices", "plans", "keywords", "words", "values", "regions", "markets", "hashtags"}
+_STOP = {"a", "an", "the", "and", "or", "in", "on", "at", "to", "of", "for", "with", "by", "from", "is", "are", "be",
+         "must", "should", "always", "never", "that", "which", "who", "when", "where", "if", "unless", "as", "it",
+         "its", "this", "these", "those", "any", "all", "every", "each", "no", "not", "do", "does", "don't", "use",
+         "used", "using", "make", "sure", "ensure", "check", "flag", "find", "page", "pages", "content", "text",
+         "copy", "we", "our", "your", "you", "they", "their", "there", "than", "then", "so", "such", "like", "e.g.",
+         "including", "example", "instead", "also", "only", "more", "most", "same", "into", "out", "up", "about",
+         "have", "has", "write", "written", "say", "said", "mention", "mentions", "mentioned", "contain", "contains",
+         "include", "includes", "suggest", "please", "can", "could", "would", "will", "may", "might", "without",
+         "within", "across", "throughout", "them", "one", "per", "via", "whether", "other", "others", "what",
+         "how", "why", "anywhere", "everywhere", "words", "word", "term", "terms", "phrase", "phrases", "over"}
+
+# Parts of a page an instruction can name: (pattern, label used in the prompt and demos).
+_LOCATIONS = (
+    (r"\b(?:headings?|headlines?|titles?|h[1-6])\b", "headings"),
+    (r"\bfooters?\b", "footer"),
+    (r"\b(?:buttons?|calls? to action|ctas?)\b", "buttons"),
+    (r"\blink text\b", "link text"),
+    (r"\b(?:images?|pictures?|photos?|img)\b", "images"),
+    (r"\btables?\b", "tables"),
+    (r"\b(?:first paragraph|intro(?:duction)?|opening paragraph)\b", "introduction"),
+    (r"\bmeta description\b", "meta description"),
+)
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """A runtime value the instruction refers to: ``{{brand_name}}``, ``<product>``, "our product name"."""
+
+    id: str
+    title: str
+    raw: str
+    source: str                 # "placeholder" (written as a template slot) or "instruction" ("our …")
+    type: str                   # "string" or "list"
+    sample: tuple[str, ...]     # values to write the demos with
+
+    @property
+    def ref(self) -> str:
+        """How the analysis prompt names it."""
+        return "{{" + self.id + "}}"
+
+
+@dataclass(frozen=True)
+class Analysis:
+    instruction: str                      # the prompt, whitespace-normalised
+    kind: str                             # one of KINDS
+    facet: str                            # the kind's variant (e.g. forbidden / canonical)
+    polarity: str                         # "forbid" (the thing must not appear) or "require"
+    terms: tuple[str, ...]                # offending forms the check looks for (demo values, not slots)
+    preferred: tuple[str, ...]            # approved replacements or the canonical form
+    term_refs: tuple[str, ...]            # how the prompt names each term (a slot like {{competitors}} or the term)
+    locations: tuple[str, ...]            # parts of the page the instruction names
+    key_phrases: tuple[str, ...]          # the instruction's own content words, in order
+    element: str | None                   # what a required-element check wants present
+    inputs: tuple[Placeholder, ...]       # runtime values (placeholders and "our …")
+    notes: tuple[str, ...] = field(default=())
+
+
+def normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", text.replace("\ue000", "").replace("\ue001", "")).strip()
+
+
+# ------------------------------------------------------------------ extraction
+
+_QUOTES = re.compile(r"\"([^\"]{1,80})\"|“([^”]{1,80})”|‘([^’]{1,80})’|`([^`]{1,80})`|(?<![\w])'([^']{1,80})'(?![\w])")
+_SLOTS = re.compile(r"\{\{\s*([A-Za-z][\w .-]{0,40}?)\s*\}\}|\{([A-Za-z][\w.-]{0,40})\}|<([A-Za-z][\w -]{0,40})>|"
+                    r"\[([A-Za-z][\w -]{0,40})\](?!\()")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_") or "value"
+
+
+def _title(slug: str) -> str:
+    words = slug.replace("_", " ").replace("-", " ").split()
+    return " ".join(words)[:1].upper() + " ".join(words)[1:] if words else "Value"
+
+
+_SAMPLES = (
+    ("competitor", ("Globex", "Initech")),
+    ("brand", ("Northwind",)),
+    ("product", ("Northwind Cloud",)),
+    ("company", ("Northwind Ltd.",)),
+    ("tagline", ("Reports, not spreadsheets",)),
+    ("slogan", ("Reports, not spreadsheets",)),
+    ("url", ("https://northwind.example",)),
+    ("domain", ("northwind.example",)),
+    ("website", ("https://northwind.example",)),
+    ("email", ("support@northwind.example",)),
+    ("phone", ("+1 555 0100",)),
+    ("price", ("$49",)),
+    ("region", ("EU",)),
+    ("market", ("EU",)),
+    ("keyword", ("self-serve analytics",)),
+    ("hashtag", ("#NorthwindCloud",)),
+    ("name", ("Northwind",)),
+    ("term", ("synergy", "leverage")),
+    ("word", ("synergy", "leverage")),
+    ("disclaimer", ("Results may vary.",)),
+)
+
+
+def _sample(slug: str, plural: bool) -> tuple[str, ...]:
+    for key, values in _SAMPLES:
+        if key in slug:
+            return values if plural or len(values) == 1 else values[:1]
+    return ("Sample " + _title(slug).lower(),)
+
+
+def _placeholders(text: str, samples: dict[str, tuple[str, ...]]) -> list[Placeholder]:
+    found: list[Placeholder] = []
+    for m in _SLOTS.finditer(text):
+        name = next(g for g in m.groups() if g is not None)
+        if m.group(3) is not None and name.lower() in _HTML_TAGS:
+            continue  # <img>, <a>: markup the instruction talks about, not a slot
+        slug = _slug(name)
+        plural = slug.endswith("s") and not slug.endswith("ss")
+        found.append(Placeholder(slug, _title(slug), m.group(0), "placeholder", "list" if plural else "string",
+                                 samples.get(slug) or _sample(slug, plural)))
+    for m in re.finditer(r"\b(?:our|your)\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", text, re.I):
+        words = []
+        for w in m.group(1).split():
+            if w.lower() in _STOP or w.lower().endswith("ly"):
+                break
+            words.append(w.lower())
+        while words and words[-1] not in _INPUT_NOUNS:
+            words.pop()
+        if not words:
+            continue
+        slug = _slug(" ".join(words))
+        plural = words[-1] in _LIST_NOUNS
+        raw = m.group(0).split()[0] + " " + " ".join(words)
+        found.append(Placeholder(slug, _title(slug), raw, "instruction", "list" if plural else "string",
+                                 samples.get(slug) or _sample(slug, plural)))
+    unique: dict[str, Placeholder] = {}
+    for p in found:
+        unique.setdefault(p.id, p)
+    return list(unique.values())
+
+
+def _tokenise_quotes(text: str) -> tuple[str, list[str]]:
+    """Replace quoted strings by numbered markers (private-use characters around an index, which
+    :func:`normalise` keeps out of the text) so patterns can treat each as one word."""
+    quoted: list[str] = []
+
+    def keep(m: re.Match) -> str:
+        quoted.append(next(g for g in m.groups() if g is not None).strip())
+        return f" \ue000{len(quoted) - 1}\ue001 "
+
+    return re.sub(r"\s+", " ", _QUOTES.sub(keep, text)).strip(), quoted
+
+
+_TOKEN = r"(\ue000\d+\ue001|[\w#%$@.+-]*\w%?)"
+_PAIRS = (  # (pattern, index of the forbidden group, index of the preferred group)
+    (rf"\b(?:use|write|say|prefer) {_TOKEN} instead of {_TOKEN}", 2, 1),
+    (rf"\binstead of {_TOKEN},? (?:use|write|say) {_TOKEN}", 1, 2),
+    (rf"\breplace {_TOKEN} (?:with|by) {_TOKEN}", 1, 2),
+    (rf"\b(?:write|spell) {_TOKEN} as {_TOKEN}", 1, 2),
+    (rf"(?<![\w#%$@.+-]){_TOKEN} should be (?:written|spelled|replaced with|changed to) {_TOKEN}", 1, 2),
+    (rf"\bprefer {_TOKEN} (?:over|to) {_TOKEN}", 2, 1),
+    (rf"\b(?:use|write) {_TOKEN},? (?:and )?not {_TOKEN}", 2, 1),
+    ("(\ue000\\d+\ue001),? (?:and )?not (\ue000\\d+\ue001)", 2, 1),
+    (rf"(?<![\w#%$@.+-]){_TOKEN} ?(?:->|=>|→) ?{_TOKEN}", 1, 2),
+)
+_LIST_INTRO = re.compile(r"\b(?:such as|like|e\.g\.,?|for example,?|including|namely)\s+(.+?)(?:[.;:!?)]|$)", re.I)
+_LIST_STOP = {"that", "which", "who", "unless", "because", "when", "where", "in", "on", "from", "without", "with",
+              "and", "or", "to", "if", "as", "are", "is", "must", "should", "need", "needs"}
+
+
+def _list_items(tail: str, quoted: list[str]) -> list[str]:
+    items = []
+    for part in re.split(r",\s*|\s+(?:and|or|and/or)\s+", tail):
+        words = []
+        for w in part.split():
+            if w.lower() in _LIST_STOP and words:
+                break
+            words.append(w)
+            if len(words) == 4:
+                break
+        item = " ".join(words).strip(" ,")
+        if item:
+            items.append(_unquote(item, quoted))
+        if len(part.split()) > len(words):  # the list ended inside this item
+            break
+    return [i for i in items if i and i.lower() not in _STOP]
+
+
+def _unquote(token: str, quoted: list[str]) -> str:
+    return re.sub("\ue000(\\d+)\ue001", lambda m: quoted[int(m.group(1))], token)
+
+
+def _terms(text: str) -> tuple[list[str], list[str], list[str]]:
+    """(all mentioned terms, forbidden terms of replacement pairs, preferred terms)."""
+    marked, quoted = _tokenise_quotes(text)
+    forbidden, preferred = [], []
+    for pattern, bad, good in _PAIRS:
+        for m in re.finditer(pattern, marked, re.I):
+            b, g = _unquote(m.group(bad), quoted), _unquote(m.group(good), quoted)
+            if b.lower() not in _STOP and g.lower() not in _STOP:
+                forbidden.append(b)
+                preferred.append(g)
+    for m in re.finditer(rf"\b(?:suggest|recommend|use|prefer)(?:ing)? {_TOKEN}(?: instead)?\b", marked, re.I):
+        negated = re.search(r"\b(?:don'?t|do not|never|not|no|avoid|stop)\s*$", marked[:m.start()], re.I)
+        if m.group(1).startswith("\ue000") and not negated:
+            g = _unquote(m.group(1), quoted)
+            if g not in preferred and g not in forbidden:
+                preferred.append(g)
+    if re.search(r"\breplace\b", marked, re.I):  # "replace A with B and C with D"
+        for m in re.finditer(rf"(?:,|\band) {_TOKEN} (?:with|by) {_TOKEN}", marked, re.I):
+            forbidden.append(_unquote(m.group(1), quoted))
+            preferred.append(_unquote(m.group(2), quoted))
+    mentioned = list(quoted)
+    for m in re.finditer(rf"\bthe (?:word|term|phrase|expression)s? {_TOKEN}", marked, re.I):
+        mentioned.append(_unquote(m.group(1), quoted))
+    for m in _LIST_INTRO.finditer(marked):
+        mentioned.extend(_list_items(m.group(1), quoted))
+    ordered = list(dict.fromkeys(t for t in mentioned + forbidden if t and not _SLOTS.fullmatch(t)))
+    return ordered, list(dict.fromkeys(forbidden)), list(dict.fromkeys(preferred))
+
+
+def key_phrases(text: str) -> tuple[str, ...]:
+    """The instruction's content words and short phrases, in order (no stop words)."""
+    phrases, current = [], []
+    for raw in re.findall(r"[\w#%$@'’.+-]+|[,.;:!?()]", _SLOTS.sub(" , ", text)):
+        w = raw.strip(".'’").lower()
+        if not w or w in _STOP or not re.search(r"\w", w):
+            if current:
+                phrases.append(" ".join(current))
+            current = []
+            continue
+        current.append(w)
+        if len(current) == 3:
+            phrases.append(" ".join(current))
+            current = []
+    if current:
+        phrases.append(" ".join(current))
+    return tuple(dict.fromkeys(p for p in phrases if len(p) > 1))
+
+
+def _scores(low: str) -> dict[str, int]:
+    return {kind: sum(1 for p in pats if re.search(p, low)) for kind, pats in _SIGNALS.items()}
+
+
+_CANONICAL = re.compile(r"\b(?:always (?:write|spell|capitali[sz]e)|spell(?:ed)?\b|capitali[sz]|capital letter|"
+                        r"exactly as|correct (?:spelling|capitali[sz]ation)|written as|write\b.+\bas\b|casing)", re.I)
+_ELEMENT = re.compile(r"\b(?:include|includes|contain|contains|have|has|show|display|mention|state|list|"
+                      r"end with|start with|begin with|add|missing|without)\s+(?:an?\s+|the\s+|one\s+)?(.+?)"
+                      r"(?=\s+(?:in|on|at|under|near|above|below|before|after|with|that|which|for|and|or|so)\b"
+                      r"|[.;,!?]|$)",
+                      re.I)
+
+
+def _classify(low: str, terms: list[str], inputs: list[Placeholder]) -> str:
+    scores = _scores(low)
+    has_term = bool(terms) or any(p.source == "placeholder" for p in inputs)
+    if terms:  # words the instruction quotes or lists are what a terminology check is about
+        scores["terminology"] += 1
+    if re.search(r"link text|click here|read more|descriptive links?", low):
+        return "links"
+    if re.search(r"\balt\b|alt[- ]text|alternative text", low):
+        return "accessibility"
+    if has_term and _CANONICAL.search(low) and not re.search(r"sentence case|title case|all caps", low):
+        return "terminology"
+    best = max(_TIE_ORDER, key=lambda k: (scores[k], -_TIE_ORDER.index(k)))
+    if scores[best] == 0:
+        if has_term or _PROHIBIT.search(low):
+            return "terminology"
+        return "required_elements" if _REQUIRE.search(low) else "spelling_grammar"
+    return best
+
+
+def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
+    def any_of(*patterns: str) -> bool:
+        return any(re.search(p, low) for p in patterns)
+
+    if kind == "terminology":
+        canonical = has_term and _CANONICAL.search(low) and not forbidden
+        return "canonical" if canonical else "forbidden"
+    if kind == "accessibility":
+        if any_of(r"\balt\b", r"alt[- ]text", r"alternative text", r"\bimages?\b"):
+            return "alt_text"
+        if any_of(r"contrast", r"colou?r"):
+            return "contrast"
+        if any_of(r"heading", r"h[1-6]\b"):
+            return "headings"
+        if any_of(r"\bform", r"\blabels?\b", r"\binputs?\b"):
+            return "form_labels"
+        return "general"
+    if kind == "links":
+        if any_of(r"link text", r"click here", r"read more", r"descriptive"):
+            return "link_text"
+        if any_of(r"https", r"secure", r"\bhttp\b"):
+            return "https"
+        if any_of(r"new (?:tab|window)", r"target"):
+            return "new_tab"
+        return "broken"
+    if kind == "tone":
+        for facet, pats in (("inclusive", (r"inclusive", r"gender", r"neutral")),
+                            ("active", (r"passive", r"active voice")),
+                            ("plain", (r"jargon", r"plain", r"buzzword", r"simple", r"clear")),
+                            ("formal", (r"\bformal", r"professional", r"casual", r"slang", r"informal")),
+                            ("friendly", (r"friendly", r"warm", r"polite", r"empath", r"aggressive", r"blam",
+                                          r"condescend"))):
+            if any_of(*pats):
+                return facet
+        return "formal"
+    if kind == "formatting":
+        for facet, pats in (("sentence_case", (r"sentence case",)), ("title_case", (r"title case",)),
+                            ("exclamation", (r"exclamation", r"!")),
+                            ("oxford_comma", (r"oxford comma", r"serial comma")),
+                            ("all_caps", (r"all caps", r"upper ?case", r"shout")),
+                            ("spacing", (r"double spac", r"spaces"))):
+            if any_of(*pats):
+                return facet
+        return "sentence_case"
+    if kind == "numbers_dates":
+        if any_of(r"\bdates?\b", r"yyyy", r"mm/dd", r"dd/mm", r"\biso\b"):
+            return "dates"
+        if any_of(r"24[- ]hour", r"12[- ]hour", r"time format", r"\btimes?\b"):
+            return "time"
+        if any_of(r"currenc", r"\bprices?\b", r"\bcost"):
+            return "currency"
+        return "numerals"
+    if kind == "spelling_grammar":
+        return "grammar" if any_of(r"grammar", r"grammatical", r"subject[- ]verb", r"tense") else "spelling"
+    if kind == "claims":
+        for facet, pats in (("health", (r"health", r"medical", r"\bcures?\b", r"\bfda\b", r"supplement", r"clinical")),
+                            ("financial", (r"financ", r"invest", r"returns?\b", r"income", r"profit")),
+                            ("environmental", (r"\beco\b", r"environment", r"green", r"sustainab", r"carbon")),
+                            ("superlative", (r"superlative", r"\bbest\b", r"number one", r"#1", r"leading"))):
+            if any_of(*pats):
+                return facet
+        return "general"
+    return "element"
+
+
+def _locations(low: str, kind: str) -> tuple[str, ...]:
+    found = [label for pattern, label in _LOCATIONS if re.search(pattern, low)]
+    if kind in ("accessibility", "links"):
+        found = [f for f in found if f not in ("images", "link text")]
+    if kind == "formatting" and re.search(r"sentence case|title case", low):
+        found = [f for f in found if f != "headings"] + ["headings"]
+    return tuple(dict.fromkeys(found))
+
+
+def _element(text: str) -> str | None:
+    marked, quoted = _tokenise_quotes(text)
+    for m in _ELEMENT.finditer(marked):
+        words = [w for w in _unquote(m.group(1), quoted).split() if w.lower() not in {"a", "an", "the"}]
+        phrase = " ".join(words[:5]).strip(" ,.")
+        if phrase and phrase.lower() not in _STOP:
+            return phrase
+    return None
+
+
+def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> Analysis:
+    """Read the instruction: kind, facet, terms, placeholders, locations, key phrases.
+
+    ``samples`` gives demo values for placeholders by id (from the caller's context fields);
+    without one a placeholder gets a stock value ("Northwind" for a brand).
+    """
+    text = normalise(prompt)
+    low = text.lower()
+    inputs = _placeholders(text, samples or {})
+    mentioned, forbidden, preferred = _terms(text)
+    kind = _classify(low, mentioned, inputs)
+    slots = [p for p in inputs if p.source == "placeholder" or kind == "terminology"]
+    has_term = bool(mentioned) or bool(slots)
+    facet = _facet(kind, low, has_term, forbidden)
+    polarity = "require" if kind == "required_elements" or facet == "canonical" else "forbid"
+    terms, refs, prefer = _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text)
+    notes = []
+    if kind == "spelling_grammar" and not _scores(low)["spelling_grammar"]:
+        notes.append("The instruction names no concrete subject; the check is read as a general "
+                     "editorial review. Add the words, elements or rules to look for to sharpen it.")
+    if kind == "terminology" and facet == "forbidden" and not terms:
+        kind, facet = "spelling_grammar", "spelling"
+        notes.append("The instruction names no word or phrase to look for; the check is read as a general "
+                     "editorial review. Quote the terms (e.g. 'utilize') to get a terminology check.")
+    element = _element(text) if kind == "required_elements" else None
+    if kind == "required_elements" and element is None:
+        kp = key_phrases(text)
+        element = kp[0] if kp else "the required element"
+    return Analysis(text, kind, facet, polarity, tuple(terms), tuple(prefer), tuple(refs), _locations(low, kind),
+                    key_phrases(text), element, tuple(inputs), tuple(notes))
+
+
+def _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text):
+    """Offending terms (demo values), how the prompt names them, and approved forms."""
+    if kind == "terminology" and facet == "canonical":
+        canon = [t for t in mentioned if t not in forbidden] or list(preferred)
+        if canon:
+            return [], canon[:3], canon[:3]
+        if slots:  # the canonical form is a runtime value: the prompt names the slot, demos use its sample
+            return [], [slots[0].ref], list(slots[0].sample[:1])
+        return [], [], []
+    if kind not in ("terminology", "claims", "tone", "links"):
+        return [], [], []
+    terms = list(forbidden) or [t for t in mentioned if t not in preferred]
+    refs = list(terms)
+    for p in slots if kind == "terminology" and not terms else ():
+        terms.extend(p.sample)
+        refs.append(p.ref)
+    if kind == "terminology" and not terms:
+        kp = [k for k in key_phrases(text) if k not in {"flag", "mentions", "references"}]
+        if kp:
+            terms, refs = [kp[-1]], [kp[-1]]
+    return list(dict.fromkeys(terms)), list(dict.fromkeys(refs)), list(preferred)
