@@ -1,0 +1,124 @@
+"""Effective access of a user to a document (semantics §8).
+
+The rules, in order (the first that applies decides):
+
+1. a document that does not exist, or is disabled → no access (``None``);
+2. an explicit membership on the document → its role;
+3. a membership on the document's folder → its role; while a folder inherits from its parent
+   (``inheritFromParent``), the parent's memberships count too, up the chain;
+4. an organization-level membership → its role, unless the document is ``restricted``;
+5. a ``public`` document → ``viewer`` for any member of the organization (a membership at
+   organization, folder or document level);
+6. otherwise → ``None``.
+
+Expired memberships (``expires_at`` at or before ``now_s``) count as absent.
+
+The access type of a document is its own when it is ``restricted`` or ``public``; a document
+left at the default ``organizationPrivate`` takes the access type of its folder (a folder that
+inherits takes its parent's, up the chain; a chain that inherits to the top ends at
+``organizationPrivate``).
+
+``read`` is a ``store.read``-like callable (``read(sql, params)`` returning fetched rows); every
+statement here starts with ``SELECT``, so a writer job may pass ``tx.execute`` and still raise
+an ``ApiError`` afterwards. Two to three statements per call, whatever the number of users.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, Literal
+
+Role = Literal["editor", "viewer"]
+MAX_FOLDER_DEPTH = 64
+
+_DOCUMENT = ("SELECT disabled, access_type, folder_id FROM documents "
+             "WHERE workspace_id = ? AND organization_id = ? AND document_id = ?")
+
+# The document's folder and its ancestors, nearest first.
+_CHAIN = """
+SELECT depth, folder_id, access_type, inherit_from_parent FROM (
+    WITH RECURSIVE chain(depth, folder_id, parent_folder_id, access_type, inherit_from_parent) AS (
+        SELECT 0, folder_id, parent_folder_id, access_type, inherit_from_parent FROM folders
+        WHERE workspace_id = $ws AND organization_id = $org AND folder_id = $folder
+        UNION ALL
+        SELECT c.depth + 1, f.folder_id, f.parent_folder_id, f.access_type, f.inherit_from_parent
+        FROM chain c JOIN folders f ON f.workspace_id = $ws AND f.organization_id = $org
+                                    AND f.folder_id = c.parent_folder_id
+        WHERE c.depth < $max_depth
+    )
+    SELECT * FROM chain
+) ORDER BY depth
+"""
+
+_MEMBERSHIPS = """
+SELECT user_id, resource_type, resource_id, access_role FROM memberships
+WHERE workspace_id = $ws AND organization_id = $org AND user_id IN (SELECT unnest($users::VARCHAR[]))
+  AND (expires_at IS NULL OR expires_at > $now)
+  AND (resource_type = 'organization'
+       OR (resource_type = 'document' AND resource_id = $doc)
+       OR (resource_type = 'folder' AND list_contains($folders::VARCHAR[], resource_id))
+       OR $any_membership)
+"""
+
+
+def effective_roles(read: Callable, workspace_id: str, user_ids: Iterable[str], document_id: str,
+                    organization_id: str | None, now_s: float) -> dict[str, Role | None]:
+    """user id -> ``"editor"``, ``"viewer"`` or ``None`` for every user in ``user_ids``.
+
+    ``organization_id`` is ``''`` (or ``None``) for a document without an organization.
+    """
+    users = list(dict.fromkeys(user_ids))
+    out: dict[str, Role | None] = {u: None for u in users}
+    org = organization_id or ""
+    if not users:
+        return out
+    doc = read(_DOCUMENT, [workspace_id, org, document_id]).fetchone()
+    if doc is None or doc[0]:
+        return out
+    _, doc_type, folder_id = doc
+    chain = [] if folder_id is None else read(
+        _CHAIN, {"ws": workspace_id, "org": org, "folder": folder_id, "max_depth": MAX_FOLDER_DEPTH}).fetchall()
+    # Folders whose memberships count: the document's folder, then parents while a folder inherits.
+    counted: list[str] = []
+    for _, fid, _, inherits in chain:
+        counted.append(fid)
+        if not inherits:
+            break
+    access_type = doc_type if doc_type != "organizationPrivate" else _folder_access_type(chain)
+    rows = read(_MEMBERSHIPS, {"ws": workspace_id, "org": org, "users": users, "now": now_s, "doc": document_id,
+                               "folders": counted, "any_membership": access_type == "public"}).fetchall()
+    by_user: dict[str, dict[tuple[str, str], str]] = {}
+    for user_id, rtype, rid, role in rows:
+        by_user.setdefault(user_id, {})[(rtype, rid)] = role
+    for user_id, held in by_user.items():
+        out[user_id] = _decide(held, document_id, org, counted, access_type)
+    return out
+
+
+def effective_role(read: Callable, workspace_id: str, user_id: str, document_id: str,
+                   organization_id: str | None, now_s: float) -> Role | None:
+    """``"editor"``, ``"viewer"`` or ``None``: what ``user_id`` may do on the document."""
+    return effective_roles(read, workspace_id, [user_id], document_id, organization_id, now_s)[user_id]
+
+
+def _folder_access_type(chain: list[tuple]) -> str:
+    for _, _, access_type, inherits in chain:
+        if not inherits:
+            return access_type or "organizationPrivate"
+    return "organizationPrivate"
+
+
+def _decide(held: dict[tuple[str, str], str], document_id: str, org: str, counted: list[str],
+            access_type: str) -> Role | None:
+    role = held.get(("document", document_id))
+    if role is not None:
+        return role  # type: ignore[return-value]
+    for folder_id in counted:
+        role = held.get(("folder", folder_id))
+        if role is not None:
+            return role  # type: ignore[return-value]
+    role = held.get(("organization", org)) if org else None
+    if role is not None and access_type != "restricted":
+        return role  # type: ignore[return-value]
+    if access_type == "public" and org and held:
+        return "viewer"
+    return None
