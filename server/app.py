@@ -35,6 +35,7 @@ class Settings:
     max_body_bytes: int = DEFAULT_MAX_BODY
     agent_runner: AgentRunner = field(default_factory=DefaultAgentRunner)
     timers: bool = True
+    mirror_every_s: float | None = 5.0  # the Parquet mirror for analysts (None: off)
 
 
 def _handler(endpoint: Endpoint, app_state):
@@ -93,7 +94,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         state.store = Store(settings.db)
         state.services = Services(state.store, runner=settings.agent_runner)
         state.authenticator = Authenticator(state.store)
-        state.background = Background(state.services)
+        state.background = Background(state.services, mirror_every_s=settings.mirror_every_s)
         app.state.services = state.services
         if settings.timers:
             await state.background.start()

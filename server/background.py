@@ -1,4 +1,5 @@
-"""Background work: SLA deadlines and agent timeouts, and non-blocking agents.
+"""Background work: SLA deadlines and agent timeouts, non-blocking agents, and the Parquet
+mirror analysts query while the server runs.
 
 Deadlines fire through the engine's ``Tick`` from an in-memory heap of each running
 execution's next deadline — the index, rebuilt at start-up from ``executions.next_deadline``
@@ -12,10 +13,12 @@ import asyncio
 import heapq
 import json
 import logging
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
 
 from starlette.concurrency import run_in_threadpool
 
+from toolkit.analytics import Mirror
 from toolkit.engine import AgentFailure, AgentRequest, ExecutionState
 from toolkit.services.context import Services
 from toolkit.services.workflow import agent_completed, tick
@@ -25,8 +28,10 @@ log = logging.getLogger("collab.background")
 
 
 class Background:
-    def __init__(self, services: Services, agent_threads: int = 4) -> None:
+    def __init__(self, services: Services, agent_threads: int = 4, mirror_every_s: float | None = 5.0) -> None:
         self.services = services
+        self.mirror: Mirror | None = None
+        self.mirror_every_s = mirror_every_s
         self.heap: list[tuple[int, str, str]] = []
         self.loop: asyncio.AbstractEventLoop | None = None
         self.wake: asyncio.Event | None = None
@@ -45,6 +50,10 @@ class Background:
         if not self.services.runs_agents_inline:
             await run_in_threadpool(self._resume_agents)
         self.task = asyncio.create_task(self._timer())
+        store = self.services.store
+        if self.mirror_every_s and store.path != ":memory:":
+            self.mirror = Mirror(store, Path(store.path).parent / "events")
+            self.mirror.start(interval=self.mirror_every_s)
 
     async def stop(self) -> None:
         if self._on_commit in self.services.listeners:
@@ -56,6 +65,8 @@ class Background:
             except asyncio.CancelledError:
                 pass
         self.agents.shutdown(wait=True, cancel_futures=True)
+        if self.mirror is not None:
+            await run_in_threadpool(self.mirror.stop)  # a last sync, so the mirror ends complete
 
     # ---------------------------------------------------------------- called on the writer thread
 

@@ -164,6 +164,88 @@ def cmd_serve(args) -> int:
     return 0
 
 
+def _open_log(args):
+    """A read-only DuckDB connection with the analytics views: ``--mirror FOLDER`` (a running
+    server's Parquet mirror) or ``--db FILE`` (a simulation's or a stopped server's database)."""
+    import duckdb
+
+    from toolkit.analytics import open_db, open_mirror
+
+    try:
+        if getattr(args, "mirror", None):
+            return open_mirror(args.mirror)
+        return open_db(args.db)
+    except FileNotFoundError as exc:
+        raise SystemExit(_usage_error(str(exc))) from None
+    except (duckdb.IOException, duckdb.ConnectionException) as exc:
+        raise SystemExit(_usage_error(f"cannot open {args.db}: {exc} (a running server holds it: "
+                                      "query its mirror with --mirror data/events)")) from None
+    except (duckdb.Error, ValueError) as exc:
+        raise SystemExit(_usage_error(f"cannot read {args.mirror or args.db}: {exc}")) from None
+
+
+def _usage_error(message: str) -> int:
+    print(f"collab: {message}", file=sys.stderr)
+    return 2
+
+
+def cmd_sql(args) -> int:
+    import duckdb
+
+    from toolkit.analytics.query import write_result
+
+    con = _open_log(args)
+    try:
+        write_result(con, args.query, args.format, args.out, sys.stdout)
+    except duckdb.Error as exc:
+        print(f"collab: {exc}", file=sys.stderr)
+        return 1
+    except ValueError as exc:
+        return _usage_error(str(exc))
+    finally:
+        con.close()
+    return 0
+
+
+def cmd_events_export(args) -> int:
+    from toolkit.analytics import export
+
+    con = _open_log(args)
+    try:
+        counts = export(con, args.to, args.out, execution_id=args.execution, definition_id=args.definition)
+    except LookupError as exc:
+        print(f"collab: {exc.args[0]}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        return _usage_error(f"cannot write {args.out}: {exc.strerror}")
+    finally:
+        con.close()
+    print(f"{counts['events']} {'step entries' if args.to == 'xes' else 'events'} of "
+          f"{counts['executions']} execution(s) written to {args.out} ({args.to})")
+    return 0
+
+
+def cmd_replay(args) -> int:
+    from toolkit.analytics import ReplayError, diff, format_diff
+
+    against, findings = _check(args.against)
+    if errors_of(findings):
+        _print_findings(errors_of(findings), sys.stderr)
+        return 1
+    con = _open_log(args)
+    try:
+        result = diff(con, args.definition, against, workspace_id=args.workspace)
+    except ReplayError as exc:
+        return _usage_error(str(exc))
+    finally:
+        con.close()
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print(format_diff(result))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="collab", description="Design, lint, simulate and serve approval workflows.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -205,6 +287,43 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--label", default="default")
     c.add_argument("--json", action="store_true", help='print exactly {"apiKey": ..., "authToken": ...}')
     c.set_defaults(func=cmd_workspace_create)
+
+    formats = ("table", "csv", "json", "parquet")
+    p = sub.add_parser("sql", help="query an event log with SQL and the analytics views",
+                       description="Views: step_durations, execution_outcomes, execution_summary, reviewer_latency, "
+                                   "loop_iterations, sla_breaches, step_transitions, directly_follows; tables: "
+                                   "executions, steps, events (and, for a server, commands and definition_versions).")
+    p.add_argument("query", help='SQL, e.g. "SELECT * FROM execution_summary LIMIT 10"')
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--db", default=str(DEFAULT_PATH),
+                        help=f"a simulation's or a stopped server's database, opened read-only (default {DEFAULT_PATH})")
+    source.add_argument("--mirror", help="a running server's Parquet mirror folder (e.g. data/events)")
+    p.add_argument("--format", choices=formats, default="table", help="output format (default table)")
+    p.add_argument("--out", help="write to this file instead of standard output (required for parquet)")
+    p.set_defaults(func=cmd_sql)
+
+    p = sub.add_parser("events", help="export event logs")
+    esub = p.add_subparsers(dest="events_command", required=True)
+    c = esub.add_parser("export", help="export executions' events: parquet, csv, XES or OCEL 2.0 JSON (pm4py reads both)")
+    source = c.add_mutually_exclusive_group()
+    source.add_argument("--db", default=str(DEFAULT_PATH), help=f"database file, opened read-only (default {DEFAULT_PATH})")
+    source.add_argument("--mirror", help="a running server's Parquet mirror folder")
+    which = c.add_mutually_exclusive_group(required=True)
+    which.add_argument("--execution", help="one execution id")
+    which.add_argument("--definition", help="every execution of this definition id")
+    c.add_argument("--to", required=True, choices=("parquet", "csv", "ocel", "xes"), help="output format")
+    c.add_argument("out", help="output file")
+    c.set_defaults(func=cmd_events_export)
+
+    p = sub.add_parser("replay", help="replay a definition's recorded executions against another version and diff outcomes")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--db", default=str(DEFAULT_PATH), help=f"server database file, opened read-only (default {DEFAULT_PATH})")
+    source.add_argument("--mirror", help="a running server's Parquet mirror folder")
+    p.add_argument("--definition", required=True, help="the recorded executions' definition id")
+    p.add_argument("--against", required=True, help="the other version: a definition file (JSON create body)")
+    p.add_argument("--workspace", help="only this workspace's executions")
+    p.add_argument("--json", action="store_true", help="print the diff as JSON")
+    p.set_defaults(func=cmd_replay)
     return parser
 
 

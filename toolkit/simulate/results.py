@@ -28,12 +28,12 @@ BUFFERS: dict[str, tuple[pa.Schema, str]] = {
                          ("status", _STR), ("group_id", _STR), ("iteration", _INT), ("started_at", _BIG),
                          ("completed_at", _BIG), ("decision", _STR), ("source_node_id", _STR), ("output", _STR)]),
               "INSERT INTO steps SELECT b.run, x.execution_id, b.* EXCLUDE (run) FROM _batch b "
-              "JOIN executions x ON x.run = b.run AND x.run BETWEEN $lo AND $hi"),
+              "JOIN _executions x ON x.run = b.run"),
     "events": (pa.schema([("run", _INT), ("seq", _INT), ("type", _STR), ("step_id", _STR), ("timestamp", _BIG),
                           ("data", _STR)]),
                "INSERT INTO events SELECT b.run, x.execution_id, b.seq, 'evt_' || x.execution_id || '_' || b.seq, "
                f"b.type, b.step_id, b.timestamp, x.correlation_id, b.type IN ({_EXTERNAL}), b.data FROM _batch b "
-               "JOIN executions x ON x.run = b.run AND x.run BETWEEN $lo AND $hi ORDER BY b.run, b.seq"),
+               "JOIN _executions x ON x.run = b.run ORDER BY b.run, b.seq"),
     "outcomes": (pa.schema([("run", _INT), ("execution_id", _STR), ("status", _STR), ("failure_reason", _STR),
                             ("path", _STR), ("iterations", _INT), ("cycle_time_ms", _BIG), ("breaches", _INT),
                             ("steps", _INT)]),
@@ -60,16 +60,20 @@ class BatchWriter:
         return len(self.rows["outcomes"])
 
     def flush(self) -> None:
-        runs = [r[0] for r in self.rows["executions"]]
-        if not runs:
+        """Steps and events join the executions of *this* batch (scanned by name in the SQL,
+        like the batches themselves), so several simulations may share one database."""
+        if not self.rows["executions"]:
             return
+        _executions = None
         for table, (schema, sql) in BUFFERS.items():
             rows = self.rows[table]
             if not rows:
                 continue
             columns = [pa.array(values, type=f.type) for values, f in zip(zip(*rows), schema)]
-            _batch = pa.Table.from_arrays(columns, schema=schema)  # noqa: F841 - scanned by name in the SQL
-            self.con.execute(sql, {"lo": min(runs), "hi": max(runs)} if "$lo" in sql else None)
+            _batch = pa.Table.from_arrays(columns, schema=schema)
+            if table == "executions":
+                _executions = _batch  # noqa: F841 - read by the steps and events SQL
+            self.con.execute(sql)
             rows.clear()
 
 
