@@ -50,23 +50,21 @@ def _no_double_underscore(value: str) -> str:
 Identifier = Annotated[str, StringConstraints(pattern=ID_PATTERN), AfterValidator(_no_double_underscore)]
 JsonObject = dict[str, Any]
 
-# Tags pydantic inserts into error locations for discriminated unions; never useful to a client.
-UNION_TAGS: set[str] = set()
+# Prefix of the tags pydantic inserts into error locations for the node union; never shown.
+NODE_TAG = "node-type:"
 
 
 def _loc_to_path(loc: tuple, prefix: str) -> str:
     parts = [prefix] if prefix else []
-    previous = None
     for item in loc:
         if isinstance(item, int):
             parts.append(f"[{item}]")
-        elif isinstance(item, str) and item in UNION_TAGS and isinstance(previous, int):
+        elif isinstance(item, str) and item.startswith(NODE_TAG):
             continue
         elif item.startswith("function-"):
             continue
         else:
             parts.append(("." if parts else "") + item)
-        previous = item
     return "".join(parts) or "data"
 
 

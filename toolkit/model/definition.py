@@ -13,7 +13,7 @@ from pydantic import Field, StringConstraints, field_validator, model_validator,
 from pydantic import Discriminator, Tag
 
 from toolkit.model.base import (
-    UNION_TAGS,
+    NODE_TAG,
     ApiModel,
     Identifier,
     JsonObject,
@@ -152,16 +152,15 @@ class WebhookNode(_NodeBase):
 
 
 def _node_tag(value: Any) -> str | None:
-    if isinstance(value, dict):
-        return value.get("type")
-    return getattr(value, "type", None)
+    node_type = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+    return f"{NODE_TAG}{node_type}" if isinstance(node_type, str) else None
 
 
 Node = Annotated[
     Union[
-        Annotated[AgentNode, Tag("agent")],
-        Annotated[HumanNode, Tag("human")],
-        Annotated[WebhookNode, Tag("webhook")],
+        Annotated[AgentNode, Tag(f"{NODE_TAG}agent")],
+        Annotated[HumanNode, Tag(f"{NODE_TAG}human")],
+        Annotated[WebhookNode, Tag(f"{NODE_TAG}webhook")],
     ],
     Discriminator(
         _node_tag,
@@ -169,7 +168,6 @@ Node = Annotated[
         custom_error_message="type: must be one of agent, human, webhook",
     ),
 ]
-UNION_TAGS.update({"agent", "human", "webhook"})
 
 
 # ---------------------------------------------------------------- edges

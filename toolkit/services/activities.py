@@ -1,0 +1,165 @@
+"""Activity logs: add, get, update, delete (api-v2 §4.15, §4.16; semantics §10).
+
+A record is stored as its JSON (``body``) beside the columns that filters read. Records are
+created by ``/v2/activities/add`` and by comments with ``triggerActivities``
+(:func:`activity_row`); ``id`` is the client's when given, else generated. Reads are newest
+first (creation order, reversed) and page with an opaque token.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+
+from toolkit.jsonio import dumps
+from toolkit.model import activities as m
+from toolkit.services.context import Services
+from toolkit.services.paging import decode_cursor, encode_cursor
+from toolkit.services.workspaces import Workspace
+
+COLUMNS = ("workspace_id", "organization_id", "activity_id", "seq", "document_id", "target_entity_id",
+           "created_at", "last_updated", "body")
+# the fields an update may change (api-v2 §4.15), wire name -> Python attribute
+UPDATABLE = {"changes": "changes", "entityData": "entity_data", "entityTargetData": "entity_target_data",
+             "displayMessageTemplate": "display_message_template",
+             "displayMessageTemplateData": "display_message_template_data", "actionIcon": "action_icon"}
+
+
+def bulk(message: str, data) -> dict:
+    """The result of a non-workflow endpoint: ``{status, message, data}``."""
+    return {"status": "success", "message": message, "data": data}
+
+
+def new_activity_id() -> str:
+    return "act_" + secrets.token_hex(10)
+
+
+def activity_rows(tx, workspace_id: str, organization_id: str, records: list[dict], now: int) -> list[tuple]:
+    """Rows for :func:`append_rows`; each record is the wire-form record with its ``id``.
+    Adds ``organizationId`` (null without organization), ``createdAt`` and ``lastUpdated``."""
+    if not records:
+        return []
+    seqs = [s for (s,) in tx.execute("SELECT nextval('activity_seq') FROM range(?)", [len(records)]).fetchall()]
+    rows = []
+    for seq, record in zip(sorted(seqs), records):
+        record = {**record, "organizationId": organization_id or None, "createdAt": now, "lastUpdated": now}
+        rows.append((workspace_id, organization_id, record["id"], seq, record.get("documentId"),
+                     record.get("targetEntityId"), now, now, dumps(record)))
+    return rows
+
+
+def append_rows(tx, rows: list[tuple]) -> None:
+    tx.append("activities", COLUMNS, rows)
+
+
+def _existing(tx, workspace_id: str, organization_id: str, ids: list[str]) -> dict[str, str]:
+    rows = tx.execute("SELECT activity_id, body FROM activities WHERE workspace_id = ? AND organization_id = ? "
+                      "AND activity_id IN (SELECT unnest(?::VARCHAR[]))", [workspace_id, organization_id, ids])
+    return dict(rows.fetchall())
+
+
+def add_activities(services: Services, workspace: Workspace, request: m.AddActivities) -> dict:
+    m.unique_ids(request.activities)
+    ws, org = workspace.workspace_id, request.organization_id
+    items = [(item.id or new_activity_id(), item) for item in request.activities]
+
+    def job(tx):
+        tx.flush()  # records added earlier in this commit group must be seen as existing
+        existing = _existing(tx, ws, org, [i for i, _ in items])
+        now = services.clock.now()
+        records, out = [], {}
+        for activity_id, item in items:
+            if activity_id in existing:
+                out[activity_id] = {"success": False, "id": activity_id,
+                                    "message": f"activity {activity_id} already exists"}
+                continue
+            records.append({"id": activity_id, **item.dump()})
+            out[activity_id] = {"success": True, "id": activity_id, "message": "activity added"}
+        append_rows(tx, activity_rows(tx, ws, org, records, now))
+        return out
+
+    out = services.store.write(job)
+    added = sum(1 for v in out.values() if v["success"])
+    return bulk(f"{added} of {len(out)} activities added", out)
+
+
+def get_activities(services: Services, workspace: Workspace, request: m.GetActivities) -> dict:
+    where = ["workspace_id = ?", "organization_id = ?"]
+    params: list = [workspace.workspace_id, request.organization_id or ""]
+    for column, value in (("document_id", request.document_id), ("target_entity_id", request.target_entity_id)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    before = decode_cursor(request.page_token, "pageToken")
+    if before is not None:
+        where.append("seq < ?")
+        params.append(before)
+    rows = services.store.read(f"SELECT seq, body FROM activities WHERE {' AND '.join(where)} "
+                               "ORDER BY seq DESC LIMIT ?", params + [request.page_size + 1]).fetchall()
+    more = len(rows) > request.page_size
+    rows = rows[: request.page_size]
+    result = bulk(f"{len(rows)} activities", [json.loads(body) for _, body in rows])
+    result["nextPageToken"] = encode_cursor(rows[-1][0]) if more else None
+    return result
+
+
+def update_activities(services: Services, workspace: Workspace, request: m.UpdateActivities) -> dict:
+    """Merge only the fields each item gives; ``lastUpdated`` moves. A missing id is
+    ``success: false`` for that item; the call still succeeds."""
+    m.unique_ids(request.activities)
+    ws, org = workspace.workspace_id, request.organization_id
+
+    def job(tx):
+        tx.flush()
+        existing = _existing(tx, ws, org, [item.id for item in request.activities])
+        now = services.clock.now()
+        changed, out = [], {}
+        for item in request.activities:
+            if item.id not in existing:
+                out[item.id] = {"success": False, "message": f"activity {item.id} not found"}
+                continue
+            given = item.dump()
+            record = json.loads(existing[item.id])
+            record.update({wire: given[wire] for wire in UPDATABLE if wire in given})
+            record["lastUpdated"] = now
+            changed.append((item.id, dumps(record)))
+            out[item.id] = {"success": True, "message": "activity updated"}
+        if changed:  # one set-based statement for every changed record
+            tx.execute("UPDATE activities SET body = c.body, last_updated = ? FROM (SELECT "
+                       "unnest(?::VARCHAR[]) AS activity_id, unnest(?::VARCHAR[]) AS body) c "
+                       "WHERE activities.workspace_id = ? AND activities.organization_id = ? "
+                       "AND activities.activity_id = c.activity_id",
+                       [now, [c[0] for c in changed], [c[1] for c in changed], ws, org])
+        return out
+
+    out = services.store.write(job)
+    updated = sum(1 for v in out.values() if v["success"])
+    return bulk(f"{updated} of {len(out)} activities updated", out)
+
+
+def delete_activities(services: Services, workspace: Workspace, request: m.DeleteActivities) -> dict:
+    """Delete the records every given filter matches (filters intersect)."""
+    ws, org = workspace.workspace_id, request.organization_id
+    where = ["workspace_id = ?", "organization_id = ?"]
+    params: list = [ws, org]
+    for column, value in (("document_id", request.document_id), ("target_entity_id", request.target_entity_id)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    if request.activity_ids is not None:
+        where.append("activity_id IN (SELECT unnest(?::VARCHAR[]))")
+        params.append(request.activity_ids)
+
+    def job(tx):
+        tx.flush()
+        return [r[0] for r in tx.execute(f"DELETE FROM activities WHERE {' AND '.join(where)} RETURNING activity_id",
+                                         params).fetchall()]
+
+    deleted = services.store.write(job)
+    out = {activity_id: {"success": True, "message": "activity deleted"} for activity_id in deleted}
+    filtered = request.document_id is not None or request.target_entity_id is not None
+    for activity_id in request.activity_ids or ():
+        if activity_id not in out:
+            out[activity_id] = {"success": False, "message": f"activity {activity_id} not found"
+                                + (" among the activities the other filters match" if filtered else "")}
+    return bulk(f"{len(deleted)} activities deleted", out)
