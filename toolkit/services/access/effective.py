@@ -83,14 +83,14 @@ def effective_roles(read: Callable, workspace_id: str, user_ids: Iterable[str], 
         counted.append(fid)
         if not inherits:
             break
-    access_type = doc_type if doc_type != "organizationPrivate" else _folder_access_type(chain)
+    access_type = doc_type if doc_type != "organizationPrivate" else folder_access_type(chain)
     rows = read(_MEMBERSHIPS, {"ws": workspace_id, "org": org, "users": users, "now": now_s, "doc": document_id,
                                "folders": counted, "any_membership": access_type == "public"}).fetchall()
     by_user: dict[str, dict[tuple[str, str], str]] = {}
     for user_id, rtype, rid, role in rows:
         by_user.setdefault(user_id, {})[(rtype, rid)] = role
     for user_id, held in by_user.items():
-        out[user_id] = _decide(held, document_id, org, counted, access_type)
+        out[user_id] = decide_role(held, document_id, org, counted, access_type)
     return out
 
 
@@ -100,14 +100,14 @@ def effective_role(read: Callable, workspace_id: str, user_id: str, document_id:
     return effective_roles(read, workspace_id, [user_id], document_id, organization_id, now_s)[user_id]
 
 
-def _folder_access_type(chain: list[tuple]) -> str:
+def folder_access_type(chain: list[tuple]) -> str:
     for _, _, access_type, inherits in chain:
         if not inherits:
             return access_type or "organizationPrivate"
     return "organizationPrivate"
 
 
-def _decide(held: dict[tuple[str, str], str], document_id: str, org: str, counted: list[str],
+def decide_role(held: dict[tuple[str, str], str], document_id: str, org: str, counted: list[str],
             access_type: str) -> Role | None:
     role = held.get(("document", document_id))
     if role is not None:

@@ -10,7 +10,7 @@ Effective access is defined by the access area (``toolkit.services.access.effect
 documents with it would cost up to 90. :func:`access_facts` instead fetches, in ONE plain
 statement, the requested documents, the user's live memberships and the organization's
 folders, then applies the access area's own decision
-(``_decide``, ``_folder_access_type``) to each document in Python, walking folder chains
+(``decide_role``, ``folder_access_type``) to each document in Python, walking folder chains
 exactly as its recursive query does. ``benchmarks/collab_annotations.py`` checks that the
 result equals ``effective_role`` for every document of its workload; ``verifyUserPermissions``
 (one document, its authors) calls ``effective_roles`` itself.
@@ -65,7 +65,7 @@ def access_facts(read: Read, workspace_id: str, user_id: str, organization_id: s
 def decide(rows: Iterable[tuple], organization_id: str) -> Access:
     """:class:`Access` from the rows of :data:`FACTS_SQL` (rows of other kinds are skipped),
     by the access area's own decision rules."""
-    from toolkit.services.access.effective import _decide, _folder_access_type
+    from toolkit.services.access.effective import decide_role, folder_access_type
 
     org = organization_id
     documents, folders, held, member_orgs = [], {}, {}, set()
@@ -88,8 +88,8 @@ def decide(rows: Iterable[tuple], organization_id: str) -> Access:
             counted.append(fid)
             if not inherits:
                 break
-        effective_type = access_type if access_type != "organizationPrivate" else _folder_access_type(chain)
-        role = _decide(held, document_id, org, counted, effective_type)
+        effective_type = access_type if access_type != "organizationPrivate" else folder_access_type(chain)
+        role = decide_role(held, document_id, org, counted, effective_type)
         if role is not None:
             roles[document_id] = role
     return Access(roles, member_orgs)
