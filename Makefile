@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 export DEBIAN_FRONTEND := noninteractive
 
-.PHONY: test bench serve graphviz clean
+.PHONY: test bench serve run lab graphviz chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,8 +26,32 @@ graphviz:
 	  fi; \
 	fi
 
-test: $(STAMP) graphviz
+# Chromium runs the browser test (tests/e2e: JupyterLab driven by Playwright). Like graphviz it
+# comes from the system: apt-get installs Debian's package when we are root. Otherwise the browser
+# test fails and says why; COLLAB_SKIP_BROWSER=1 skips it (for machines without a browser).
+chromium:
+	@if [ "$$COLLAB_SKIP_BROWSER" = "1" ]; then \
+	  echo "COLLAB_SKIP_BROWSER=1: the browser test will be skipped"; \
+	elif ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing chromium with apt-get (for the browser test)"; \
+	    apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+	  else \
+	    echo "Chromium is missing and cannot be installed here (not root, or no apt-get): the browser" \
+	         "test will fail. Install it ('sudo apt-get install chromium') or set COLLAB_SKIP_BROWSER=1."; \
+	  fi; \
+	fi
+
+# Unit, property, API and browser tests, then the notebooks top to bottom (nbval; see pyproject.toml).
+test: $(STAMP) graphviz chromium
 	$(PY) -m pytest -q
+
+# JupyterLab on notebooks/, on 127.0.0.1 only; the URL with its token is printed as it starts.
+run: $(STAMP) graphviz
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks --ServerApp.ip=127.0.0.1 \
+	    $$([ "$$(id -u)" = "0" ] && echo --ServerApp.allow_root=True)
+
+lab: run
 
 # The v2 API on 127.0.0.1:8787 with the embedded database data/collab.duckdb; the first start
 # creates a development workspace and prints its credentials.
