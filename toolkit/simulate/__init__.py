@@ -77,13 +77,14 @@ class SimulationResult:
 
 
 def simulate(definition, runs: int = 1000, seed: int = 0, policy=None, script=None,
-             db: str | Path | None = None, progress: bool | None = None, batch_runs: int = 2000) -> SimulationResult:
+             db: str | Path | None = None, progress=None, batch_runs: int = 2000) -> SimulationResult:
     """Run ``runs`` executions of ``definition`` and store everything in DuckDB.
 
     ``policy`` (a :class:`Policy` or its JSON dict) decides reviewers and agents; ``script``
     adds exact actions to every run; ``db`` is a DuckDB file (default: in memory). Identical
     arguments give byte-identical event logs. A progress bar shows when ``progress`` is true
-    (by default for 5,000 runs or more).
+    (by default for 5,000 runs or more); ``progress`` may also be a callable
+    ``progress(done, total)``, called after every batch (a widget's progress bar, say).
     """
     from tqdm.auto import tqdm
 
@@ -92,7 +93,12 @@ def simulate(definition, runs: int = 1000, seed: int = 0, policy=None, script=No
     script = Script.load(script) if script is not None else None
     con = connect(db)
     writer = BatchWriter(con)
-    bar = tqdm(total=runs, unit="run", disable=not (progress if progress is not None else runs >= 5000))
+    if callable(progress):
+        report, bar = progress, tqdm(total=runs, disable=True)
+    else:
+        report = None
+        bar = tqdm(total=runs, unit="run", disable=not (progress if progress is not None else runs >= 5000))
+    done = 0
     trigger_context = script.input if script is not None else None
     # The loop allocates millions of short-lived tuples and no reference cycles; the cyclic
     # collector would otherwise rescan the growing row buffers over and over.
@@ -106,10 +112,15 @@ def simulate(definition, runs: int = 1000, seed: int = 0, policy=None, script=No
                                 horizon_ms=resolved.horizon_ms)
             write_run(writer, run, log)
             if writer.pending() >= batch_runs:
+                done += writer.pending()
                 writer.flush()
                 bar.update(batch_runs)
+                if report is not None:
+                    report(done, runs)
         bar.update(writer.pending())
         writer.flush()
+        if report is not None:
+            report(runs, runs)
     finally:
         if collecting:
             gc.enable()

@@ -20,7 +20,6 @@ then shows the outcome table, a cycle-time histogram and the heat map.
 from __future__ import annotations
 
 import copy
-from contextlib import contextmanager
 from html import escape
 
 import ipywidgets as w
@@ -47,33 +46,6 @@ FROM outcomes
 GROUP BY ALL
 ORDER BY runs DESC, status, reason
 """
-
-
-@contextmanager
-def _progress_into(bar: w.IntProgress):
-    """Route :func:`simulate`'s tqdm progress bar into ``bar`` for the duration.
-
-    ``simulate`` takes ``progress=True`` and draws with ``tqdm.auto.tqdm``, which it looks
-    up at call time; this swaps in a shim that moves the widget instead.
-    """
-    import tqdm.auto
-
-    class _Shim:
-        def __init__(self, total=None, **_):
-            bar.max, bar.value = max(1, total or 1), 0
-
-        def update(self, n=1):
-            bar.value = min(bar.max, bar.value + int(n))
-
-        def close(self):
-            bar.value = bar.max
-
-    original = tqdm.auto.tqdm
-    tqdm.auto.tqdm = _Shim
-    try:
-        yield
-    finally:
-        tqdm.auto.tqdm = original
 
 
 class SimulationPanel:
@@ -173,9 +145,10 @@ class SimulationPanel:
         self.button.disabled = True
         self.status.value = message_html(f"simulating {runs:,} runs…")
         try:
-            with _progress_into(self.progress):
-                result = simulate(self.definition, runs=runs, seed=seed, policy=self.policy, progress=True,
-                                  batch_runs=max(50, runs // 25))
+            self.progress.max, self.progress.value = max(1, runs), 0
+            result = simulate(self.definition, runs=runs, seed=seed, policy=self.policy,
+                              progress=lambda done, total: setattr(self.progress, "value", done),
+                              batch_runs=max(50, runs // 25))
         finally:
             self.button.disabled = False
         self._show(result)
