@@ -33,19 +33,24 @@ class ActionUser(OpenModel):
     email: Annotated[str, StringConstraints(max_length=2048)] | None = None
 
 
-class NewActivity(ApiModel):
-    id: Id | None = None
-    document_id: Id | None = None
-    target_entity_id: Id | None = None
-    feature_type: Name
-    action_type: Name
-    action_user: ActionUser | None = None
+class ActivityContent(ApiModel):
+    """The fields an activity update may change (api-v2 §4.15); a new activity has them too."""
+
     changes: dict[str, Change] | None = None
     entity_data: Any = None
     entity_target_data: Any = None
     display_message_template: Template | None = None
     display_message_template_data: JsonObject | None = None
     action_icon: Icon | None = None
+
+
+class NewActivity(ActivityContent):
+    id: Id | None = None
+    document_id: Id | None = None
+    target_entity_id: Id | None = None
+    feature_type: Name
+    action_type: Name
+    action_user: ActionUser | None = None
 
 
 class AddActivities(ApiModel):
@@ -53,14 +58,8 @@ class AddActivities(ApiModel):
     activities: bounded_list(NewActivity, 1, MAX_ITEMS)
 
 
-class ActivityChanges(ApiModel):
+class ActivityChanges(ActivityContent):
     id: Id
-    changes: dict[str, Change] | None = None
-    entity_data: Any = None
-    entity_target_data: Any = None
-    display_message_template: Template | None = None
-    display_message_template_data: JsonObject | None = None
-    action_icon: Icon | None = None
 
 
 class UpdateActivities(ApiModel):
