@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import uuid
 from pathlib import Path
 
 import httpx
+from processes import free_port, wait_until_ready
 
 W = "/v2/workflow"
 DEF_CREATE, DEF_GET, DEF_LIST = f"{W}/definitions/create", f"{W}/definitions/get", f"{W}/definitions/list"
@@ -51,12 +51,6 @@ def collab_bin() -> str:
 def uid(prefix: str) -> str:
     """A definitionId unique within the test session (matches ^[a-z0-9][a-z0-9-]{2,63}$)."""
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def create_workspace(db: Path) -> dict:
@@ -98,17 +92,7 @@ class Server:
         raise AssertionError(f"the server did not start; log:\n{self.log()}")
 
     def _wait_ready(self, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                return False
-            try:
-                if httpx.get(f"{self.base_url}/openapi.json", timeout=2).status_code == 200:
-                    return True
-            except httpx.TransportError:
-                pass
-            time.sleep(0.05)
-        return False
+        return wait_until_ready(self.proc, f"{self.base_url}/openapi.json", timeout)
 
     def log(self) -> str:
         try:

@@ -14,14 +14,12 @@ import json
 import os
 import secrets
 import shutil
-import socket
 import subprocess
 import sys
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
+from processes import free_port, wait_until_ready
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -49,12 +47,6 @@ def missing_browser_message() -> str:
     return ("Chromium is not installed, so the browser test cannot run. `make test` installs it with apt-get "
             "when run as root; otherwise install it ('sudo apt-get install chromium') or set "
             f"{SKIP_VARIABLE}=1 to skip the browser test on a machine without a browser.")
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class JupyterLab:
@@ -108,19 +100,8 @@ class JupyterLab:
         raise RuntimeError(f"JupyterLab did not start; its log:\n{self.log()}")
 
     def _wait_ready(self, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                return False
-            try:
-                response = httpx.get(f"http://127.0.0.1:{self.port}/api/status",
-                                     headers={"Authorization": f"token {self.token}"}, timeout=2)
-                if response.status_code == 200:
-                    return True
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        return False
+        return wait_until_ready(self.proc, f"http://127.0.0.1:{self.port}/api/status", timeout,
+                                headers={"Authorization": f"token {self.token}"}, interval=0.2)
 
     def log(self) -> str:
         try:
