@@ -16,6 +16,7 @@ from starlette.routing import Route
 
 from server.auth import workspace_of
 from server.background import Background
+from server.delivery import DeliverySettings
 from server.envelope import DEFAULT_MAX_BODY, Payload, error, ok, parse_data, read_body
 from server.openapi import openapi_document
 from server.routes import ROUTES, Endpoint
@@ -36,6 +37,7 @@ class Settings:
     agent_runner: AgentRunner = field(default_factory=DefaultAgentRunner)
     timers: bool = True
     mirror_every_s: float | None = 5.0  # the Parquet mirror for analysts (None: off)
+    delivery: DeliverySettings = field(default_factory=DeliverySettings)  # webhook push delivery
 
 
 def _handler(endpoint: Endpoint, app_state):
@@ -94,7 +96,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         state.store = Store(settings.db)
         state.services = Services(state.store, runner=settings.agent_runner)
         state.authenticator = Authenticator(state.store)
-        state.background = Background(state.services, mirror_every_s=settings.mirror_every_s)
+        state.background = Background(state.services, mirror_every_s=settings.mirror_every_s,
+                                      delivery=settings.delivery)
         app.state.services = state.services
         if settings.timers:
             await state.background.start()

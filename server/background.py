@@ -1,5 +1,5 @@
-"""Background work: SLA deadlines and agent timeouts, non-blocking agents, and the Parquet
-mirror analysts query while the server runs.
+"""Background work: SLA deadlines and agent timeouts, non-blocking agents, webhook delivery,
+and the Parquet mirror analysts query while the server runs.
 
 Deadlines fire through the engine's ``Tick`` from an in-memory heap of each running
 execution's next deadline — the index, rebuilt at start-up from ``executions.next_deadline``
@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from starlette.concurrency import run_in_threadpool
 
+from server.delivery import Deliverer, DeliverySettings
 from toolkit.analytics import Mirror
 from toolkit.engine import AgentFailure, AgentRequest, ExecutionState
 from toolkit.services.context import Services
@@ -28,8 +29,10 @@ log = logging.getLogger("collab.background")
 
 
 class Background:
-    def __init__(self, services: Services, agent_threads: int = 4, mirror_every_s: float | None = 5.0) -> None:
+    def __init__(self, services: Services, agent_threads: int = 4, mirror_every_s: float | None = 5.0,
+                 delivery: DeliverySettings | None = None) -> None:
         self.services = services
+        self.deliverer = Deliverer(services, delivery or DeliverySettings())
         self.mirror: Mirror | None = None
         self.mirror_every_s = mirror_every_s
         self.heap: list[tuple[int, str, str]] = []
@@ -50,6 +53,7 @@ class Background:
         if not self.services.runs_agents_inline:
             await run_in_threadpool(self._resume_agents)
         self.task = asyncio.create_task(self._timer())
+        await self.deliverer.start()
         store = self.services.store
         if self.mirror_every_s and store.path != ":memory:":
             self.mirror = Mirror(store, Path(store.path).parent / "events")
@@ -64,6 +68,7 @@ class Background:
                 await self.task
             except asyncio.CancelledError:
                 pass
+        await self.deliverer.stop()
         self.agents.shutdown(wait=True, cancel_futures=True)
         if self.mirror is not None:
             await run_in_threadpool(self.mirror.stop)  # a last sync, so the mirror ends complete
@@ -71,11 +76,13 @@ class Background:
     # ---------------------------------------------------------------- called on the writer thread
 
     def _on_commit(self, workspace_id: str, info: dict) -> None:
-        deadline = info["nextDeadline"]
+        deadline = info.get("nextDeadline")
         if deadline is not None and self.loop is not None:
             self.loop.call_soon_threadsafe(self._push, deadline, workspace_id, info["executionId"])
-        for request in info["agentRequests"]:
+        for request in info.get("agentRequests", ()):
             self.agents.submit(self._run_agent, workspace_id, info["executionId"], request)
+        if info.get("deliveries"):
+            self.deliverer.wake()
 
     # ---------------------------------------------------------------- timers
 

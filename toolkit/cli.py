@@ -146,6 +146,7 @@ def cmd_serve(args) -> int:
     import uvicorn
 
     from server import Settings, create_app
+    from server.delivery import DeliverySettings
     from toolkit.services.runtime import SystemClock
     from toolkit.services.workspaces import create_workspace, has_dev_workspace
 
@@ -160,8 +161,21 @@ def cmd_serve(args) -> int:
                 print("Development workspace exists (its credentials were printed when it was created; "
                       "`collab workspace create` makes new ones).")
     print(f"Serving the v2 API on http://{args.host}:{args.port} with database {args.db}", flush=True)
-    uvicorn.run(create_app(Settings(db=args.db)), host=args.host, port=args.port, log_level=args.log_level)
+    delivery = DeliverySettings(allow_loopback=args.webhook_allow_loopback, ca_bundle=args.webhook_ca_bundle,
+                                **({"retry_delays_ms": args.webhook_retry_delays} if args.webhook_retry_delays else {}))
+    uvicorn.run(create_app(Settings(db=args.db, delivery=delivery)), host=args.host, port=args.port,
+                log_level=args.log_level)
     return 0
+
+
+def _delays(text: str) -> tuple[int, ...]:
+    try:
+        delays = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError("comma-separated milliseconds, e.g. 100,200,400") from None
+    if not delays or any(d < 0 for d in delays):
+        raise argparse.ArgumentTypeError("at least one delay, none negative")
+    return delays
 
 
 def _open_log(args):
@@ -278,6 +292,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dev", action="store_true",
                    help="create a clearly labelled development workspace on first start and print its credentials")
     p.add_argument("--log-level", default="info")
+    hooks = p.add_argument_group("webhook delivery (for tests and local receivers; defaults follow the spec)")
+    hooks.add_argument("--webhook-allow-loopback", action="store_true",
+                       help="let deliveries reach 127.0.0.1 / ::1 (other private addresses stay refused)")
+    hooks.add_argument("--webhook-ca-bundle", metavar="PEM", help="extra CA certificates to trust for receivers")
+    hooks.add_argument("--webhook-retry-delays", metavar="MS,MS,...", type=_delays,
+                       help="waits after each failed attempt, in ms (default 2000,8000,32000,120000,480000)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("workspace", help="manage workspaces")

@@ -101,6 +101,10 @@ OPERATIONS: tuple[Operation, ...] = (
               workflow.record_agent_resolution, m.ResolutionRecorded, m.RecordAgentResolution),
     Operation("cancel_step", f"{_W}/steps/cancel", m.CancelStep, workflow.cancel_step,
               m.StepCancelled, m.CancelStep),
+    Operation("list_deliveries", f"{_W}/deliveries/list", m.ListDeliveries, workflow.list_deliveries,
+              m.DeliveryList, m.ListDeliveries),
+    Operation("redrive_deliveries", f"{_W}/deliveries/redrive", m.RedriveDeliveries, workflow.redrive_deliveries,
+              m.Redriven, m.RedriveDeliveries),
 )
 
 _BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
@@ -235,6 +239,20 @@ class WorkflowClient:
                     actor_id: str | None = None, reason: str | None = None, **fields: Any) -> dict:
         return self._op("cancel_step", execution_id, {**_first("execution_id", execution_id), "step_id": step_id,
                                                       "actor_id": actor_id, "reason": reason}, fields)
+
+    # ------------------------------------------------------------------ webhook deliveries
+
+    def list_deliveries(self, filters: Mapping[str, Any] | None = None, **fields: Any) -> dict:
+        """Webhook deliveries: ``status`` (``pending``, ``delivered``, ``dead``), ``execution_id``,
+        ``page_size``, ``cursor``; returns ``{items, nextCursor, hasMore}``."""
+        return self._op("list_deliveries", filters, {}, fields)
+
+    def redrive_deliveries(self, event_ids: list[str] | Mapping[str, Any] | None = None,
+                           execution_id: str | None = None, **fields: Any) -> dict:
+        """Send dead letters again (by ``event_ids``, or all of ``execution_id``); ``{redriven, eventIds}``."""
+        if isinstance(event_ids, Mapping):
+            return self._op("redrive_deliveries", event_ids, {}, fields)
+        return self._op("redrive_deliveries", None, {"event_ids": event_ids, "execution_id": execution_id}, fields)
 
 
 def _first(name: str, value: Any) -> dict:

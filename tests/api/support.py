@@ -67,9 +67,10 @@ def create_workspace(db: Path) -> dict:
 class Server:
     """`collab serve --db DB --port P` as a subprocess; its output goes to a log file."""
 
-    def __init__(self, db: Path, log_path: Path) -> None:
+    def __init__(self, db: Path, log_path: Path, extra_args: tuple[str, ...] = ()) -> None:
         self.db = Path(db)
         self.log_path = Path(log_path)
+        self.extra_args = tuple(extra_args)  # more `collab serve` options (e.g. webhook settings)
         self.proc: subprocess.Popen | None = None
         self.port: int | None = None
         self._log = None
@@ -84,7 +85,7 @@ class Server:
             self._log = open(self.log_path, "ab")
             self.proc = subprocess.Popen(
                 [collab_bin(), "serve", "--db", str(self.db), "--host", "127.0.0.1", "--port", str(self.port),
-                 "--log-level", "warning"],
+                 "--log-level", "warning", *self.extra_args],
                 stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
             if self._wait_ready(timeout):
                 return self

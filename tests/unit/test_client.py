@@ -315,7 +315,7 @@ def test_call_rejects_unknown_operations(local_client):
 
 def test_one_method_per_operation():
     names = [op.name for op in OPERATIONS]
-    assert len(set(names)) == len(names) == 14
+    assert len(set(names)) == len(names) == 16
     public = {n for n in vars(WorkflowClient) if not n.startswith("_")} - {"call", "iter_events"}
     assert public == set(names)
     for cls in (LocalClient, HttpClient):

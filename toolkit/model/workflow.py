@@ -9,6 +9,7 @@ from pydantic import Field, StringConstraints, model_validator
 
 from toolkit.model.base import ApiModel, JsonObject
 from toolkit.model.definition import Scope
+from toolkit.webhooks import url_problem
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 Actor = Annotated[str, StringConstraints(min_length=1, max_length=256)]
@@ -46,8 +47,9 @@ class Dispatch(ApiModel):
     def _webhook_pair(self):
         if (self.webhook_url is None) != (self.webhook_secret is None):
             raise ValueError("webhookSecret: webhookUrl and webhookSecret are given together or not at all")
-        if self.webhook_url is not None and not self.webhook_url.lower().startswith("https://"):
-            raise ValueError("webhookUrl: must be an https URL")
+        problem = None if self.webhook_url is None else url_problem(self.webhook_url)
+        if problem is not None:
+            raise ValueError(f"webhookUrl: {problem}")
         return self
 
 
@@ -117,6 +119,32 @@ class CancelStep(ApiModel):
     step_id: NonEmpty
     actor_id: Actor
     reason: Annotated[str, StringConstraints(max_length=500)] | None = None
+
+
+DeliveryStatus = Literal["pending", "delivered", "dead"]
+
+
+class ListDeliveries(ApiModel):
+    """Webhook deliveries, oldest first; ``status: "dead"`` lists the dead letters."""
+
+    status: DeliveryStatus | None = None
+    execution_id: NonEmpty | None = None
+    page_size: PageSize100 = 50
+    cursor: str | None = None
+
+
+class RedriveDeliveries(ApiModel):
+    """Dead-lettered deliveries to try again from the start of the retry schedule: the ones
+    named in ``eventIds``, or every one of ``executionId`` (at least one of the two)."""
+
+    event_ids: Annotated[list[NonEmpty], Field(min_length=1, max_length=100)] | None = None
+    execution_id: NonEmpty | None = None
+
+    @model_validator(mode="after")
+    def _some(self):
+        if self.event_ids is None and self.execution_id is None:
+            raise ValueError("eventIds: give eventIds or executionId (which dead letters to redrive)")
+        return self
 
 
 # ------------------------------------------------------------------ results (for OpenAPI)
@@ -248,3 +276,29 @@ class StepCancelled(ApiModel):
     step_id: str
     execution_id: str
 
+
+
+class DeliveryView(ApiModel):
+    event_id: str
+    execution_id: str
+    seq: int
+    event: str
+    url: str
+    status: DeliveryStatus
+    attempts: int
+    next_attempt_at: int | None
+    last_error: str | None
+    created_at: int
+    delivered_at: int | None
+    dead_at: int | None
+
+
+class DeliveryList(ApiModel):
+    items: list[DeliveryView]
+    next_cursor: str | None
+    has_more: bool
+
+
+class Redriven(ApiModel):
+    redriven: int
+    event_ids: list[str]

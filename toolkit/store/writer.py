@@ -127,7 +127,8 @@ class KeySource:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self._last = con.execute(
             "SELECT greatest((SELECT coalesce(max(list_key), 0) FROM executions), "
-            "(SELECT coalesce(max(list_key), 0) FROM definitions))").fetchone()[0]
+            "(SELECT coalesce(max(list_key), 0) FROM definitions), "
+            "(SELECT coalesce(max(list_key), 0) FROM outbox))").fetchone()[0]
 
     def next(self) -> int:
         self._last += 1

@@ -47,19 +47,29 @@ def _not_found(execution_id: str) -> ApiError:
     return ApiError(ErrorCode.NOT_FOUND, f"execution {execution_id} not found")
 
 
-def _load(services: Services, tx, workspace_id: str, execution_id: str):
-    """(state, version, plan) of an execution of this workspace, inside the writer."""
+class _Loaded:
+    """An execution as a job sees it: its engine state, the version it was read at, its plan,
+    and where its events are pushed (``webhook_url``, or None)."""
+
+    __slots__ = ("state", "version", "plan", "webhook_url")
+
+    def __init__(self, state, version: int, plan, webhook_url: str | None) -> None:
+        self.state, self.version, self.plan, self.webhook_url = state, version, plan, webhook_url
+
+
+def _load(services: Services, tx, workspace_id: str, execution_id: str) -> _Loaded:
+    """An execution of this workspace, inside the writer: from the live cache, else the database."""
     cached = services.states.get(execution_id)
     if cached is not None and cached[2] == workspace_id:
-        state, version, _ = cached
+        state, version, _, webhook_url = cached
     else:
-        row = tx.execute("SELECT state, version FROM executions WHERE execution_id = ? AND workspace_id = ?",
-                         [execution_id, workspace_id]).fetchone()
+        row = tx.execute("SELECT state, version, webhook_url FROM executions WHERE execution_id = ? "
+                         "AND workspace_id = ?", [execution_id, workspace_id]).fetchone()
         if row is None:
             raise _not_found(execution_id)
-        state, version = ExecutionState.from_dict(json.loads(row[0])), row[1]
+        state, version, webhook_url = ExecutionState.from_dict(json.loads(row[0])), row[1], row[2]
     plan, _ = plan_for(services, workspace_id, state.definition_id, state.definition_version, read=tx.execute)
-    return state, version, plan
+    return _Loaded(state, version, plan, webhook_url)
 
 
 def _job_clock(services: Services) -> ManualClock:
@@ -69,7 +79,7 @@ def _job_clock(services: Services) -> ManualClock:
 
 
 def _commit(services: Services, tx, workspace_id: str, state, plan, transition, command, version, clock,
-            extra=None):
+            webhook_url: str | None, extra=None):
     """Persist ``transition`` plus, with the default runner, the agent steps it started."""
     events = list(transition.events)
     requests = transition.agent_requests
@@ -80,30 +90,40 @@ def _commit(services: Services, tx, workspace_id: str, state, plan, transition, 
             events.extend(more.events)
         requests = []
         payload["agentsInline"] = True
-    new_version = save(tx, workspace_id, state, events, (name, payload), clock.now(), version, extra)
+    new_version = save(tx, workspace_id, state, events, (name, payload), clock.now(), version, extra, webhook_url)
     eid = state.execution_id
     tx.on_rollback(lambda: services.states.pop(eid, None))
     # The execution row is only written when the group flushes, so a later job of the same
     # group must find this state in the cache — also when the execution just ended (reading
     # the database would give the pre-group state, and its update would overwrite this one).
     # Ended executions leave the cache once the group has committed.
-    services.states[eid] = (state, new_version, workspace_id)
+    services.states[eid] = (state, new_version, workspace_id, webhook_url)
     if state.status != "running":
         tx.after_commit(lambda: services.states.pop(eid, None))
     tx.after_commit(lambda: services.notify(workspace_id, {"executionId": eid, "status": state.status,
                                                            "nextDeadline": state.next_deadline(),
-                                                           "agentRequests": requests}))
+                                                           "agentRequests": requests,
+                                                           "deliveries": webhook_url is not None}))
     return new_version
 
 
-def _catch_up(services: Services, tx, workspace_id: str, state, plan, version: int, clock) -> int:
+def _catch_up(services: Services, tx, workspace_id: str, run: _Loaded, clock) -> None:
     """Fire deadlines that are already due before applying a command, so a decision that
     arrives after the SLA (while the timer is a moment late) finds the step breached."""
-    deadline = state.next_deadline()
-    if state.status != "running" or deadline is None or deadline > clock.now():
-        return version
-    transition = apply(plan, state, Tick(), clock, services.ids)
-    return _commit(services, tx, workspace_id, state, plan, transition, Tick(), version, clock)
+    deadline = run.state.next_deadline()
+    if run.state.status != "running" or deadline is None or deadline > clock.now():
+        return
+    transition = apply(run.plan, run.state, Tick(), clock, services.ids)
+    run.version = _commit(services, tx, workspace_id, run.state, run.plan, transition, Tick(), run.version, clock,
+                          run.webhook_url)
+
+
+def _apply(services: Services, tx, workspace_id: str, run: _Loaded, command, clock):
+    transition = apply(run.plan, run.state, command, clock, services.ids)
+    if transition.events:  # a no-op (an idempotent replay, an unknown responder) changes nothing
+        run.version = _commit(services, tx, workspace_id, run.state, run.plan, transition, command, run.version,
+                              clock, run.webhook_url)
+    return transition
 
 
 def _command(services: Services, workspace: Workspace, execution_id: str, make_command) -> dict:
@@ -111,13 +131,9 @@ def _command(services: Services, workspace: Workspace, execution_id: str, make_c
 
     def job(tx):
         clock = _job_clock(services)
-        state, version, plan = _load(services, tx, ws, execution_id)
-        version = _catch_up(services, tx, ws, state, plan, version, clock)
-        command = make_command(state)
-        transition = apply(plan, state, command, clock, services.ids)
-        if transition.events:  # a no-op (an idempotent replay, an unknown responder) changes nothing
-            _commit(services, tx, ws, state, plan, transition, command, version, clock)
-        return transition.result
+        run = _load(services, tx, ws, execution_id)
+        _catch_up(services, tx, ws, run, clock)
+        return _apply(services, tx, ws, run, make_command(run.state), clock).result
 
     return services.store.write(job)
 
@@ -148,10 +164,10 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
             first = tx.execute("SELECT execution_id FROM executions WHERE workspace_id = ? AND definition_id = ? "
                                "AND idempotency_key = ?", [ws, request.definition_id, request.idempotency_key]).fetchone()
             if first is not None:
-                state, ev_version, plan = _load(services, tx, ws, first[0])
-                transition = suppress_duplicate_dispatch(state, clock)
-                _commit(services, tx, ws, state, plan, transition, SuppressedDispatch(request.idempotency_key),
-                        ev_version, clock)
+                run = _load(services, tx, ws, first[0])
+                transition = suppress_duplicate_dispatch(run.state, clock)
+                _commit(services, tx, ws, run.state, run.plan, transition, SuppressedDispatch(request.idempotency_key),
+                        run.version, clock, run.webhook_url)
                 return transition.result
         plan, _ = plan_for(services, ws, request.definition_id, version, read=tx.execute)
         execution_id = services.ids.execution_id()
@@ -159,7 +175,7 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
         transition = apply(plan, None, command, clock, services.ids)
         extra = {"organization_id": organization_id, "document_id": document_id,
                  "webhook_url": request.webhook_url, "webhook_secret": request.webhook_secret}
-        _commit(services, tx, ws, transition.state, plan, transition, command, None, clock, extra)
+        _commit(services, tx, ws, transition.state, plan, transition, command, None, clock, request.webhook_url, extra)
         return {"executionId": execution_id, "correlationId": transition.state.correlation_id, "deduplicated": False}
 
     return services.store.write(job)
@@ -256,15 +272,12 @@ def agent_completed(services: Services, workspace_id: str, execution_id: str, st
 
     def job(tx):
         clock = _job_clock(services)
-        state, version, plan = _load(services, tx, workspace_id, execution_id)
-        version = _catch_up(services, tx, workspace_id, state, plan, version, clock)
-        step = state.steps.get(step_id)
-        if state.status != "running" or step is None or step.status != "running":
+        run = _load(services, tx, workspace_id, execution_id)
+        _catch_up(services, tx, workspace_id, run, clock)
+        step = run.state.steps.get(step_id)
+        if run.state.status != "running" or step is None or step.status != "running":
             return None
-        command = AgentCompleted(step_id, output, error)
-        transition = apply(plan, state, command, clock, services.ids)
-        _commit(services, tx, workspace_id, state, plan, transition, command, version, clock)
-        return transition.result
+        return _apply(services, tx, workspace_id, run, AgentCompleted(step_id, output, error), clock).result
 
     return services.store.write(job)
 
@@ -275,16 +288,15 @@ def tick(services: Services, workspace_id: str, execution_id: str) -> dict | Non
     def job(tx):
         clock = _job_clock(services)
         try:
-            state, version, plan = _load(services, tx, workspace_id, execution_id)
+            run = _load(services, tx, workspace_id, execution_id)
         except ApiError:
             return None
-        if state.status != "running":
+        if run.state.status != "running":
             return None
-        deadline = state.next_deadline()
+        deadline = run.state.next_deadline()
         if deadline is None or deadline > clock.now():
             return {"nextDeadline": deadline}
-        transition = apply(plan, state, Tick(), clock, services.ids)
-        _commit(services, tx, workspace_id, state, plan, transition, Tick(), version, clock)
-        return {"nextDeadline": state.next_deadline()}
+        _apply(services, tx, workspace_id, run, Tick(), clock)
+        return {"nextDeadline": run.state.next_deadline()}
 
     return services.store.write(job)

@@ -1,11 +1,12 @@
 """Writing one engine transition: the execution row with its engine state (version-checked;
-the `steps` view reads steps from that state), its new events and the command that caused
-them — all inside the caller's transaction."""
+the `steps` view reads steps from that state), its new events, their webhook deliveries and
+the command that caused them — all inside the caller's transaction."""
 
 from __future__ import annotations
 
 from toolkit.engine import EXTERNAL_TYPES
 from toolkit.jsonio import dumps
+from toolkit.webhooks import payload
 
 BIGINT_MAX = 2 ** 63 - 1
 
@@ -17,15 +18,18 @@ _NEW_COLUMNS = ("workspace_id", "execution_id", "definition_id", "definition_ver
                 "idempotency_key", "organization_id", "document_id", "webhook_url", "webhook_secret", "started_at",
                 "status", "failure_reason", "completed_at", "cancelled_at", "next_deadline", "state", "version",
                 "list_key")
+_OUTBOX_COLUMNS = ("event_id", "workspace_id", "execution_id", "seq", "url", "body", "status", "attempts", "failures",
+                   "next_attempt_at", "created_at", "list_key")
 _UPDATE_COLUMNS = ("execution_id", "expected_version", "status", "failure_reason", "completed_at", "cancelled_at",
                    "next_deadline", "state", "version")
 
 
 def save(tx, workspace_id: str, state, events: list, command: tuple[str, dict], at: int, version: int | None,
-         extra: dict | None = None) -> int:
+         extra: dict | None = None, webhook_url: str | None = None) -> int:
     """Persist a transition (buffered: the writer flushes each table in bulk at commit).
     ``version`` is the execution version the caller loaded (None for a new execution); the
-    update only applies if it is still current. Returns the new version."""
+    update only applies if it is still current. With a ``webhook_url``, each external event
+    also gets a pending delivery, due at once. Returns the new version."""
     eid = state.execution_id
     new_version = 1 if version is None else version + 1
     deadline = state.next_deadline()
@@ -45,6 +49,10 @@ def save(tx, workspace_id: str, state, events: list, command: tuple[str, dict], 
     tx.append("events", _EVENT_COLUMNS, [
         (workspace_id, eid, e.seq, e.event_id, e.type, e.step_id, e.timestamp, e.correlation_id,
          e.type in EXTERNAL_TYPES, dumps(e.data)) for e in events])
-    kind, payload = command
-    tx.append("commands", _COMMAND_COLUMNS, [(workspace_id, eid, new_version, at, kind, dumps(payload))])
+    if webhook_url is not None:
+        tx.append("outbox", _OUTBOX_COLUMNS, [
+            (e.event_id, workspace_id, eid, e.seq, webhook_url, payload(e, state.definition_id), "pending", 0, 0,
+             at, at, tx.next_key()) for e in events if e.type in EXTERNAL_TYPES])
+    kind, body = command
+    tx.append("commands", _COMMAND_COLUMNS, [(workspace_id, eid, new_version, at, kind, dumps(body))])
     return new_version

@@ -1,0 +1,147 @@
+"""The webhook outbox (semantics §6): what is due, what an attempt came to, and the dead
+letters an operator lists and redrives.
+
+Rows are created with the events they carry (``persist.save``); a deliverer — the server's
+background task — reads the due ones, POSTs them and records each outcome here. A row that
+was being sent when the process died is still ``pending`` and is sent again after the
+restart with the same event id: deliveries are at least once, never lost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from toolkit.model import workflow as m
+from toolkit.services.context import Services
+from toolkit.services.paging import decode_cursor, encode_cursor
+from toolkit.services.workspaces import Workspace
+from toolkit.webhooks import RETRY_DELAYS_MS, retry_delay_ms
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One due delivery, with what signing and sending it needs."""
+
+    event_id: str
+    url: str
+    body: str
+    secret: str
+    attempts: int  # made so far; this one is number attempts + 1
+    failures: int
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one attempt came to. ``permanent`` failures (a destination we refuse to call)
+    dead-letter at once instead of waiting out the schedule."""
+
+    delivery: Delivery
+    at: int
+    error: str | None = None
+    permanent: bool = False
+
+
+# Each execution's events go out one at a time, in seq order: only the oldest pending row of
+# an execution (its head) is ever due, so a receiver sees an execution's events in order, and
+# a later event waits while an earlier one is being retried (until it is delivered or dead).
+_HEADS = ("WITH heads AS (SELECT * FROM outbox WHERE status = 'pending' "
+          "QUALIFY row_number() OVER (PARTITION BY execution_id ORDER BY seq) = 1) ")
+
+
+def due(services: Services, now: int, limit: int, skip: frozenset[str] | set[str] = frozenset()) -> list[Delivery]:
+    """Deliveries whose time has come — the head of each execution's queue — oldest first,
+    leaving out ``skip`` (in flight)."""
+    rows = services.store.read(
+        _HEADS + "SELECT o.event_id, o.url, o.body, x.webhook_secret, o.attempts, o.failures FROM heads o "
+        "JOIN executions x ON x.execution_id = o.execution_id "
+        "WHERE o.next_attempt_at <= ? ORDER BY o.next_attempt_at, o.list_key LIMIT ?",
+        [now, limit + len(skip)]).fetchall()
+    return [Delivery(*r) for r in rows if r[0] not in skip][:limit]
+
+
+def next_due(services: Services, after: int) -> int | None:
+    """When the next delivery falls due, if later than ``after``."""
+    return services.store.read(_HEADS + "SELECT min(next_attempt_at) FROM heads WHERE next_attempt_at > ?",
+                               [after]).fetchone()[0]
+
+
+def record(services: Services, outcomes: list[Outcome], delays: tuple[int, ...] = RETRY_DELAYS_MS) -> None:
+    """Write what the attempts came to, in one statement. A row changed meanwhile (its
+    attempt count moved on) is left alone."""
+    if not outcomes:
+        return
+    columns: dict[str, list] = {k: [] for k in ("event_id", "attempts", "status", "failures", "next_at",
+                                                "error", "delivered_at", "dead_at")}
+    for o in outcomes:
+        d = o.delivery
+        failures = 0 if o.error is None else d.failures + 1
+        delay = None if o.permanent else retry_delay_ms(failures, delays)
+        status = "delivered" if o.error is None else ("dead" if delay is None else "pending")
+        for key, value in (("event_id", d.event_id), ("attempts", d.attempts), ("status", status),
+                           ("failures", failures), ("next_at", o.at + delay if status == "pending" else o.at),
+                           ("error", o.error), ("delivered_at", o.at if status == "delivered" else None),
+                           ("dead_at", o.at if status == "dead" else None)):
+            columns[key].append(value)
+
+    def job(tx):
+        tx.execute(
+            "UPDATE outbox SET status = u.status, attempts = u.attempts + 1, failures = u.failures, "
+            "next_attempt_at = u.next_at, last_error = u.error, delivered_at = u.delivered_at, dead_at = u.dead_at "
+            "FROM (SELECT unnest(?::VARCHAR[]) AS event_id, unnest(?::INTEGER[]) AS attempts, "
+            "unnest(?::VARCHAR[]) AS status, unnest(?::INTEGER[]) AS failures, unnest(?::BIGINT[]) AS next_at, "
+            "unnest(?::VARCHAR[]) AS error, unnest(?::BIGINT[]) AS delivered_at, unnest(?::BIGINT[]) AS dead_at) u "
+            "WHERE outbox.event_id = u.event_id AND outbox.attempts = u.attempts AND outbox.status = 'pending'",
+            list(columns.values()))
+
+    services.store.write(job)
+
+
+_VIEW_COLUMNS = ("o.event_id, o.execution_id, o.seq, json_extract_string(o.body, '$.event'), o.url, o.status, "
+                 "o.attempts, CASE WHEN o.status = 'pending' THEN o.next_attempt_at END, o.last_error, o.created_at, "
+                 "o.delivered_at, o.dead_at, o.list_key")
+_VIEW_KEYS = ("eventId", "executionId", "seq", "event", "url", "status", "attempts", "nextAttemptAt", "lastError",
+              "createdAt", "deliveredAt", "deadAt")
+
+
+def list_deliveries(services: Services, workspace: Workspace, request: m.ListDeliveries) -> dict:
+    """The workspace's webhook deliveries in the order they were created, filtered by
+    ``status`` and ``executionId``; ``{items, nextCursor, hasMore}``."""
+    where, params = ["o.workspace_id = ?"], [workspace.workspace_id]
+    for column, value in (("o.status", request.status), ("o.execution_id", request.execution_id)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            params.append(value)
+    after = decode_cursor(request.cursor)
+    if after is not None:
+        where.append("o.list_key > ?")
+        params.append(after)
+    rows = services.store.read(f"SELECT {_VIEW_COLUMNS} FROM outbox o WHERE {' AND '.join(where)} "
+                               "ORDER BY o.list_key LIMIT ?", params + [request.page_size + 1]).fetchall()
+    more = len(rows) > request.page_size
+    rows = rows[: request.page_size]
+    return {"items": [dict(zip(_VIEW_KEYS, r)) for r in rows],
+            "nextCursor": encode_cursor(rows[-1][-1]) if more else None, "hasMore": more}
+
+
+def redrive_deliveries(services: Services, workspace: Workspace, request: m.RedriveDeliveries) -> dict:
+    """Dead letters back to ``pending``, due now, with a fresh retry schedule (the attempt
+    count carries on). Ids that are not dead letters of this workspace are left alone."""
+    ws = workspace.workspace_id
+    where, params = ["workspace_id = ?", "status = 'dead'"], [ws]
+    if request.event_ids is not None:
+        where.append("list_contains(?, event_id)")
+        params.append(request.event_ids)
+    if request.execution_id is not None:
+        where.append("execution_id = ?")
+        params.append(request.execution_id)
+
+    def job(tx):
+        now = services.clock.now()
+        rows = tx.execute("UPDATE outbox SET status = 'pending', failures = 0, next_attempt_at = ?, dead_at = NULL "
+                          f"WHERE {' AND '.join(where)} RETURNING event_id, list_key", [now] + params).fetchall()
+        if rows:
+            tx.after_commit(lambda: services.notify(ws, {"deliveries": True}))
+        return [event_id for event_id, _ in sorted(rows, key=lambda r: r[1])]
+
+    redriven = services.store.write(job)
+    return {"redriven": len(redriven), "eventIds": redriven}
