@@ -1,0 +1,246 @@
+"""The fault harness: a real `collab serve` on a fresh DuckDB file, a mixed load from several
+workers across every endpoint family, SIGKILL at random moments, a restart on the same file,
+and checks after each restart.
+
+Timeline of one run (``Harness(Config(...)).run()`` returns the :class:`~faults.ledger.Report`)::
+
+    create a workspace, start the server, start the workers
+    repeat while the time budget allows:
+        load for a random while (seeded); just before the end, dispatch an execution whose
+        SLA falls due while the server will be down
+        SIGKILL the server — requests in flight stay unanswered: their writes are "unknown"
+        wait for every worker to stop; run the offline checks on the database file
+        restart the server on the same file; run the online checks; resume the load
+    pause the load, run the online checks once more, stop the server, run the offline ones
+
+The workers pick operations from faults.registry (weighted, from their own seeded random
+generators) and record what every acknowledged write promised in the shared ledger; the
+checks compare the server with it. Kill times are seeded too, though where in a request a
+kill lands depends on the machine.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import duckdb
+
+from api.support import Server, create_workspace
+from faults.context import Ctx, ServerGone
+from faults.ledger import Ledger, Report
+from faults.registry import CHECKS, FAMILIES, OPERATIONS
+from faults.workflow_load import create_definition_of, dispatch_record
+
+for _family in FAMILIES:
+    importlib.import_module(_family)
+
+
+@dataclass
+class Config:
+    root: Path                                 # the database and the server logs go here
+    seconds: float = 60.0                      # the load, kills, restarts and checks (not the first start)
+    workers: int = 4
+    seed: int = 0
+    load_s: tuple[float, float] = (4.0, 9.0)   # how long the load runs between two kills
+    max_kills: int | None = None
+    crossing_sla_ms: int = 2500                # dispatched this long before a kill minus 1 s: due while down
+    progress: Callable[[str], None] | None = None
+    # Called with the Run while the server is down, after the offline checks: a test damages
+    # the database file here to see the checks notice.
+    while_down: Callable[[Run], None] | None = None
+
+
+class Run:
+    """What the workers and the checks share."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.db = Path(config.root) / "faults.duckdb"
+        self.report = Report()
+        self.ledger = Ledger(self.report)
+        self.owners: list = list(range(config.workers)) + ["h"]
+        self.creds: dict = {}
+        self.server: Server | None = None
+        self.con: duckdb.DuckDBPyConnection | None = None  # open during the offline checks only
+
+    def sql(self, query: str, params: list | None = None) -> list[tuple]:
+        """Rows of a query on the database file (offline checks only)."""
+        return self.con.execute(query, params or []).fetchall()
+
+
+class Harness:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.run_state = Run(config)
+        self.report = self.run_state.report
+        self.rng = random.Random(config.seed)
+        self.up = threading.Event()
+        self.stopping = False
+        self.parked = 0
+        self.cond = threading.Condition()
+        self.restarts = 0
+
+    # ------------------------------------------------------------------ the run
+
+    def run(self) -> Report:
+        run, config = self.run_state, self.config
+        Path(config.root).mkdir(parents=True, exist_ok=True)
+        run.creds = create_workspace(run.db)
+        run.server = self._start()
+        self.me = Ctx(run, "h", random.Random(f"{config.seed}/checks"))
+        sla_definition = create_definition_of(self.me, "sla", config.crossing_sla_ms)
+        workers = [threading.Thread(target=self._work, args=(i,), name=f"fault-worker-{i}", daemon=True)
+                   for i in range(config.workers)]
+        self.up.set()
+        for worker in workers:
+            worker.start()
+        started = time.monotonic()
+        cycle = 12.0  # a first guess at load + restart + checks, corrected after each kill
+        try:
+            while config.max_kills is None or self.report.kills < config.max_kills:
+                load = self.rng.uniform(*config.load_s)
+                if time.monotonic() - started + load + cycle > config.seconds:
+                    break
+                began = time.monotonic()
+                self._load(load, sla_definition)
+                self._kill_and_restart()
+                cycle = time.monotonic() - began - load
+            self._pause()
+            self._checks("online")
+        finally:
+            self.stopping = True
+            self.up.set()
+            for worker in workers:
+                worker.join(timeout=120)
+            self.me.close()
+            run.server.stop()
+        self._offline()
+        self._say(f"done after {time.monotonic() - started:.0f} s\n{self.report.summary()}")
+        return self.report
+
+    def _start(self) -> Server:
+        self.restarts += 1
+        return Server(self.run_state.db, Path(self.config.root) / f"server-{self.restarts}.log").start()
+
+    def _say(self, message: str) -> None:
+        if self.config.progress is not None:
+            self.config.progress(message)
+
+    def _load(self, seconds: float, sla_definition: str | None) -> None:
+        """Let the workers run; shortly before the end, dispatch an execution whose SLA falls
+        due about a second after the kill."""
+        sla_at = time.monotonic() + max(0.0, seconds - (self.config.crossing_sla_ms - 1000) / 1000)
+        end = time.monotonic() + seconds
+        acked = self.report.acknowledged
+        while time.monotonic() < end:
+            if sla_definition and time.monotonic() >= sla_at:
+                try:
+                    dispatch_record(self.me, sla_definition, crossing=True)
+                except ServerGone as exc:
+                    self.report.problem(f"the harness's SLA dispatch failed while the server was up: {exc}")
+                sla_at = float("inf")
+            if self.run_state.server.proc.poll() is not None:
+                self.report.problem(f"the server exited by itself (code {self.run_state.server.proc.returncode}); "
+                                    f"log: {self.run_state.server.log()[-2000:]}")
+                return
+            time.sleep(0.05)
+        if self.report.acknowledged == acked:
+            self.report.problem(f"no write was acknowledged in {seconds:.1f} s of load")
+
+    def _kill_and_restart(self) -> None:
+        run = self.run_state
+        self.up.clear()
+        run.server.kill9()  # whatever is in flight now never gets its answer
+        killed = time.monotonic()
+        self._wait_parked()
+        self._offline()
+        if self.config.while_down is not None:
+            self.config.while_down(run)
+        audited = time.monotonic()
+        run.server = self._start()
+        restarted = time.monotonic()
+        self._checks("online")
+        self.report.kills += 1
+        self._say(f"kill {self.report.kills}: {self.report.sent} requests, {self.report.acknowledged} acknowledged, "
+                  f"{self.report.unknown} in flight at kills; offline checks {audited - killed:.1f} s, "
+                  f"restart {restarted - audited:.1f} s, online checks {time.monotonic() - restarted:.1f} s; "
+                  f"lost {len(self.report.lost)}, "
+                  f"duplicated {len(self.report.duplicated)}, problems {len(self.report.problems)}")
+        self._resume()
+
+    def _offline(self) -> None:
+        run = self.run_state
+        try:
+            run.con = duckdb.connect(str(run.db), read_only=True)
+        except duckdb.Error as exc:
+            self.report.problem(f"the database file does not open after the kill: {exc}")
+            return
+        try:
+            self._checks("offline")
+        finally:
+            run.con.close()
+            run.con = None
+
+    def _checks(self, phase: str) -> None:
+        for check in CHECKS:
+            if check.phase != phase:
+                continue
+            try:
+                check.fn(self.me)
+            except ServerGone as exc:
+                self.report.problem(f"check {check.name}: the server stopped answering: {exc}")
+            except Exception:  # noqa: BLE001 - a check that breaks is a finding, and the others still run
+                self.report.problem(f"check {check.name} failed: {traceback.format_exc()}")
+
+    # ------------------------------------------------------------------ the workers
+
+    def _work(self, owner: int) -> None:
+        ctx = Ctx(self.run_state, owner, random.Random(f"{self.config.seed}/{owner}"))
+        weights = [op.weight for op in OPERATIONS]
+        try:
+            while not self.stopping:
+                if not self.up.is_set():
+                    self._park()
+                    continue
+                op = ctx.rng.choices(OPERATIONS, weights)[0]
+                try:
+                    op.fn(ctx)
+                except ServerGone as exc:
+                    if self.up.is_set():
+                        self.report.problem(f"worker {owner}, {op.name}: {exc} while the server was up")
+                        time.sleep(0.5)
+                except Exception:  # noqa: BLE001 - an answer of the wrong shape: report it, carry on
+                    self.report.problem(f"worker {owner}, {op.name}: {traceback.format_exc()}")
+        finally:
+            ctx.close()
+
+    def _park(self) -> None:
+        with self.cond:
+            self.parked += 1
+            self.cond.notify_all()
+        while not self.up.wait(0.1) and not self.stopping:
+            pass
+        with self.cond:
+            self.parked -= 1
+            self.cond.notify_all()
+
+    def _wait_parked(self) -> None:
+        with self.cond:
+            if not self.cond.wait_for(lambda: self.parked == self.config.workers, timeout=120):
+                self.report.problem("workers did not stop within 120 s of the kill")
+
+    def _pause(self) -> None:
+        self.up.clear()
+        self._wait_parked()
+
+    def _resume(self) -> None:
+        self.up.set()
+        with self.cond:
+            self.cond.wait_for(lambda: self.parked == 0, timeout=30)
