@@ -9,15 +9,39 @@ from pydantic.json_schema import models_json_schema
 
 from server.routes import ROUTES
 
-_ERROR = {
-    "type": "object",
-    "required": ["error"],
-    "properties": {"error": {"type": "object", "required": ["message", "status"], "properties": {
-        "message": {"type": "string"},
-        "status": {"type": "string", "enum": ["INVALID_ARGUMENT", "FAILED_PRECONDITION", "UNAUTHENTICATED",
-                                              "PERMISSION_DENIED", "NOT_FOUND", "ALREADY_EXISTS", "ABORTED",
-                                              "RESOURCE_EXHAUSTED", "INTERNAL", "UNAVAILABLE"]}}}},
+_CODES = ["INVALID_ARGUMENT", "FAILED_PRECONDITION", "UNAUTHENTICATED", "PERMISSION_DENIED", "NOT_FOUND",
+          "ALREADY_EXISTS", "ABORTED", "RESOURCE_EXHAUSTED", "INTERNAL", "UNAVAILABLE"]
+
+
+def _error_schema(codes: list[str]) -> dict:
+    return {"type": "object", "required": ["error"], "additionalProperties": False, "properties": {"error": {
+        "type": "object", "required": ["message", "status"], "additionalProperties": False, "properties": {
+            "message": {"type": "string"}, "status": {"type": "string", "enum": codes}}}}}
+
+
+# Each HTTP status with the error codes it carries (semantics §1), so a checker can tell a
+# NOT_FOUND sent as 400 from a right answer. 413 is the body-size limit, 500 a bug.
+_ERROR_RESPONSES = {
+    "400": (["INVALID_ARGUMENT", "FAILED_PRECONDITION"],
+            "invalid request (schema, rule, unwrapped or malformed body) or a state that forbids the call"),
+    "401": (["UNAUTHENTICATED"], "missing or wrong x-service-api-key / x-service-auth-token"),
+    "403": (["PERMISSION_DENIED"], "reviewer action by an actorId not in the reviewer list"),
+    "404": (["NOT_FOUND"], "the named resource does not exist in this workspace"),
+    "409": (["ALREADY_EXISTS", "ABORTED"], "the id is already in use"),
+    "413": (["INVALID_ARGUMENT"], "the body is larger than the server's limit (default 1 MiB)"),
+    "500": (["INTERNAL"], "an internal error (always a server bug)"),
+    "503": (["UNAVAILABLE"], "the configured language-model provider failed"),
 }
+_EVERYWHERE = ("400", "401", "404", "413", "500")
+# Statuses only some operations can answer.
+_ONLY = {"403": {"/v2/workflow/steps/resolve"}, "409": {"/v2/workflow/definitions/create"},
+         "503": {"/v2/agents/prompt/validate"}}
+
+
+def _error_responses(path: str) -> dict:
+    return {status: {"description": description, "content": {"application/json": {"schema": _error_schema(codes)}}}
+            for status, (codes, description) in _ERROR_RESPONSES.items()
+            if status in _EVERYWHERE or path in _ONLY.get(status, ())}
 
 
 @lru_cache(maxsize=1)
@@ -27,7 +51,7 @@ def openapi_document() -> dict:
                                        for m in sorted(models, key=lambda m: m.__name__)],
                                       by_alias=True, ref_template="#/components/schemas/{model}")
     components = dict(schema.get("$defs", {}))
-    components["Error"] = _ERROR
+    components["Error"] = _error_schema(_CODES)
     paths = {}
     for e in ROUTES:
         request_ref = refs[(e.schema, "validation")]
@@ -40,9 +64,9 @@ def openapi_document() -> dict:
                 "properties": {"data": request_ref}}}}},
             "responses": {
                 "200": {"description": "success", "content": {"application/json": {"schema": {
-                    "type": "object", "required": ["result"], "properties": {"result": result_ref}}}}},
-                "default": {"description": "error", "content": {"application/json": {
-                    "schema": {"$ref": "#/components/schemas/Error"}}}},
+                    "type": "object", "required": ["result"], "additionalProperties": False,
+                    "properties": {"result": result_ref}}}}},
+                **_error_responses(e.path),
             },
         }}
     return {

@@ -9,7 +9,8 @@ from jsonschema import Draft202012Validator
 
 from api.support import (
     AGENT_RESOLUTION, DECIDE, DEF_CREATE, DEF_DELETE, DEF_GET, DEF_LIST, DEF_UPDATE, DISPATCH, EVENTS, EXEC_CANCEL,
-    EXEC_GET, EXEC_LIST, RESOLVE, STEP_CANCEL, blocking_agent_definition, expect_error, human_definition, uid,
+    EXEC_GET, EXEC_LIST, HTTP_STATUS, RESOLVE, STEP_CANCEL, blocking_agent_definition, expect_error,
+    human_definition, uid,
 )
 from server import Settings, create_app
 from server.routes import ROUTES
@@ -67,8 +68,10 @@ def test_every_route_is_documented(doc):
         assert ok["required"] == ["result"]
         result_schema = resolve_ref(doc, ok["properties"]["result"]["$ref"])
         assert result_schema["properties"]
-        error = operation["responses"]["default"]["content"]["application/json"]["schema"]
-        assert error == {"$ref": PREFIX + "Error"}
+        for status in ("400", "401", "404", "413", "500"):  # every error an operation can answer
+            error = operation["responses"][status]["content"]["application/json"]["schema"]
+            codes = error["properties"]["error"]["properties"]["status"]["enum"]
+            assert codes and all(HTTP_STATUS[c] == int(status) or status == "413" for c in codes), (status, codes)
     assert len(operation_ids) == len(ROUTES)
 
 
@@ -117,7 +120,7 @@ def test_live_requests_and_answers_match_the_document(api, doc):
             assert resp.status_code == 200, resp.text
             schema = operation["responses"]["200"]["content"]["application/json"]["schema"]
         else:
-            schema = operation["responses"]["default"]["content"]["application/json"]["schema"]
+            schema = operation["responses"][str(resp.status_code)]["content"]["application/json"]["schema"]
         errors = list(validator(doc, schema).iter_errors(resp.json()))
         assert not errors, f"{path} answer does not match the document: {errors[0].message} in {resp.text[:500]}"
         return resp.json().get("result")

@@ -73,7 +73,7 @@ def add_activities(services: Services, workspace: Workspace, request: m.AddActiv
                 out[activity_id] = {"success": False, "id": activity_id,
                                     "message": f"activity {activity_id} already exists"}
                 continue
-            records.append({"id": activity_id, **item.dump()})
+            records.append({**item.dump(), "id": activity_id})  # an explicit "id": null gets one too
             out[activity_id] = {"success": True, "id": activity_id, "message": "activity added"}
         append_rows(tx, activity_rows(tx, ws, org, records, now))
         return out

@@ -1,0 +1,134 @@
+"""Schemathesis against the real server's /openapi.json: every endpoint gets generated requests,
+valid and invalid, with valid credentials; no answer may be a 5xx and every answer must match
+what the document says (status code, content type, body schema, the error envelope).
+
+The server is one of our own (its own database and workspace), because fuzzing changes and
+disables things the other HTTP tests rely on. Before fuzzing, the workspace is seeded with one
+of each resource, and a share of the valid requests name those ids, so the fuzz reaches the
+services and the engine rather than stopping at NOT_FOUND. Examples per endpoint:
+COLLAB_FUZZ_EXAMPLES (default 25, deterministic, which keeps `make test` near a minute); raise
+it for a longer hunt.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance, ignored_auth, negative_data_rejection, response_headers_conformance,
+    response_schema_conformance, status_code_conformance, unsupported_method,
+)
+
+from api.support import Api, Server, create_workspace, human_definition, uid
+
+EXAMPLES = int(os.environ.get("COLLAB_FUZZ_EXAMPLES", "25"))
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
+          response_headers_conformance, negative_data_rejection, ignored_auth, unsupported_method]
+ACT = "/v2/activities"
+
+
+@pytest.fixture(scope="module")
+def fuzz_server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fuzz-server")
+    db = root / "fuzz.duckdb"
+    creds = create_workspace(db)
+    srv = Server(db, root / "server.log").start()
+    srv.creds = creds
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def fuzz_api(fuzz_server):
+    with fuzz_server.client(fuzz_server.creds) as client:
+        yield Api(client)
+
+
+@pytest.fixture(scope="module")
+def known_ids(fuzz_api):
+    """One of each resource; returns the `data` keys that name them, with their values."""
+    api = fuzz_api
+    org, doc, folder, group = "fz-org", "fz-doc", "fz-folder", "fz-group"
+    definition = human_definition("fz-definition")
+    api.create(definition)
+    execution_id = api.dispatch(definition["definitionId"])
+    step_id = api.step(execution_id, "review")["stepId"]
+    api.ok("/v2/users/add", {"organizationId": org, "users": [{"userId": "ann", "name": "Ann"}]})
+    api.ok("/v2/folders/add", {"organizationId": org, "folders": [{"folderId": folder}]})
+    api.ok("/v2/documents/add", {"organizationId": org, "folderId": folder, "documents": [{"documentId": doc}]})
+    api.ok("/v2/organizations/usergroups/add", {"organizationId": org, "organizationUserGroups": [
+        {"groupId": group, "groupName": "G"}]})
+    api.ok("/v2/commentannotations/add", {"organizationId": org, "documentId": doc, "commentAnnotations": [
+        {"annotationId": "fz-annotation", "commentData": [{"commentText": "x", "from": {"userId": "ann"}}]}]})
+    api.ok(f"{ACT}/add", {"organizationId": org, "activities": [
+        {"id": "fz-activity", "featureType": "f", "actionType": "a", "documentId": doc,
+         "targetEntityId": "fz-target"}]})
+    agent_id = api.ok("/v2/agents/create", {"name": "Fuzz", "instructions": "Check."})["data"]["agentId"]
+    return {"definitionId": definition["definitionId"], "executionId": execution_id, "stepId": step_id,
+            "organizationId": org, "documentId": doc, "documentIds": [doc], "folderId": folder,
+            "folderIds": [folder], "userId": "ann", "userIds": ["ann"], "organizationUserGroupId": group,
+            "organizationUserGroupIds": [group], "agentId": agent_id, "annotationIds": ["fz-annotation"],
+            "activityIds": ["fz-activity"], "targetEntityId": "fz-target"}
+
+
+@pytest.fixture(scope="module")
+def fuzz_schema(fuzz_server):
+    return schemathesis.openapi.from_url(f"{fuzz_server.base_url}/openapi.json")
+
+
+def _paths() -> list[str]:
+    from server.routes import ROUTES  # only to name the tests; the fuzz reads the served document
+
+    return [e.path for e in ROUTES]
+
+
+def _aim_at_known(case, known: dict) -> None:
+    """Point the id fields of a valid request at the seeded resources (same types, so the request
+    stays valid)."""
+    data = case.body.get("data") if isinstance(case.body, dict) else None
+    if isinstance(data, dict):
+        for key in data.keys() & known.keys():
+            if isinstance(data[key], type(known[key])):
+                data[key] = known[key]
+
+
+@pytest.mark.parametrize("path", _paths())
+def test_every_endpoint_answers_as_documented(path, fuzz_schema, fuzz_server, known_ids):
+    creds = fuzz_server.creds
+    headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
+    operation = fuzz_schema[path]["POST"]
+    cases = st.one_of(st.tuples(operation.as_strategy(GenerationMode.POSITIVE), st.booleans()),
+                      st.tuples(operation.as_strategy(GenerationMode.NEGATIVE), st.just(False)))
+
+    @given(case_and_aim=cases)
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    def fuzz(case_and_aim):
+        case, aim = case_and_aim
+        if aim:
+            _aim_at_known(case, known_ids)
+        response = case.call(headers=headers)
+        case.validate_response(response, checks=CHECKS, headers=headers)
+
+    fuzz()
+
+
+# ---------------------------------------------------------------- what the fuzz found
+
+def test_activity_with_an_explicit_null_id_gets_a_generated_id(fuzz_api):
+    """`"id": null` counts as no id: a generated id, not a 500 from a null key in the store."""
+    org = uid("org")
+    added = fuzz_api.ok(f"{ACT}/add", {"organizationId": org, "activities": [
+        {"id": None, "featureType": "f", "actionType": "a"}]})["data"]
+    (activity_id,) = added
+    assert added[activity_id]["success"] is True and activity_id.startswith("act_")
+    records = fuzz_api.ok(f"{ACT}/get", {"organizationId": org})["data"]
+    assert [r["id"] for r in records] == [activity_id]
