@@ -273,8 +273,9 @@ def _compile(node: object, loc: str, depth: int, paths: set):
     if kind != _DICT:
         _fail(f"{type(node).__name__} is not a JSON value", loc)
     if node.keys() == {"var"}:
+        resolve = _compile_path(node["var"], loc, None)  # first: it refuses a non-string (unhashable) path
         paths.add(node["var"])
-        return _compile_path(node["var"], loc, None), _MISSING
+        return resolve, _MISSING
     if node.keys() != {"op", "args"}:
         keys = ", ".join(json.dumps(k) if isinstance(k, str) else repr(k) for k in node)
         _fail(f'object must be {{"var": path}} or {{"op": name, "args": [...]}}, got keys [{keys}]', loc)
