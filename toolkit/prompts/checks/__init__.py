@@ -48,6 +48,21 @@ class Check:
     notes: list[str] = field(default_factory=list)
 
 
+def demos(*rows: tuple[str, str, str, str]) -> list[Case]:
+    """The usual four demo cases, one per tier in :data:`TIERS` order; each row is
+    ``(dimension, title, html, reason)``. A builder with an extra case lists its cases itself."""
+    if len(rows) != len(TIERS):
+        raise ValueError(f"demos() takes one row per tier ({len(TIERS)}), got {len(rows)}")
+    return [Case(tier, *row) for tier, row in zip(TIERS, rows)]
+
+
+def check(*, cases: list[Case], dimensions: list[str] | None = None, **fields) -> Check:
+    """A :class:`Check` whose detection dimensions are, unless given, its cases' dimensions in order."""
+    if dimensions is None:
+        dimensions = list(dict.fromkeys(c.dimension for c in cases))
+    return Check(cases=cases, dimensions=dimensions, **fields)
+
+
 def esc(text: str) -> str:
     return html.escape(text, quote=True)
 

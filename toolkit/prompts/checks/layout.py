@@ -6,37 +6,36 @@ from __future__ import annotations
 import re
 
 from toolkit.prompts.analysis import Analysis
-from toolkit.prompts.checks import Case, Check, cap, esc, page, quote, said
+from toolkit.prompts.checks import Case, Check, cap, check, demos, esc, page, quote, said
 
 NOT_PROSE = "Code samples, URLs, file names and e-mail addresses"
-
-
-def _dims(cases: list[Case]) -> list[str]:
-    return list(dict.fromkeys(c.dimension for c in cases))
 
 
 # ------------------------------------------------------------------ formatting
 
 def formatting(a: Analysis) -> Check:
-    return {"title_case": _title_case, "exclamation": _exclamation, "oxford_comma": _oxford,
-            "all_caps": _all_caps, "spacing": _spacing}.get(a.facet, _sentence_case)(a)
+    if a.facet in _TEXT_RULES:
+        return _text_rule(a)
+    if a.facet == "exclamation":
+        return _exclamation(a)
+    return _heading_check(a, *_HEADING_STYLES.get(a.facet, _HEADING_STYLES["sentence_case"]))
 
 
 def _heading_check(a: Analysis, style: str, wrong: tuple[str, str], near: str, right: str, rule: str) -> Check:
-    cases = [
-        Case("obvious_match", f"heading not in {style}", "Wrong case in a heading",
-             page("Exports", f"<h3>{esc(wrong[0])}</h3>", "<p>Choose a format and a day.</p>"),
-             f"{quote(wrong[0])} is not in {style}."),
-        Case("subtle_match", "a single word in the wrong case", "One stray capital",
-             page("Exports", f"<h3>{esc(right)}</h3>", f"<h3>{esc(wrong[1])}</h3>"),
-             f"Only one word of {quote(wrong[1])} breaks {style}."),
-        Case("near_miss", "proper nouns and acronyms keep their capitals", "Proper nouns in a heading",
-             page("Exports", f"<h3>{esc(near)}</h3>"), "Proper nouns and acronyms keep their capitals in any style."),
-        Case("clean", f"headings in {style}", f"Headings in {style}",
-             page(right, f"<h3>{esc(right)}</h3>", "<p>Choose a format and a day.</p>"),
-             f"Every heading follows {style}."),
-    ]
-    return Check(
+    cases = demos(
+        (f"heading not in {style}", "Wrong case in a heading",
+         page("Exports", f"<h3>{esc(wrong[0])}</h3>", "<p>Choose a format and a day.</p>"),
+         f"{quote(wrong[0])} is not in {style}."),
+        ("a single word in the wrong case", "One stray capital",
+         page("Exports", f"<h3>{esc(right)}</h3>", f"<h3>{esc(wrong[1])}</h3>"),
+         f"Only one word of {quote(wrong[1])} breaks {style}."),
+        ("proper nouns and acronyms keep their capitals", "Proper nouns in a heading",
+         page("Exports", f"<h3>{esc(near)}</h3>"), "Proper nouns and acronyms keep their capitals in any style."),
+        (f"headings in {style}", f"Headings in {style}",
+         page(right, f"<h3>{esc(right)}</h3>", "<p>Choose a format and a day.</p>"),
+         f"Every heading follows {style}."),
+    )
+    return check(
         issue_type="formatting", name=f"Headings in {style}",
         objective=f"Find headings that are not written in {style}, as the instruction asks: “{said(a)}”.",
         look_at=["`<h1>`–`<h6>` and the page `<title>`"], ignore=["Body text, buttons and link text"],
@@ -45,25 +44,25 @@ def _heading_check(a: Analysis, style: str, wrong: tuple[str, str], near: str, r
                "(CSV, API).",
                "Report the heading as targetText and its corrected form as the suggestion."],
         not_issues=["Proper nouns and acronyms inside a heading", "Capitals produced only by CSS text-transform"],
-        dimensions=_dims(cases), cases=cases, reads="markup",
+        cases=cases, reads="markup",
         severity="low (medium for the page title)", title_hint=f"Heading not in {style}",
         target_hint="the heading text exactly as written", suggestion_hint=f"the heading rewritten in {style}")
 
 
-def _sentence_case(a: Analysis) -> Check:
-    return _heading_check(
-        a, "sentence case", ("How To Export Your Reports", "Export reports To CSV"),
+# facet -> (style, two headings that break it, a heading whose capitals are all proper nouns,
+# a heading that follows it, the rule)
+_HEADING_STYLES = {
+    "sentence_case": (
+        "sentence case", ("How To Export Your Reports", "Export reports To CSV"),
         "Export reports to Google Sheets and CSV", "Export your reports",
         "Sentence case: only the first word and proper nouns start with a capital letter; flag any other word "
-        "that does.")
-
-
-def _title_case(a: Analysis) -> Check:
-    return _heading_check(
-        a, "title case", ("How to export your reports", "Export Reports to csv Files"),
+        "that does."),
+    "title_case": (
+        "title case", ("How to export your reports", "Export Reports to csv Files"),
         "Export Reports to CSV and Google Sheets", "How to Export Your Reports",
         "Title case: capitalise the first and last word and every major word; articles, short conjunctions and "
-        "short prepositions (a, an, the, and, or, to, of, in, on) stay lower case unless first or last.")
+        "short prepositions (a, an, the, and, or, to, of, in, on) stay lower case unless first or last."),
+}
 
 
 def _exclamation(a: Analysis) -> Check:
@@ -92,7 +91,7 @@ def _exclamation(a: Analysis) -> Check:
              page("Spring release", "<h3>Scheduled exports are here</h3>", "<p>Try them today.</p>"),
              "No exclamation marks."),
     ]
-    return Check(
+    return check(
         issue_type="formatting", name=f"Exclamation marks in {where}",
         objective=f"Find exclamation marks in {where}, as the instruction asks: “{said(a)}”.",
         look_at=["`<h1>`–`<h6>` and `<title>`"] if only else ["All visible text"],
@@ -102,76 +101,71 @@ def _exclamation(a: Analysis) -> Check:
                "Report the sentence or heading that contains it; suggest the same text ending with a full stop, "
                "or none in a heading."],
         not_issues=["“!” in code and URLs"] + (["“!” in body text (only headings are checked)"] if only else []),
-        dimensions=_dims(cases), cases=cases, reads="markup" if only else "text",
+        cases=cases, reads="markup" if only else "text",
         severity="low", title_hint="Exclamation mark in a heading" if only else "Exclamation mark",
         target_hint="the heading or sentence containing “!”", suggestion_hint="the same text without “!”")
 
 
-def _text_check(a: Analysis, *, name: str, objective: str, rules: list[str], not_issues: list[str],
-                cases: list[Case], title_hint: str, target_hint: str, suggestion_hint: str) -> Check:
-    return Check(issue_type="formatting", name=name, objective=objective, look_at=["All visible text"],
-                 ignore=[NOT_PROSE], rules=rules, not_issues=not_issues, dimensions=_dims(cases), cases=cases,
+# Formatting rules of the visible text that need nothing from the instruction but its facet:
+# facet -> (name, objective, rules, not issues, demo rows per tier as (dimension, title, page
+# title, paragraph html, reason), title hint, target hint, suggestion hint).
+_TEXT_RULES = {
+    "oxford_comma": (
+        "Serial (Oxford) comma", "Find lists of three or more items without a comma before the final “and” or “or”.",
+        ["Find series of three or more items joined by “and” or “or”.",
+         "Flag a series with no comma directly before the final conjunction.",
+         "Report the series as targetText and suggest it with the comma added."],
+        ["Two-item pairs (“reports and dashboards”) need no comma",
+         "Compound names that contain “and” (“Marks and Spencer”)"],
+        [("three items without the comma", "Missing serial comma", "Exports",
+          "<p>Export reports, dashboards and alerts.</p>", "No comma before “and”."),
+         ("a longer series in a list item", "Four items, no comma", "Exports",
+          "<ul><li>Choose CSV, PDF, XLSX or JSON.</li></ul>", "No comma before “or”."),
+         ("a two-item pair", "Two items", "Exports", "<p>Export reports and dashboards.</p>",
+          "Two items need no serial comma."),
+         ("series with the comma", "Serial comma present", "Exports", "<p>Export reports, dashboards, and alerts.</p>",
+          "The comma is there.")],
+        "Missing serial comma", "the series as written", "the series with a comma before the last conjunction"),
+    "all_caps": (
+        "Words in all capitals", "Find words or sentences typed in capital letters for emphasis.",
+        ["Find words of three or more letters typed entirely in capitals.",
+         "Skip known acronyms and initialisms (API, CSV, PDF, SSO, EU) and product names styled that way.",
+         "Report the capitalised words as targetText; suggest sentence case, or bold for emphasis."],
+        ["Acronyms such as API, CSV or SSO", "Capitals produced only by CSS text-transform"],
+        [("a sentence in capitals", "Shouting sentence", "Offer", "<p>DO NOT MISS THIS OFFER</p>",
+          "The whole sentence is in capitals."),
+         ("one word in capitals", "One emphatic word", "Offer", "<p>Exports are REALLY fast now.</p>",
+          "“REALLY” is capitalised for emphasis."),
+         ("acronyms", "Acronyms", "Offer", "<p>Export to CSV or PDF through the API.</p>",
+          "Acronyms are not shouting."),
+         ("sentence case", "Normal case", "Offer", "<p>Exports are much faster now.</p>", "No word in capitals.")],
+        "Text in all capitals", "the capitalised words", "the same words in sentence case"),
+    "spacing": (
+        "Double spaces", "Find two or more consecutive spaces in the visible text.",
+        ["Find runs of two or more spaces inside text (after a full stop or between words).",
+         "Ignore whitespace between tags and indentation of the HTML source.",
+         "Report the words on both sides of the gap as targetText; suggest a single space."],
+        ["Whitespace between HTML tags", "Non-breaking spaces used on purpose (10&nbsp;GB)"],
+        [("double space between sentences", "Two spaces after a full stop", "Exports",
+          "<p>Exports are faster.  Try them today.</p>", "Two spaces after the stop."),
+         ("double space between words in a list", "Two spaces mid-item", "Exports",
+          "<ul><li>Schedule  weekly exports</li></ul>", "Two spaces between words."),
+         ("non-breaking space", "Non-breaking space", "Exports", "<p>Exports up to 10&nbsp;GB.</p>",
+          "A single non-breaking space is intended."),
+         ("single spaces", "Single spaces", "Exports", "<p>Exports are faster. Try them today.</p>",
+          "Single spaces only.")],
+        "Double space", "the words around the extra space", "the same words with one space"),
+}
+
+
+def _text_rule(a: Analysis) -> Check:
+    name, objective, rules, not_issues, rows, title_hint, target_hint, suggestion_hint = _TEXT_RULES[a.facet]
+    return check(issue_type="formatting", name=name, objective=objective, look_at=["All visible text"],
+                 ignore=[NOT_PROSE], rules=list(rules), not_issues=list(not_issues),
+                 cases=demos(*[(dimension, title, page(heading, html), reason)
+                               for dimension, title, heading, html, reason in rows]),
                  reads="text", severity="low", title_hint=title_hint, target_hint=target_hint,
                  suggestion_hint=suggestion_hint)
-
-
-def _oxford(a: Analysis) -> Check:
-    return _text_check(
-        a, name="Serial (Oxford) comma", objective="Find lists of three or more items without a comma before the "
-                                                   "final “and” or “or”.",
-        rules=["Find series of three or more items joined by “and” or “or”.",
-               "Flag a series with no comma directly before the final conjunction.",
-               "Report the series as targetText and suggest it with the comma added."],
-        not_issues=["Two-item pairs (“reports and dashboards”) need no comma",
-                    "Compound names that contain “and” (“Marks and Spencer”)"],
-        cases=[Case("obvious_match", "three items without the comma", "Missing serial comma",
-                    page("Exports", "<p>Export reports, dashboards and alerts.</p>"), "No comma before “and”."),
-               Case("subtle_match", "a longer series in a list item", "Four items, no comma",
-                    page("Exports", "<ul><li>Choose CSV, PDF, XLSX or JSON.</li></ul>"), "No comma before “or”."),
-               Case("near_miss", "a two-item pair", "Two items",
-                    page("Exports", "<p>Export reports and dashboards.</p>"), "Two items need no serial comma."),
-               Case("clean", "series with the comma", "Serial comma present",
-                    page("Exports", "<p>Export reports, dashboards, and alerts.</p>"), "The comma is there.")],
-        title_hint="Missing serial comma", target_hint="the series as written",
-        suggestion_hint="the series with a comma before the last conjunction")
-
-
-def _all_caps(a: Analysis) -> Check:
-    return _text_check(
-        a, name="Words in all capitals", objective="Find words or sentences typed in capital letters for emphasis.",
-        rules=["Find words of three or more letters typed entirely in capitals.",
-               "Skip known acronyms and initialisms (API, CSV, PDF, SSO, EU) and product names styled that way.",
-               "Report the capitalised words as targetText; suggest sentence case, or bold for emphasis."],
-        not_issues=["Acronyms such as API, CSV or SSO", "Capitals produced only by CSS text-transform"],
-        cases=[Case("obvious_match", "a sentence in capitals", "Shouting sentence",
-                    page("Offer", "<p>DO NOT MISS THIS OFFER</p>"), "The whole sentence is in capitals."),
-               Case("subtle_match", "one word in capitals", "One emphatic word",
-                    page("Offer", "<p>Exports are REALLY fast now.</p>"), "“REALLY” is capitalised for emphasis."),
-               Case("near_miss", "acronyms", "Acronyms",
-                    page("Offer", "<p>Export to CSV or PDF through the API.</p>"), "Acronyms are not shouting."),
-               Case("clean", "sentence case", "Normal case",
-                    page("Offer", "<p>Exports are much faster now.</p>"), "No word in capitals.")],
-        title_hint="Text in all capitals", target_hint="the capitalised words",
-        suggestion_hint="the same words in sentence case")
-
-
-def _spacing(a: Analysis) -> Check:
-    return _text_check(
-        a, name="Double spaces", objective="Find two or more consecutive spaces in the visible text.",
-        rules=["Find runs of two or more spaces inside text (after a full stop or between words).",
-               "Ignore whitespace between tags and indentation of the HTML source.",
-               "Report the words on both sides of the gap as targetText; suggest a single space."],
-        not_issues=["Whitespace between HTML tags", "Non-breaking spaces used on purpose (10&nbsp;GB)"],
-        cases=[Case("obvious_match", "double space between sentences", "Two spaces after a full stop",
-                    page("Exports", "<p>Exports are faster.  Try them today.</p>"), "Two spaces after the stop."),
-               Case("subtle_match", "double space between words in a list", "Two spaces mid-item",
-                    page("Exports", "<ul><li>Schedule  weekly exports</li></ul>"), "Two spaces between words."),
-               Case("near_miss", "non-breaking space", "Non-breaking space",
-                    page("Exports", "<p>Exports up to 10&nbsp;GB.</p>"), "A single non-breaking space is intended."),
-               Case("clean", "single spaces", "Single spaces",
-                    page("Exports", "<p>Exports are faster. Try them today.</p>"), "Single spaces only.")],
-        title_hint="Double space", target_hint="the words around the extra space",
-        suggestion_hint="the same words with one space")
 
 
 # ------------------------------------------------------------------ numbers and dates
@@ -209,22 +203,22 @@ def _dates(a: Analysis) -> Check:
     others = [k for k in ("us", "eu", "iso", "long_us", "long_eu") if k != target
               and _DATE_FORMATS[k][1] != good and not (target in ("us", "eu") and k in ("us", "eu"))]
     bad1, bad2 = _DATE_FORMATS[others[0]][1], _DATE_FORMATS[others[-1]][1]
-    cases = [
-        Case("obvious_match", "numeric date in another format", f"{quote(bad1)} in a sentence",
-             page("Release notes", f"<p>Scheduled exports ship on {bad1}.</p>"),
-             f"{quote(bad1)} is not in {label}."),
-        Case("subtle_match", "long-form date in a table", f"{quote(bad2)} in a table",
-             page("Release notes", f"<p>Scheduled exports ship on {good}.</p>",
-                  f"<table><tr><th>Beta ends</th><td>{bad2}</td></tr></table>"),
-             f"One date is right, the table's {quote(bad2)} is not."),
-        Case("near_miss", "date-like numbers that are not dates", "Version and ticket numbers",
-             page("Release notes", f"<p>Version 25.3.4 ships on {good} and fixes ticket 2025-0342.</p>"),
-             "A version number and a ticket id look date-like but are not dates; the one date is correct."),
-        Case("clean", f"every date in {label}", "Consistent dates",
-             page("Release notes", f"<p>Scheduled exports ship on {good}; the beta ends on {good}.</p>"),
-             f"All dates use {label}."),
-    ]
-    return Check(
+    cases = demos(
+        ("numeric date in another format", f"{quote(bad1)} in a sentence",
+         page("Release notes", f"<p>Scheduled exports ship on {bad1}.</p>"),
+         f"{quote(bad1)} is not in {label}."),
+        ("long-form date in a table", f"{quote(bad2)} in a table",
+         page("Release notes", f"<p>Scheduled exports ship on {good}.</p>",
+              f"<table><tr><th>Beta ends</th><td>{bad2}</td></tr></table>"),
+         f"One date is right, the table's {quote(bad2)} is not."),
+        ("date-like numbers that are not dates", "Version and ticket numbers",
+         page("Release notes", f"<p>Version 25.3.4 ships on {good} and fixes ticket 2025-0342.</p>"),
+         "A version number and a ticket id look date-like but are not dates; the one date is correct."),
+        (f"every date in {label}", "Consistent dates",
+         page("Release notes", f"<p>Scheduled exports ship on {good}; the beta ends on {good}.</p>"),
+         f"All dates use {label}."),
+    )
+    return check(
         issue_type="date-format", name=f"Dates in {label}",
         objective=f"Find dates that are not written in {label} (e.g. {quote(good)}), as the instruction asks: "
                   f"“{said(a)}”.",
@@ -239,7 +233,7 @@ def _dates(a: Analysis) -> Check:
                "suggestion; when day and month are ambiguous, say so instead of guessing."],
         not_issues=["Version numbers (25.3.4), ticket ids (2025-0342), times and durations",
                     f"Dates already in {label}"],
-        dimensions=_dims(cases), cases=cases, reads="text", severity="low (medium in legal or pricing text)",
+        cases=cases, reads="text", severity="low (medium in legal or pricing text)",
         title_hint=f"Date not in {label}", target_hint="the date exactly as written",
         suggestion_hint=f"the same date as {label}, e.g. {quote(good)}")
 
@@ -248,26 +242,26 @@ def _time(a: Analysis) -> Check:
     twelve = "12" in a.instruction and "24" not in a.instruction
     label = "the 12-hour clock (3:00 PM)" if twelve else "the 24-hour clock (15:00)"
     right, wrong1, wrong2 = ("3:00 PM", "15:00", "09:30") if twelve else ("15:00", "3:00 PM", "9am")
-    cases = [
-        Case("obvious_match", "time in the other convention", f"{quote(wrong1)}",
-             page("Maintenance", f"<p>Maintenance starts at {wrong1} UTC.</p>"), f"{quote(wrong1)} breaks the rule."),
-        Case("subtle_match", "compact time in a list", f"{quote(wrong2)} in a list",
-             page("Maintenance", f"<ul><li>Exports resume at {wrong2} UTC.</li></ul>"),
-             f"{quote(wrong2)} is easy to miss."),
-        Case("near_miss", "ratios and scores that look like times", "Aspect ratio",
-             page("Maintenance", f"<p>Charts now render at a 16:9 aspect ratio. Maintenance starts at {right}.</p>"),
-             "16:9 is a ratio, not a time; the time is correct."),
-        Case("clean", "times in the required convention", "Correct times",
-             page("Maintenance", f"<p>Maintenance starts at {right} UTC.</p>"), "Correct convention."),
-    ]
-    return Check(
+    cases = demos(
+        ("time in the other convention", f"{quote(wrong1)}",
+         page("Maintenance", f"<p>Maintenance starts at {wrong1} UTC.</p>"), f"{quote(wrong1)} breaks the rule."),
+        ("compact time in a list", f"{quote(wrong2)} in a list",
+         page("Maintenance", f"<ul><li>Exports resume at {wrong2} UTC.</li></ul>"),
+         f"{quote(wrong2)} is easy to miss."),
+        ("ratios and scores that look like times", "Aspect ratio",
+         page("Maintenance", f"<p>Charts now render at a 16:9 aspect ratio. Maintenance starts at {right}.</p>"),
+         "16:9 is a ratio, not a time; the time is correct."),
+        ("times in the required convention", "Correct times",
+         page("Maintenance", f"<p>Maintenance starts at {right} UTC.</p>"), "Correct convention."),
+    )
+    return check(
         issue_type="time-format", name=f"Times in {label}",
         objective=f"Find times of day not written in {label}.", look_at=["All visible text"],
         ignore=["Ratios, scores and durations (16:9, 2:1, 1:30 long)", NOT_PROSE],
         rules=["Find every time of day: 3 PM, 3:00pm, 9am, 15:00, 09:30.", f"Flag every time not written in {label}.",
                "Report the time as targetText and the converted time as the suggestion."],
         not_issues=["Ratios and scores (16:9, 2:1)", "Durations (1:30 hours)"],
-        dimensions=_dims(cases), cases=cases, reads="text", severity="low",
+        cases=cases, reads="text", severity="low",
         title_hint=f"Time not in {label}", target_hint="the time as written",
         suggestion_hint="the same time in the required convention")
 
@@ -275,20 +269,20 @@ def _time(a: Analysis) -> Check:
 def _currency(a: Analysis) -> Check:
     code = bool(re.search(r"\bcode\b|\biso\b|\busd\b|\beur\b", a.instruction.lower()))
     right = "USD 49" if code else "$49"
-    cases = [
-        Case("obvious_match", "price without currency", "Bare price",
-             page("Pricing", "<p>The Pro plan costs 49 per month.</p>"), "“49” has no currency."),
-        Case("subtle_match", "price in a table cell", "Bare price in a table",
-             page("Pricing", f"<p>Pro costs {right} per month.</p>",
-                  "<table><tr><th>Team</th><td>99.00 / mo</td></tr></table>"), "The table price has no currency."),
-        Case("near_miss", "numbers that are not prices", "Counts and limits",
-             page("Pricing", f"<p>Pro costs {right} per month for up to 49 users and 10 GB of storage.</p>"),
-             "49 users and 10 GB are quantities, not prices."),
-        Case("clean", "every price with its currency", "Prices with currency",
-             page("Pricing", f"<p>Pro costs {right} per month; Team costs {right.replace('49', '99')}.</p>"),
-             "Every price names its currency."),
-    ]
-    return Check(
+    cases = demos(
+        ("price without currency", "Bare price",
+         page("Pricing", "<p>The Pro plan costs 49 per month.</p>"), "“49” has no currency."),
+        ("price in a table cell", "Bare price in a table",
+         page("Pricing", f"<p>Pro costs {right} per month.</p>",
+              "<table><tr><th>Team</th><td>99.00 / mo</td></tr></table>"), "The table price has no currency."),
+        ("numbers that are not prices", "Counts and limits",
+         page("Pricing", f"<p>Pro costs {right} per month for up to 49 users and 10 GB of storage.</p>"),
+         "49 users and 10 GB are quantities, not prices."),
+        ("every price with its currency", "Prices with currency",
+         page("Pricing", f"<p>Pro costs {right} per month; Team costs {right.replace('49', '99')}.</p>"),
+         "Every price names its currency."),
+    )
+    return check(
         issue_type="currency-format", name="Prices with a currency " + ("code" if code else "symbol"),
         objective="Find prices and amounts of money written without their currency "
                   + ("code (USD, EUR)." if code else "symbol ($, €, £)."),
@@ -299,7 +293,7 @@ def _currency(a: Analysis) -> Check:
                f"Flag an amount with no currency {'code' if code else 'symbol'} directly before or after it.",
                "Report the amount as written; suggest it with the currency added, in the page's currency."],
         not_issues=["Counts, storage sizes, percentages and version numbers"],
-        dimensions=_dims(cases), cases=cases, reads="text", severity="medium (a price must be unambiguous)",
+        cases=cases, reads="text", severity="medium (a price must be unambiguous)",
         title_hint="Price without currency", target_hint="the amount as written",
         suggestion_hint=f"the amount with its currency, e.g. {quote(right)}")
 
@@ -319,17 +313,17 @@ def _numerals(a: Analysis) -> Check:
                                         "Up to 12 dashboards, on API version 2.", "Export takes three steps.")
         rule = "Flag numerals from 1 to 9 used as counts in running text; they should be written as words."
         name = "Small numbers spelled out"
-    cases = [
-        Case("obvious_match", "count in running text", "Count in a sentence", page("Exports", f"<p>{obvious}</p>"),
-             "The count breaks the rule."),
-        Case("subtle_match", "count in a list item", "Count in a list", page("Exports", f"<ul>{subtle}</ul>"),
-             "A list item breaks the rule too."),
-        Case("near_miss", "numbers the rule does not cover", "Exempt numbers", page("Exports", f"<p>{near}</p>"),
-             "Numbers of 10 and above, version numbers and idioms are exempt."),
-        Case("clean", "counts written as required", "Correct counts", page("Exports", f"<p>{clean}</p>"),
-             "Every count follows the rule."),
-    ]
-    return Check(
+    cases = demos(
+        ("count in running text", "Count in a sentence", page("Exports", f"<p>{obvious}</p>"),
+         "The count breaks the rule."),
+        ("count in a list item", "Count in a list", page("Exports", f"<ul>{subtle}</ul>"),
+         "A list item breaks the rule too."),
+        ("numbers the rule does not cover", "Exempt numbers", page("Exports", f"<p>{near}</p>"),
+         "Numbers of 10 and above, version numbers and idioms are exempt."),
+        ("counts written as required", "Correct counts", page("Exports", f"<p>{clean}</p>"),
+         "Every count follows the rule."),
+    )
+    return check(
         issue_type="number-format", name=name, objective=f"Find numbers that break the rule: “{said(a)}”.",
         look_at=["All visible text"], ignore=["Version numbers, measurements with units, dates, times and prices",
                                               NOT_PROSE],
@@ -337,7 +331,7 @@ def _numerals(a: Analysis) -> Check:
                "Report the number with its noun (“3 steps”) as targetText and the corrected form as suggestion."],
         not_issues=["Version numbers, measurements with units, dates, times and prices",
                     "Numbers of 10 and above"],
-        dimensions=_dims(cases), cases=cases, reads="text", severity="low",
+        cases=cases, reads="text", severity="low",
         title_hint=name.replace("Numbers", "Number").replace("Small numbers", "Small number"),
         target_hint="the number and its noun as written", suggestion_hint="the corrected form, e.g. “three steps”")
 
@@ -413,11 +407,11 @@ def required_elements(a: Analysis) -> Check:
     ]
     notes = [] if known else [f"{quote(name)} is not one of the elements this generator knows; the demos use a "
                               f"generic stand-in — replace them with a real example of the {name}."]
-    return Check(
+    return check(
         issue_type="missing-element", name=f"Required: {name}{where}",
         objective=f"Check that the page includes a complete {name}{where} (“{said(a)}”), and report it when it "
                   "is missing, incomplete or misplaced.",
-        look_at=[f"The page footer (`<footer>`)" if footer else "The whole page"],
+        look_at=["The page footer (`<footer>`)" if footer else "The whole page"],
         ignore=["Navigation menus and cookie banners"] if not footer else ["Everything outside the footer, "
                                                                           "except to report a misplaced " + name],
         rules=[f"Look for the {name}{where}; it may be worded differently from the usual form.",
@@ -427,7 +421,7 @@ def required_elements(a: Analysis) -> Check:
                f"and one when it is incomplete or misplaced (targetText: the text found).",
                f"Suggest the text to add, e.g. {quote(re.sub('<[^>]+>', '', full))}."],
         not_issues=[f"An unusual wording that still has {complete}"],
-        dimensions=_dims(cases), cases=cases, reads="markup" if footer else "text",
+        cases=cases, reads="markup" if footer else "text",
         severity="high when missing on a legal or transactional page; medium otherwise",
         title_hint=f"Missing {name}", target_hint=f"the incomplete {name} as found, or the "
                                                   f"{'footer' if footer else 'page title'} when it is missing",

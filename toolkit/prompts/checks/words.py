@@ -10,6 +10,8 @@ from toolkit.prompts.checks import (
     Case,
     Check,
     cap,
+    check,
+    demos,
     esc,
     forms,
     page,
@@ -187,7 +189,7 @@ def terminology(a: Analysis) -> Check:
                       page("Spring release", place(where, fixed), f"<ul>{''.join(_CLEAN_ITEMS)}</ul>"),
                       "No forbidden term in any form; nothing to report."))
     kind_word = ("name" if shape == "name" else "term") + ("s" if len(refs) > 1 or slots else "")
-    return Check(
+    return check(
         issue_type="forbidden-term",
         name=f"Forbidden {kind_word}: {subject}",
         objective=(f"Find every place where the page uses {subject}"
@@ -247,27 +249,25 @@ def _canonical(a: Analysis) -> Check:
               "Letters typed in capitals are findings; capitals produced only by CSS (text-transform) are not.",
               "Report each wrong form with the exact text as targetText and the correct form "
               f"(e.g. {quote(canon)}) as the suggestion."]
-    dims = ["wrong case in running text", "near-identical spelling in a list item",
-            "correct form next to URLs and file names", "consistent, correct usage"]
-    cases = [
-        Case("obvious_match", dims[0], f"{quote(obvious)} in a sentence",
-             page("Release notes", f"<p>We built {esc(obvious)} so reporting takes minutes, not days.</p>"),
-             f"{quote(obvious)} is not written as {quote(canon)}."),
-        Case("subtle_match", dims[1], f"{quote(subtle)} in a feature list",
-             page("Release notes", f"<p>{esc(canon)} now supports scheduled exports.</p>",
-                  f"<ul><li>Connect {esc(subtle)} to your data warehouse in two clicks.</li></ul>"),
-             f"One correct mention, then {quote(subtle)}, which differs from {quote(subtle_canon)} "
-             f"{_difference(subtle, subtle_canon)}."),
-        Case("near_miss", dims[2], "Correct form beside a lower-case URL",
-             page("Release notes", f"<p>{esc(canon)}’s exports now include PDF. Read the "
-                                   f"<a href=\"https://docs.{slug}.example/exports\">export guide</a>.</p>"),
-             f"The possessive keeps the exact form, and the lower-case {quote(slug)} appears only inside a URL."),
-        Case("clean", dims[3], "Consistent usage",
-             page(f"What’s new in {canon}", f"<p>{esc(canon)} now supports scheduled exports.</p>",
-                  f"<p>Every {esc(canon)} workspace gets the update today.</p>"),
-             f"Every mention is exactly {quote(canon)}."),
-    ]
-    return Check(
+    cases = demos(
+        ("wrong case in running text", f"{quote(obvious)} in a sentence",
+         page("Release notes", f"<p>We built {esc(obvious)} so reporting takes minutes, not days.</p>"),
+         f"{quote(obvious)} is not written as {quote(canon)}."),
+        ("near-identical spelling in a list item", f"{quote(subtle)} in a feature list",
+         page("Release notes", f"<p>{esc(canon)} now supports scheduled exports.</p>",
+              f"<ul><li>Connect {esc(subtle)} to your data warehouse in two clicks.</li></ul>"),
+         f"One correct mention, then {quote(subtle)}, which differs from {quote(subtle_canon)} "
+         f"{_difference(subtle, subtle_canon)}."),
+        ("correct form next to URLs and file names", "Correct form beside a lower-case URL",
+         page("Release notes", f"<p>{esc(canon)}’s exports now include PDF. Read the "
+                               f"<a href=\"https://docs.{slug}.example/exports\">export guide</a>.</p>"),
+         f"The possessive keeps the exact form, and the lower-case {quote(slug)} appears only inside a URL."),
+        ("consistent, correct usage", "Consistent usage",
+         page(f"What’s new in {canon}", f"<p>{esc(canon)} now supports scheduled exports.</p>",
+              f"<p>Every {esc(canon)} workspace gets the update today.</p>"),
+         f"Every mention is exactly {quote(canon)}."),
+    )
+    return check(
         issue_type="term-spelling",
         name=f"Exact spelling of {labels(refs, 'and')}",
         objective=f"Find every mention of {labels(refs, 'and')} that is not written exactly "
@@ -277,7 +277,7 @@ def _canonical(a: Analysis) -> Check:
         look_at=[cap(WHERE_TEXT)], ignore=[f"{NOT_PROSE} (e.g. {slug}.example)"],
         rules=rules, not_issues=["URLs, domain names, e-mail addresses and file names, where lower case is normal",
                                  "Other words that only begin with the same letters"],
-        dimensions=dims, cases=cases, reads="text",
+        cases=cases, reads="text",
         severity="medium in headings, titles and calls to action; low in body text",
         title_hint=f"{quote(obvious)} should be {quote(canon)}",
         target_hint="the misspelt form exactly as it appears",
@@ -335,21 +335,19 @@ def claims(a: Analysis) -> Check:
              "A disclaimer elsewhere on the page does not fix an absolute promise; report the promise.",
              "Suggest a qualified rewrite (“may”, “in our 2024 survey, 71% …”) or flag for legal review when "
              "no source can exist."]
-    dims = ["absolute promise in body text", "claim hidden in small print or a list",
-            "qualified claim with a cited source", "factual description without claims"]
-    cases = [
-        Case("obvious_match", dims[0], f"{quote(t1)} stated as fact",
-             page("Why Northwind", f"<p>{esc(s1)}</p>"), f"{quote(t1)} promises an outcome with no source."),
-        Case("subtle_match", dims[1], f"{quote(t2)} in small print",
-             page("Pricing", "<p>Plans start at $49 per month.</p>", f"<p><small>* {esc(s2)}</small></p>"),
-             f"The footnote still makes the claim {quote(t2)}; small print is in scope."),
-        Case("near_miss", dims[2], "Qualified, sourced statement",
-             page("Why Northwind", f"<p>{substantiated}</p>"),
-             "The statement is qualified and cites where the number comes from; it promises nothing."),
-        Case("clean", dims[3], "Plain feature description", page("Features", _CLEAN_CLAIM),
-             "Describes what the product does, with no promise, ranking or statistic."),
-    ]
-    return Check(
+    cases = demos(
+        ("absolute promise in body text", f"{quote(t1)} stated as fact",
+         page("Why Northwind", f"<p>{esc(s1)}</p>"), f"{quote(t1)} promises an outcome with no source."),
+        ("claim hidden in small print or a list", f"{quote(t2)} in small print",
+         page("Pricing", "<p>Plans start at $49 per month.</p>", f"<p><small>* {esc(s2)}</small></p>"),
+         f"The footnote still makes the claim {quote(t2)}; small print is in scope."),
+        ("qualified claim with a cited source", "Qualified, sourced statement",
+         page("Why Northwind", f"<p>{substantiated}</p>"),
+         "The statement is qualified and cites where the number comes from; it promises nothing."),
+        ("factual description without claims", "Plain feature description", page("Features", _CLEAN_CLAIM),
+         "Describes what the product does, with no promise, ranking or statistic."),
+    )
+    return check(
         issue_type="unsubstantiated-claim",
         name=cap(subject),
         objective=f"Find {subject} that need evidence or legal review before publishing, so each can be "
@@ -360,7 +358,7 @@ def claims(a: Analysis) -> Check:
         not_issues=["Claims with a cited source (study, survey, audit, rating) in the same or next element",
                     "Hedged statements (“may help”, “results vary”) that promise no outcome",
                     "Factual product descriptions (features, prices, limits)"],
-        dimensions=dims, cases=cases, reads="text",
+        cases=cases, reads="text",
         severity="high for promises about health, money or safety; medium for unsourced superlatives and "
                  "statistics; low for mild puffery",
         title_hint=f"Unsubstantiated claim: {quote(t1)}",
@@ -370,6 +368,26 @@ def claims(a: Analysis) -> Check:
 
 
 # ------------------------------------------------------------------ tone
+
+# Tone and language checks demonstrate on one page each: its heading, and per tier the
+# dimension and title of the case (the html and the reason come from the facet's table).
+_SENTENCE_DEMOS = {
+    "tone": ("Product update", [("several markers in one paragraph", "Several markers at once"),
+                                ("a single marker in a list or table", "One marker among neutral text"),
+                                ("acceptable phrasing that resembles the problem", "Acceptable phrasing"),
+                                ("compliant copy", "Compliant copy")]),
+    "spelling_grammar": ("Release notes", [("obvious mistakes in body text", "Mistakes in a sentence"),
+                                           ("a single mistake in a list item", "One mistake in a list"),
+                                           ("correct but unusual usage", "Correct variants"),
+                                           ("error-free copy", "Correct copy")]),
+}
+
+
+def _sentence_demos(kind: str, htmls: tuple[str, ...], reasons: tuple[str, ...]) -> list[Case]:
+    heading, labels = _SENTENCE_DEMOS[kind]
+    return demos(*[(dimension, title, page(heading, html), reason)
+                   for (dimension, title), html, reason in zip(labels, htmls, reasons)])
+
 
 _TONE = {  # facet: (goal, markers, obvious, subtle, near miss, clean, near-miss reason)
     "plain": ("plain, jargon-free language", ["leverage", "synergy", "best-of-breed", "operationalize"],
@@ -428,23 +446,17 @@ def tone(a: Analysis) -> Check:
              "but a marker inside a quotation attributed to someone else is not.",
              "Report the shortest span that carries the problem (a phrase or one sentence), not a whole paragraph.",
              f"Suggest a rewrite of that span in {goal}, keeping its meaning."]
-    dims = ["several markers in one paragraph", "a single marker in a list or table",
-            "acceptable phrasing that resembles the problem", "compliant copy"]
-    cases = [
-        Case("obvious_match", dims[0], "Several markers at once", page("Product update", obvious),
-             f"The paragraph breaks {goal} several times."),
-        Case("subtle_match", dims[1], "One marker among neutral text", page("Product update", subtle),
-             "A single marker in otherwise neutral copy still breaks the tone."),
-        Case("near_miss", dims[2], "Acceptable phrasing", page("Product update", near), near_reason),
-        Case("clean", dims[3], "Compliant copy", page("Product update", clean), f"The copy keeps {goal}."),
-    ]
-    return Check(
+    cases = _sentence_demos("tone", (obvious, subtle, near, clean),
+                            (f"The paragraph breaks {goal} several times.",
+                             "A single marker in otherwise neutral copy still breaks the tone.", near_reason,
+                             f"The copy keeps {goal}."))
+    return check(
         issue_type="tone",
         name=f"Tone: {goal}",
         objective=f"Find sentences that break {goal}, so they can be rewritten before publishing.",
         look_at=look_at, ignore=ignore + ["Direct quotations attributed to a customer or third party"],
         rules=rules, not_issues=[near_reason, "Product and feature names, even when they sound informal"],
-        dimensions=dims, cases=cases, reads="markup" if a.locations else "text",
+        cases=cases, reads="markup" if a.locations else "text",
         severity="medium in headings and calls to action; low in body text",
         title_hint=f"Tone: {quote(markers[0])} breaks {goal}",
         target_hint="the phrase or sentence that carries the wrong tone, verbatim",
@@ -477,22 +489,15 @@ def spelling_grammar(a: Analysis) -> Check:
              "Accept regional spelling variants (US or UK) as long as one page is consistent; flag mixing them.",
              "Skip proper nouns, product names, code, URLs and deliberate quotations.",
              "Suggest the corrected word or phrase only, not a rewrite of the sentence."]
-    dims = ["obvious mistakes in body text", "a single mistake in a list item",
-            "correct but unusual usage", "error-free copy"]
-    cases = [
-        Case("obvious_match", dims[0], "Mistakes in a sentence", page("Release notes", obvious),
-             "The sentence contains clear mistakes."),
-        Case("subtle_match", dims[1], "One mistake in a list", page("Release notes", subtle),
-             "A single mistake in an otherwise correct list."),
-        Case("near_miss", dims[2], "Correct variants", page("Release notes", near), near_reason),
-        Case("clean", dims[3], "Correct copy", page("Release notes", clean), "No mistakes."),
-    ]
-    return Check(
+    cases = _sentence_demos("spelling_grammar", (obvious, subtle, near, clean),
+                            ("The sentence contains clear mistakes.", "A single mistake in an otherwise correct list.",
+                             near_reason, "No mistakes."))
+    return check(
         issue_type=a.facet,
         name=cap(goal),
         objective=f"Find {goal} in the page's visible text so each can be corrected.",
         look_at=[cap(WHERE_TEXT)], ignore=[NOT_PROSE, "Proper nouns, product names and quotations"],
-        rules=rules, not_issues=[near_reason], dimensions=dims, cases=cases, reads="text",
+        rules=rules, not_issues=[near_reason], cases=cases, reads="text",
         severity="medium in headings, titles and calls to action; low in body text",
         title_hint=f"{'Misspelling' if a.facet == 'spelling' else 'Grammar'}: {quote(markers[0])}",
         target_hint="the wrong word or phrase exactly as written",
