@@ -31,6 +31,38 @@ def _ids(read, sql: str, params: list) -> set[str]:
     return {r[0] for r in read(sql, params).fetchall()}
 
 
+def _present(read, table: str, column: str, workspace_id: str, organization_id: str, ids: list[str]) -> set[str]:
+    """Which of ``ids`` already exist in the organization's ``table`` (keyed by ``column``)."""
+    return _ids(read, f"SELECT {column} FROM {table} WHERE workspace_id = ? AND organization_id = ? "
+                      f"AND {column} IN (SELECT {V})", [workspace_id, organization_id, ids])
+
+
+def _insert(tx, table: str, columns: tuple[str, ...], workspace_id: str, organization_id: str, rows: list[tuple],
+            now: int) -> None:
+    """Insert ``rows`` (values of ``columns``) into the organization's ``table``: one statement."""
+    if rows:
+        tx.execute(f"INSERT INTO {table} (workspace_id, organization_id, {', '.join(columns)}, created_at, "
+                   f"updated_at) SELECT ?, ?, {', '.join([V] * len(columns))}, ?, ?",
+                   [workspace_id, organization_id, *[list(c) for c in zip(*rows)], now, now])
+
+
+def _add_new(tx, table: str, columns: tuple[str, ...], workspace_id: str, organization_id: str, rows: list[tuple],
+             known: set[str], refused, added: str, now: int) -> dict:
+    """Add the organization (when missing) and each row (its id first) that ``refused(row, known)``
+    finds nothing wrong with; any other row fails its entry with that reason. ``known`` grows with
+    each row accepted, so a later row may name an earlier one (a folder's parent)."""
+    results, accepted = {}, []
+    for row in rows:
+        reason = refused(row, known)
+        if reason is None:
+            known.add(row[0])
+            accepted.append(row)
+        results[row[0]] = item(True, added) if reason is None else item(False, reason)
+    ensure_organizations(tx, workspace_id, [organization_id], now)
+    _insert(tx, table, columns, workspace_id, organization_id, accepted, now)
+    return results
+
+
 # ------------------------------------------------------------------ folders and documents
 
 def add_folders(services: Services, workspace: Workspace, request: AddFolders) -> dict:
@@ -44,27 +76,11 @@ def add_folders(services: Services, workspace: Workspace, request: AddFolders) -
         has_org, _, _ = existing(tx.execute, ws, org)
         if not has_org and request.create_organization is False:
             raise not_found("organization", org)
-        wanted = [f.folder_id for f in request.folders] + [f.parent_folder_id for f in request.folders
-                                                           if f.parent_folder_id is not None]
-        known = _ids(tx.execute, f"SELECT folder_id FROM folders WHERE workspace_id = ? AND organization_id = ? "
-                                 f"AND folder_id IN (SELECT {V})", [ws, org, wanted])
-        results, rows = {}, []
-        for f in request.folders:
-            if f.folder_id in known:
-                results[f.folder_id] = item(False, f"folder {f.folder_id} already exists")
-            elif f.parent_folder_id is not None and f.parent_folder_id not in known:
-                results[f.folder_id] = item(False, f"parent folder {f.parent_folder_id} not found")
-            else:
-                known.add(f.folder_id)
-                rows.append((f.folder_id, f.folder_name, f.parent_folder_id))
-                results[f.folder_id] = item(True, "Folder added.")
-        ensure_organizations(tx, ws, [org], now)
-        if rows:
-            cols = [list(c) for c in zip(*rows)]
-            tx.execute(f"INSERT INTO folders (workspace_id, organization_id, folder_id, folder_name, parent_folder_id, "
-                       f"created_at, updated_at) SELECT ?, ?, {V}, {V}, {V}, ?, ?",
-                       [ws, org, *cols, now, now])
-        return results
+        rows = [(f.folder_id, f.folder_name, f.parent_folder_id) for f in request.folders]
+        known = _present(tx.execute, "folders", "folder_id", ws, org,
+                         [r[0] for r in rows] + [r[2] for r in rows if r[2] is not None])
+        return _add_new(tx, "folders", ("folder_id", "folder_name", "parent_folder_id"), ws, org, rows, known,
+                        _folder_refused, "Folder added.", now)
 
     return ok("Folders processed.", services.store.write(job))
 
@@ -81,25 +97,25 @@ def add_documents(services: Services, workspace: Workspace, request: AddDocument
             raise not_found("organization", org)
         if request.folder_id is not None and not has_folder:
             raise not_found("folder", request.folder_id, org)
-        ids = [d.document_id for d in request.documents]
-        known = _ids(tx.execute, f"SELECT document_id FROM documents WHERE workspace_id = ? AND organization_id = ? "
-                                 f"AND document_id IN (SELECT {V})", [ws, org, ids])
-        results, rows = {}, []
-        for d in request.documents:
-            if d.document_id in known:
-                results[d.document_id] = item(False, f"document {d.document_id} already exists")
-            else:
-                rows.append((d.document_id, d.document_name))
-                results[d.document_id] = item(True, "Document added.")
-        ensure_organizations(tx, ws, [org], now)
-        if rows:
-            cols = [list(c) for c in zip(*rows)]
-            tx.execute(f"INSERT INTO documents (workspace_id, organization_id, document_id, document_name, folder_id, "
-                       f"created_at, updated_at) SELECT ?, ?, {V}, {V}, ?, ?, ?",
-                       [ws, org, *cols, request.folder_id, now, now])
-        return results
+        rows = [(d.document_id, d.document_name, request.folder_id) for d in request.documents]
+        known = _present(tx.execute, "documents", "document_id", ws, org, [r[0] for r in rows])
+        return _add_new(tx, "documents", ("document_id", "document_name", "folder_id"), ws, org, rows, known,
+                        _document_refused, "Document added.", now)
 
     return ok("Documents processed.", services.store.write(job))
+
+
+def _folder_refused(row: tuple, known: set[str]) -> str | None:
+    folder_id, _, parent = row
+    if folder_id in known:
+        return f"folder {folder_id} already exists"
+    if parent is not None and parent not in known:
+        return f"parent folder {parent} not found"
+    return None
+
+
+def _document_refused(row: tuple, known: set[str]) -> str | None:
+    return f"document {row[0]} already exists" if row[0] in known else None
 
 
 def update_folder_access(services: Services, workspace: Workspace, request: UpdateFolderAccess) -> dict:
@@ -138,33 +154,36 @@ def update_folder_access(services: Services, workspace: Workspace, request: Upda
 
 def update_document_access(services: Services, workspace: Workspace, request: UpdateDocumentAccess) -> dict:
     """Set each document's ``accessType``; a missing document fails its entry."""
-    ws, org = workspace.workspace_id, request.organization_id
-
-    def job(tx):
-        require_scope(tx.execute, ws, org)
-        done = _ids(tx.execute, f"UPDATE documents SET access_type = ?, updated_at = ? WHERE workspace_id = ? "
-                                f"AND organization_id = ? AND document_id IN (SELECT {V}) RETURNING document_id",
-                    [request.access_type, now_ms(services), ws, org, request.document_ids])
-        return {d: item(True, "Document access updated.", accessType=request.access_type) if d in done
-                else item(False, f"document {d} not found", accessType=None) for d in request.document_ids}
-
-    return ok("Document access processed.", services.store.write(job))
+    return _set_documents(services, workspace, request.organization_id, request.document_ids, "access_type",
+                          request.access_type, "Document access updated.", "Document access processed.")
 
 
 def update_disabled_state(services: Services, workspace: Workspace, request: UpdateDisabledState) -> dict:
     """Disable (no read or write access for anyone) or enable each document."""
-    ws, org = workspace.workspace_id, request.organization_id
+    return _set_documents(services, workspace, request.organization_id, request.document_ids, "disabled",
+                          request.disabled, "Document disabled." if request.disabled else "Document enabled.",
+                          "Disabled state processed.")
+
+
+# A document column these endpoints set -> the result field that echoes it.
+_DOCUMENT_STATE = {"access_type": "accessType", "disabled": "disabled"}
+
+
+def _set_documents(services: Services, workspace: Workspace, organization_id: str, document_ids: list[str],
+                   column: str, value, done: str, summary: str) -> dict:
+    """Set one column of each document in one statement; every entry echoes the value it now
+    has (``null`` for a document that does not exist, which fails its entry)."""
+    ws, field = workspace.workspace_id, _DOCUMENT_STATE[column]
 
     def job(tx):
-        require_scope(tx.execute, ws, org)
-        done = _ids(tx.execute, f"UPDATE documents SET disabled = ?, updated_at = ? WHERE workspace_id = ? "
-                                f"AND organization_id = ? AND document_id IN (SELECT {V}) RETURNING document_id",
-                    [request.disabled, now_ms(services), ws, org, request.document_ids])
-        return {d: item(True, "Document disabled." if request.disabled else "Document enabled.",
-                        disabled=request.disabled) if d in done
-                else item(False, f"document {d} not found", disabled=None) for d in request.document_ids}
+        require_scope(tx.execute, ws, organization_id)
+        changed = _ids(tx.execute, f"UPDATE documents SET {column} = ?, updated_at = ? WHERE workspace_id = ? "
+                                   f"AND organization_id = ? AND document_id IN (SELECT {V}) RETURNING document_id",
+                       [value, now_ms(services), ws, organization_id, document_ids])
+        return {d: item(True, done, **{field: value}) if d in changed
+                else item(False, f"document {d} not found", **{field: None}) for d in document_ids}
 
-    return ok("Disabled state processed.", services.store.write(job))
+    return ok(summary, services.store.write(job))
 
 
 # ------------------------------------------------------------------ user groups
@@ -177,8 +196,7 @@ def add_user_groups(services: Services, workspace: Workspace, request: AddUserGr
     def job(tx):
         now = now_ms(services)
         require_scope(tx.execute, ws, org)
-        known = _ids(tx.execute, f"SELECT group_id FROM user_groups WHERE workspace_id = ? AND organization_id = ? "
-                                 f"AND group_id IN (SELECT {V})", [ws, org, [g.group_id for g in groups]])
+        known = _present(tx.execute, "user_groups", "group_id", ws, org, [g.group_id for g in groups])
         tx.execute(f"INSERT INTO user_groups (workspace_id, organization_id, group_id, group_name, created_at, "
                    f"updated_at) SELECT ?, ?, {V}, {V}, ?, ? "
                    f"ON CONFLICT DO UPDATE SET group_name = excluded.group_name, updated_at = excluded.updated_at",
