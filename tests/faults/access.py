@@ -282,11 +282,13 @@ def access_state_in_file(ctx: Ctx) -> None:
         documents = {d: (t, bool(x)) for d, t, x in ctx.run.sql(
             "SELECT document_id, access_type, disabled FROM documents WHERE organization_id = ?", [org])}
         groups = {g for (g,) in ctx.run.sql("SELECT group_id FROM user_groups WHERE organization_id = ?", [org])}
+        # (a write in flight that did not happen leaves the defaults a new folder or document has)
         for key in keys("folderAccess"):
-            ctx.ledger.settle(key, folders.get(key[2], ABSENT))
+            ctx.ledger.settle(key, folders.get(key[2], ABSENT), default=("organizationPrivate", False))
         for key in keys("docAccess"):
-            ctx.ledger.settle(key, documents[key[2]][0] if key[2] in documents else ABSENT)
+            ctx.ledger.settle(key, documents[key[2]][0] if key[2] in documents else ABSENT,
+                              default="organizationPrivate")
         for key in keys("docDisabled"):
-            ctx.ledger.settle(key, documents[key[2]][1] if key[2] in documents else ABSENT)
+            ctx.ledger.settle(key, documents[key[2]][1] if key[2] in documents else ABSENT, default=False)
         for key in keys("group"):
             ctx.ledger.settle(key, True if key[2] in groups else ABSENT)

@@ -134,7 +134,9 @@ def annotations_intact(ctx: Ctx) -> None:
             if isinstance(members, dict) or members is ABSENT:
                 present = isinstance(members, dict) and reader_of(owner) in members
                 ctx.ledger.settle(("contentReader", owner), True if present else ABSENT)
-        doubtful = {k[3] for k in keys if ctx.ledger.in_doubt(k)}
+        # annotations whose add (which writes the annotation and its activity) was in flight
+        doubtful = ({k[3] for k in keys if ctx.ledger.in_doubt(k)}
+                    & {k[2] for k in ctx.ledger.keys("commentActivity", owner) if ctx.ledger.in_doubt(k)})
         verdicts = {}
         totals = {}
         for doc in sorted({k[2] for k in keys}):

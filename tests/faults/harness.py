@@ -52,6 +52,7 @@ class Config:
     max_kills: int | None = None
     crossing_sla_ms: int = 2500                # dispatched this long before a kill minus 1 s: due while down
     progress: Callable[[str], None] | None = None
+    server_args: tuple[str, ...] = ()          # more `collab serve` options (webhook settings, say)
     # Called with the Run while the server is down, after the offline checks: a test damages
     # the database file here to see the checks notice.
     while_down: Callable[[Run], None] | None = None
@@ -86,6 +87,7 @@ class Harness:
         self.parked = 0
         self.cond = threading.Condition()
         self.restarts = 0
+        self.me: Ctx | None = None  # the harness's own requests: its SLA dispatches and the checks
 
     # ------------------------------------------------------------------ the run
 
@@ -120,14 +122,16 @@ class Harness:
             for worker in workers:
                 worker.join(timeout=120)
             self.me.close()
-            run.server.stop()
+            if run.server is not None:
+                run.server.stop()
         self._offline()
         self._say(f"done after {time.monotonic() - started:.0f} s\n{self.report.summary()}")
         return self.report
 
     def _start(self) -> Server:
         self.restarts += 1
-        return Server(self.run_state.db, Path(self.config.root) / f"server-{self.restarts}.log").start()
+        log = Path(self.config.root) / f"server-{self.restarts}.log"
+        return Server(self.run_state.db, log, extra_args=self.config.server_args).start()
 
     def _say(self, message: str) -> None:
         if self.config.progress is not None:

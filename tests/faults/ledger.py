@@ -90,9 +90,10 @@ class Report:
                  f"lost:                 {len(self.lost)}",
                  f"duplicated:           {len(self.duplicated)}",
                  f"other failed checks:  {len(self.problems)}",
-                 f"in flight at a kill:  {self.unknown} writes; what they did, found out after the restart: "
-                 f"{self.counts['in-flight write applied']} applied, {self.counts['in-flight write not applied']} "
-                 f"not applied, {self.counts['in-flight write undetermined']} undetermined"]
+                 f"in flight at a kill:  {self.unknown} writes; their facts and commands, looked at after the "
+                 f"restart: {self.counts['in-flight write applied']} applied, "
+                 f"{self.counts['in-flight write not applied']} not applied, "
+                 f"{self.counts['in-flight write undetermined']} undetermined"]
         lines += [f"  {name}: {n}" for name, n in sorted(self.counts.items()) if not name.startswith("in-flight")]
         return "\n".join(lines)
 
@@ -147,12 +148,14 @@ class Ledger:
             items = list(self._facts.items())
         return [k for k, f in items if k[0] == kind and k[1] == owner and (not present or f.acked is not ABSENT)]
 
-    def settle(self, key: tuple, observed: Any) -> str:
+    def settle(self, key: tuple, observed: Any, default: Any = ABSENT) -> str:
         """Compare what the server shows for ``key`` with what it promised; report a loss or a
-        write nobody made; from now on the observed value is known. Returns ``"ok"``,
-        ``"applied"`` / ``"not applied"`` (a write in flight at a kill), ``"lost"`` or ``"phantom"``."""
+        write nobody made; from now on the observed value is known. ``default`` is the value
+        of a fact no acknowledged write has set yet (a new document's access type, say).
+        Returns ``"ok"``, ``"applied"`` / ``"not applied"`` (a write in flight at a kill),
+        ``"lost"`` or ``"phantom"``."""
         fact = self._fact(key)
-        acked, maybe = fact.acked, fact.maybe
+        acked, maybe = fact.acked if fact.acked is not ABSENT else default, fact.maybe
         fact.acked, fact.maybe = observed, []
         if observed == acked or observed in maybe:
             # (an in-flight write that set the value the fact already had counts as applied)

@@ -23,7 +23,7 @@ def explain(report, tmp_path) -> str:
 
 @pytest.mark.slow
 def test_acknowledged_writes_survive_three_kills(tmp_path):
-    report = Harness(Config(root=tmp_path, seconds=150, max_kills=3, load_s=(3.0, 6.0), seed=SEED,
+    report = Harness(Config(root=tmp_path, seconds=150, max_kills=3, load_s=(2.0, 5.0), seed=SEED,
                             progress=print)).run()
     why = explain(report, tmp_path)
     assert report.kills == 3, why
@@ -61,7 +61,7 @@ def test_the_checks_notice_a_damaged_database(tmp_path):
     written twice duplicated."""
     found: dict = {}
     report = Harness(Config(root=tmp_path, seconds=90, max_kills=1, load_s=(3.0, 3.0), seed=SEED,
-                            while_down=damage(found))).run()
+                            while_down=damage(found), progress=print)).run()
     why = explain(report, tmp_path)
     assert report.kills == 1, why
     assert any(found["user"] in m for m in report.lost), why
