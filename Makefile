@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 export DEBIAN_FRONTEND := noninteractive
 
-.PHONY: test bench serve run lab graphviz chromium clean
+.PHONY: test bench soak serve run lab graphviz chromium clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,14 @@ serve: $(STAMP)
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# The fault harness (tests/faults) for SOAK_SECONDS (default 600): a mixed load on a real server,
+# SIGKILL at random moments, a restart and checks after each; prints requests sent, acknowledged,
+# kills survived, lost and duplicated, and fails if anything was lost, duplicated or a check failed.
+# SOAK_SEED replays a seed. Not part of `make test` (which runs a short version of it).
+SOAK_SECONDS ?= 600
+soak: $(STAMP)
+	$(PY) tests/faults/soak.py --seconds $(SOAK_SECONDS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
