@@ -160,6 +160,14 @@ class ScopeView(ApiModel):
     document_id: str | None
 
 
+class FindingView(ApiModel):
+    """A lint warning of the definition (semantics §4): it never blocks a write."""
+    key: str
+    severity: Literal["error", "warning"]
+    message: str
+    where: str
+
+
 class DefinitionView(ApiModel):
     definition_id: str
     name: str
@@ -176,6 +184,7 @@ class DefinitionView(ApiModel):
     created_at: int
     updated_at: int
     status: Literal["active", "tombstoned"]
+    warnings: list[FindingView]
 
 
 class DefinitionList(ApiModel):

@@ -24,7 +24,7 @@ __all__ = ["render_definition", "build_scene", "as_definition", "loops_of", "hig
 
 
 # Read-only fields of a DefinitionView (api-v2 §2.4) that a create body does not have.
-_VIEW_ONLY = ("version", "compiled", "createdAt", "updatedAt", "status")
+_VIEW_ONLY = ("version", "compiled", "createdAt", "updatedAt", "status", "warnings")
 
 
 def as_definition(definition) -> Definition:

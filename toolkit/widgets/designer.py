@@ -114,7 +114,8 @@ class Designer:
         raw = unwrap(raw)
         if not isinstance(raw, dict):
             raise ValueError("a definition is a JSON object")
-        for key in ("version", "compiled", "createdAt", "updatedAt", "status"):   # a DefinitionView's read-only fields
+        # a DefinitionView's read-only fields
+        for key in ("version", "compiled", "createdAt", "updatedAt", "status", "warnings"):
             raw.pop(key, None)
         self._raw = raw
         self._changed(f"{what} {raw.get('definitionId', '')}")

@@ -3,7 +3,9 @@
 Bodies are stored exactly as sent — every version — and views are built from them, so the
 echoed ``edges`` (and nodes, groups, triggers) are byte-for-byte what the client wrote.
 Validation is the linter: schema findings and lint errors become ``INVALID_ARGUMENT`` with
-the field paths and validation keys in the message.
+the field paths and validation keys in the message. Its warnings never block a write; every
+view carries them as ``warnings``, linted against the workspace's agent registry as it is when
+the view is built (so ``agent-not-registered`` comes and goes with the registry).
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ import json
 from toolkit.compiler import compile_definition
 from toolkit.engine import Plan
 from toolkit.errors import ApiError, ErrorCode
-from toolkit.lint import errors_of, lint_document
+from toolkit.lint import errors_of, lint, lint_document
 from toolkit.model import Definition, DefinitionUpdate
 from toolkit.model.workflow import DefinitionRef, ListDefinitions
+from toolkit.services.agents import registered_agent_ids
 from toolkit.services.context import Services
 from toolkit.services.paging import decode_cursor, encode_cursor
 from toolkit.services.workspaces import Workspace
@@ -67,7 +70,22 @@ def plan_for(services: Services, workspace_id: str, definition_id: str, version:
 _COLUMNS = "definition_id, version, status, scope_level, organization_id, document_id, created_at, updated_at, list_key"
 
 
-def _view(services: Services, workspace_id: str, row) -> dict:
+def _registry(services: Services, workspace_id: str) -> frozenset[str]:
+    return frozenset(registered_agent_ids(services.store.read, workspace_id))
+
+
+def _warnings(parts: dict, registry: frozenset[str]) -> list[dict]:
+    """The lint warnings of one stored version against ``registry``. Kept with the version's
+    cached plan together with the registry they were computed for: registries rarely change,
+    so a get or a list lints each version once, not on every read."""
+    cached = parts.get("warnings")
+    if cached is None or cached[0] != registry:
+        found = [f.to_json() for f in lint(parts["definition"], known_agents=set(registry)) if f.severity == "warning"]
+        cached = parts["warnings"] = (registry, found)
+    return cached[1]
+
+
+def _view(services: Services, workspace_id: str, row, registry: frozenset[str]) -> dict:
     definition_id, version, status, level, org, doc, created, updated, _ = row
     _, parts = plan_for(services, workspace_id, definition_id, version)
     body = parts["body"]
@@ -88,6 +106,7 @@ def _view(services: Services, workspace_id: str, row) -> dict:
         "createdAt": created,
         "updatedAt": updated,
         "status": status,
+        "warnings": _warnings(parts, registry),
     }
 
 
@@ -124,14 +143,14 @@ def create_definition(services: Services, workspace: Workspace, body: dict) -> d
         _forget_head(services, tx, ws, definition.definition_id)
         return _row(tx.execute, ws, definition.definition_id)
 
-    return _view(services, ws, services.store.write(job))
+    return _view(services, ws, services.store.write(job), _registry(services, ws))
 
 
 def get_definition(services: Services, workspace: Workspace, request: DefinitionRef) -> dict:
     row = _row(services.store.read, workspace.workspace_id, request.definition_id)
     if row is None:
         raise _not_found(request.definition_id)
-    return _view(services, workspace.workspace_id, row)
+    return _view(services, workspace.workspace_id, row, _registry(services, workspace.workspace_id))
 
 
 def list_definitions(services: Services, workspace: Workspace, request: ListDefinitions) -> dict:
@@ -159,7 +178,8 @@ def list_definitions(services: Services, workspace: Workspace, request: ListDefi
         params + [request.page_size + 1]).fetchall()
     more = len(rows) > request.page_size
     rows = rows[: request.page_size]
-    return {"items": [_view(services, workspace.workspace_id, r) for r in rows],
+    registry = _registry(services, workspace.workspace_id) if rows else frozenset()
+    return {"items": [_view(services, workspace.workspace_id, r, registry) for r in rows],
             "nextCursor": encode_cursor(rows[-1][-1]) if more else None, "hasMore": more}
 
 
@@ -189,7 +209,7 @@ def update_definition(services: Services, workspace: Workspace, body: dict) -> d
         _forget_head(services, tx, ws, update.definition_id)
         return _row(tx.execute, ws, update.definition_id)
 
-    return _view(services, ws, services.store.write(job))
+    return _view(services, ws, services.store.write(job), _registry(services, ws))
 
 
 def delete_definition(services: Services, workspace: Workspace, request: DefinitionRef) -> dict:
