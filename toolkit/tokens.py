@@ -67,7 +67,7 @@ def verify_user_token(token: str, secret: str, *, now_s: float | None = None, le
     try:
         claims = jwt.decode(token, secret, algorithms=[ALGORITHM], issuer=ISSUER, leeway=leeway,
                             options={"require": list(REQUIRED_CLAIMS), "verify_exp": now_s is None,
-                                     "verify_iat": now_s is None})
+                                     "verify_iat": now_s is None, "verify_nbf": now_s is None})
     except jwt.ExpiredSignatureError:
         raise UserTokenError("invalid user token: expired") from None
     except jwt.InvalidSignatureError:
@@ -96,3 +96,10 @@ def _check_times(claims: dict[str, Any], now_s: float, leeway: float) -> None:
         raise UserTokenError("invalid user token: expired")
     if iat > now_s + leeway:
         raise UserTokenError("invalid user token: issued in the future")
+    # We never issue `nbf`, but a token that carries one is held to it at `now_s` too.
+    nbf = claims.get("nbf")
+    if nbf is not None:
+        if isinstance(nbf, bool) or not isinstance(nbf, (int, float)):
+            raise UserTokenError("invalid user token: the 'nbf' claim must be a number")
+        if nbf > now_s + leeway:
+            raise UserTokenError("invalid user token: not valid yet (nbf)")
