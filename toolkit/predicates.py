@@ -17,7 +17,9 @@ Ops: ``eq ne`` (deep JSON equality, 1 == 1.0, true != 1), ``gt gte lt lte``
 (two numbers or two strings, else false), ``and or`` (>= 1 arg, short-circuit
 on JSON truthiness), ``not``, ``in`` (value, array), ``includes`` (string or
 array, value), ``startsWith endsWith``, ``regex`` (value, string-literal
-pattern; searches the first 16384 chars), ``length`` (a value, null for
+pattern; searches the first 16384 chars in time linear in them, see
+:mod:`toolkit.regex_linear`, which refuses backreferences, lookaround,
+possessive and atomic constructs), ``length`` (a value, null for
 non-containers), ``isEmpty`` and ``exists`` (argument must be a ``{var}``).
 Every op except ``length`` is boolean, and the top level must be a boolean op.
 Ops and arrays nest at most 32 levels deep.
@@ -34,6 +36,8 @@ import operator
 import re
 import warnings
 from re import _parser as _sre_parser
+
+from toolkit.regex_linear import LinearPattern, UnsupportedPattern, compile_linear
 
 __all__ = ["PredicateError", "Predicate", "parse", "parse_ast", "evaluate", "truthy", "json_equal"]
 
@@ -163,7 +167,7 @@ def _nests_quantifiers(av: object, in_repeat: bool = False) -> bool:
         for op, arg in av.data)
 
 
-def _compile_regex(pattern: object, loc: str) -> re.Pattern:
+def _compile_regex(pattern: object, loc: str) -> LinearPattern:
     if not isinstance(pattern, str):
         _fail("regex pattern must be a string literal", loc)
     if len(pattern) > MAX_PATTERN_CHARS:
@@ -172,13 +176,16 @@ def _compile_regex(pattern: object, loc: str) -> re.Pattern:
         # Under "warnings are errors" (pytest) a FutureWarning must not become a rejection.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            compiled = re.compile(pattern)
+            re.compile(pattern)
             nested = _nests_quantifiers(_sre_parser.parse(pattern))
+            linear = None if nested else compile_linear(pattern)
+    except UnsupportedPattern as err:
+        raise PredicateError(f"regex pattern {pattern!r} is not supported: {err} at {loc}") from None
     except Exception as err:  # re.error, OverflowError, RecursionError
         raise PredicateError(f"regex pattern does not compile ({err}) at {loc}") from None
     if nested:
         _fail(f"regex pattern {pattern!r} nests quantifiers (catastrophic backtracking)", loc)
-    return compiled
+    return linear
 
 
 def _fail(message: str, loc: str):
@@ -304,8 +311,8 @@ def _compile(node: object, loc: str, depth: int, paths: set):
         search = _compile_regex(args[1], arg_locs[1]).search
         parts = [_compile(args[0], arg_locs[0], depth + 1, paths)]
         value = parts[0][0]
-        # search(s, 0, cap) scans only the first `cap` chars without copying a huge string.
-        fn = lambda ctx: isinstance(v := value(ctx), str) and search(v, 0, REGEX_INPUT_CAP) is not None
+        # Linear in the text (toolkit.regex_linear): no pattern and input can stall the caller.
+        fn = lambda ctx: isinstance(v := value(ctx), str) and search(v[:REGEX_INPUT_CAP])
     else:
         parts = [_compile(a, arg_locs[i], depth + 1, paths) for i, a in enumerate(args)]
         fn = _BUILDERS[op](*(f for f, _ in parts))

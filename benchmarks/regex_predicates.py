@@ -1,0 +1,82 @@
+"""Benchmark: the `regex` predicate op's linear-time matcher (toolkit.regex_linear) against
+Python's backtracking `re`, both measured in this run on the same patterns and texts.
+
+Two workloads:
+
+* ordinary: the patterns and short texts a workflow author writes (decisions, ids, emails),
+  where `re` is at its best; the matcher is expected to be slower per call here, and the
+  ratio says by how much.
+* adversarial: patterns the spec admits (no nested quantifiers) on texts built to make `re`
+  backtrack; the matcher runs them at the predicate's full 16 KiB cap, `re` at the largest
+  length it finishes in about a second, and the ratio compares the two at that same length.
+
+Every pair of answers is checked equal (`re.search(...) is not None`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+
+from toolkit.regex_linear import compile_linear
+
+CAP = 16384
+ORDINARY = [
+    ("^approve$", ["approve", "reject", "approved"]),
+    (r"^\d{4}-\d{2}-\d{2}$", ["2024-01-31", "2024-1-31", "x"]),
+    (r"(?i)urgent|asap", ["Please handle ASAP", "whenever", "URGENT: fix"]),
+    (r"^[\w.+-]+@example\.(com|org)$", ["ann.lee+x@example.org", "bob@example.net"]),
+    (r"\bfraud\b", ["possible fraud detected", "fraudulent", ""]),
+]
+ADVERSARIAL = [
+    (r".*.*x", lambda n: "a" * n),
+    (r"\d+-\w+$", lambda n: "1" * n),
+    (r"(ab|a)*c", lambda n: "a" * n),
+    (r"\s*\s*$", lambda n: " " * (n - 1) + "x"),
+    (r"a*a*b", lambda n: "a" * n),
+]
+
+
+def per_call_us(fn, texts, reps: int) -> float:
+    start = time.perf_counter()
+    for _ in range(reps):
+        for text in texts:
+            fn(text)
+    return (time.perf_counter() - start) / (reps * len(texts)) * 1e6
+
+
+def timed(fn, text) -> tuple[float, bool]:
+    start = time.perf_counter()
+    answer = fn(text)
+    return time.perf_counter() - start, answer
+
+
+def main() -> None:
+    print(f"load average: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+    print("ordinary patterns, short texts (per call)")
+    for pattern, texts in ORDINARY:
+        ours, theirs = compile_linear(pattern), re.compile(pattern)
+        assert [ours.search(t) for t in texts] == [theirs.search(t) is not None for t in texts], pattern
+        linear = per_call_us(ours.search, texts, 2000)
+        backtracking = per_call_us(lambda t: theirs.search(t) is not None, texts, 2000)
+        print(f"  {pattern:34} linear {linear:7.2f} µs   re {backtracking:6.2f} µs   "
+              f"linear/re {linear / backtracking:5.1f}x")
+
+    print("adversarial texts")
+    for pattern, make in ADVERSARIAL:
+        ours, theirs = compile_linear(pattern), re.compile(pattern)
+        full, full_answer = timed(ours.search, make(CAP))
+        n, re_time = 250, 0.0
+        while n < CAP and re_time < 0.5:  # grow the text until re takes about a second
+            n *= 2
+            re_time, re_answer = timed(lambda t: theirs.search(t) is not None, make(min(n, CAP)))
+        n = min(n, CAP)
+        same_n, answer = timed(ours.search, make(n))
+        assert answer == re_answer, pattern
+        print(f"  {pattern:12} linear at {CAP} chars {full * 1e3:7.1f} ms | at {n:5} chars: linear "
+              f"{same_n * 1e3:6.1f} ms, re {re_time * 1e3:8.1f} ms, re/linear {re_time / same_n:8.1f}x")
+
+
+if __name__ == "__main__":
+    main()
