@@ -104,7 +104,7 @@ class Harness:
         for worker in workers:
             worker.start()
         started = time.monotonic()
-        cycle = 12.0  # a first guess at load + restart + checks, corrected after each kill
+        cycle = 12.0  # a first guess at how long a kill, restart and checks take; measured after each kill
         try:
             while config.max_kills is None or self.report.kills < config.max_kills:
                 load = self.rng.uniform(*config.load_s)

@@ -114,7 +114,7 @@ class Ledger:
         self.report = report
         self._facts: dict[tuple, Fact] = {}
         self._lock = threading.Lock()
-        self.executions: dict[str, Any] = {}  # idempotencyKey -> faults.workflow_load.ExecutionRecord
+        self._executions: dict[str, Any] = {}  # idempotencyKey -> faults.workflow_load.ExecutionRecord
         self.ids: dict[str, str] = {}  # ids the server chose, by the unique name the harness gave (agents)
 
     def _fact(self, key: tuple) -> Fact:
@@ -135,6 +135,16 @@ class Ledger:
         with self._lock:
             fact = self._facts.get(key)
         return ABSENT if fact is None else fact.acked
+
+    def add_execution(self, record: Any) -> None:
+        with self._lock:
+            self._executions[record.key] = record
+
+    def executions(self, owner: Hashable | None = None) -> list:
+        """Execution records (of one owner, or all), in key order."""
+        with self._lock:
+            records = list(self._executions.values())
+        return sorted((r for r in records if owner is None or r.owner == owner), key=lambda r: r.key)
 
     def in_doubt(self, key: tuple) -> bool:
         """Whether a write in flight at a kill may have changed ``key``."""

@@ -43,7 +43,7 @@ def damage(found: dict):
         user = next(k for o in run.owners for k in ledger.keys("orgUser", o, present=True) if not ledger.in_doubt(k))
         activity = next(k for o in run.owners for k in ledger.keys("activity", o, present=True)
                         if not ledger.in_doubt(k))
-        execution = next(r for r in ledger.executions.values() if r.dispatch_known and not r.unknown and not r.checked)
+        execution = next(r for r in ledger.executions() if r.dispatch_known and not r.unknown and not r.checked)
         with duckdb.connect(str(run.db)) as con:
             con.execute("DELETE FROM memberships WHERE user_id = ? AND resource_type = 'organization'", [user[2]])
             con.execute("DELETE FROM activities WHERE activity_id = ?", [activity[2]])

@@ -56,7 +56,7 @@ def executions_intact(ctx: Ctx) -> None:
     """Every acknowledged dispatch is listed once under its key; the executions a kill left
     unsure, and a sample of the others (all of them when few), are whole and deduplicated
     by their key, with every acknowledged command in effect."""
-    records = sorted(ctx.ledger.executions.values(), key=lambda r: r.key)
+    records = ctx.ledger.executions()
     for rec in records:
         if not rec.dispatch_known:
             settle_dispatch(ctx, rec)
@@ -222,7 +222,7 @@ def check_decision(ctx: Ctx, where: str, command: Command, status: str, output: 
 
 def check_step_ends_explained(ctx: Ctx, rec: ExecutionRecord, view: dict, unknown: list[Command]) -> None:
     """A decided step ended only through a write of ours (or its SLA timer)."""
-    commands = rec.acked + unknown
+    commands = rec.acked + unknown + rec.undetermined
     cancelled = any(c.kind == "cancelExecution" for c in commands)
     for step in view["steps"]:
         if step["nodeId"] != ACTIONABLE[rec.kind] or step["status"] in ("waiting", "running", "pending"):
@@ -236,17 +236,20 @@ def check_step_ends_explained(ctx: Ctx, rec: ExecutionRecord, view: dict, unknow
 
 
 def retry_unknown(ctx: Ctx, rec: ExecutionRecord, view: dict, command: Command) -> None:
-    """Find out whether a command in flight at the kill happened; retry the idempotent ones."""
+    """Find out whether a command in flight at the kill happened, retrying the idempotent
+    ones; what happened joins the acknowledged log (so later checks expect it too)."""
     step = next((s for s in view["steps"] if s["stepId"] == command.step_id), None)
     status = step["status"] if step else None
     output = (step or {}).get("output") or {}
+    # what the command answered had it got through; it did not end a step still waiting
+    assumed = {"recorded": True, "resumeScheduled": False, "resolved": True, "cancelled": True}
     verdict = "undetermined"
     if command.kind in ("decide", "resolution") and status == "waiting":
         path = DECIDE if command.kind == "decide" else AGENT_RESOLUTION
         again = ctx.write(path, command.args, allow=("FAILED_PRECONDITION",))
         if again is not None:
             verdict = "applied" if again["recorded"] is False else "not applied"
-            if again["recorded"]:
+            if again["recorded"]:  # it had not happened; the retry made it happen
                 rec.acked.append(Command(command.kind, command.step_id, command.args, again))
     elif command.kind == "decide" and "reviewers" in output:
         given = next((r["decision"] for r in output["reviewers"] if r["userId"] == command.args["reviewerId"]), None)
@@ -259,14 +262,17 @@ def retry_unknown(ctx: Ctx, rec: ExecutionRecord, view: dict, command: Command) 
         want_status, want_decision = RESOLVED_AS[command.args["action"]]
         verdict = "applied" if status == want_status and (
             want_decision is None or output.get("decision") == want_decision) else "not applied"
+    if verdict == "applied":
+        rec.acked.append(Command(command.kind, command.step_id, command.args, assumed))
+    elif verdict == "undetermined":
+        rec.undetermined.append(command)
     ctx.report.count(f"in-flight write {verdict}")
 
 
 @check("online")
 def sla_timers_fire(ctx: Ctx) -> None:
     """An SLA deadline set before a kill still fires after the restart (never early)."""
-    records = sorted((r for r in ctx.ledger.executions.values()
-                      if r.sla_ms is not None and r.dispatch_known and not r.timer_fired), key=lambda r: r.key)
+    records = [r for r in ctx.ledger.executions() if r.sla_ms is not None and r.dispatch_known and not r.timer_fired]
     for rec in records:
         view = ctx.find(EXEC_GET, {"executionId": rec.execution_id})
         if view is None or view is ABSENT:
@@ -301,8 +307,7 @@ def wait_for_breach(ctx: Ctx, rec: ExecutionRecord, due: int, step: dict) -> dic
 @check("online")
 def waiting_steps_decidable(ctx: Ctx) -> None:
     """A few executions still waiting are driven to their end on the restarted server."""
-    open_ = sorted((r for r in ctx.ledger.executions.values()
-                    if r.dispatch_known and not r.ended and r.sla_ms is None), key=lambda r: r.key)
+    open_ = [r for r in ctx.ledger.executions() if r.dispatch_known and not r.ended and r.sla_ms is None]
     for rec in ctx.rng.sample(open_, min(RESUME, len(open_))):
         view = ctx.read(EXEC_GET, {"executionId": rec.execution_id})
         step = view and active_step(view, rec.kind)

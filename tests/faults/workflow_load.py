@@ -3,7 +3,7 @@ keys and driven by reviewer decisions, agent resolutions, overrides and cancella
 
 Each worker owns its definitions (facts ``("definition", owner, id)`` = ``(version, name)``)
 and its executions (an :class:`ExecutionRecord` per idempotency key, in
-``ledger.executions``), so what each acknowledged command promised is known exactly.
+``ledger.executions()``), so what each acknowledged command promised is known exactly.
 faults.workflow_checks holds what is checked after a restart.
 """
 
@@ -63,7 +63,8 @@ class ExecutionRecord:
     execution_id: str | None = None
     dispatch_known: bool = False      # acknowledged, or found by a check
     acked: list[Command] = field(default_factory=list)
-    unknown: list[Command] = field(default_factory=list)
+    unknown: list[Command] = field(default_factory=list)  # in flight at a kill, not yet looked at
+    undetermined: list[Command] = field(default_factory=list)  # in flight, effect not visible: may explain an end
     checked: bool = False             # verified since it last changed
     ended: bool = False               # seen ended: the load leaves it alone
     timer_fired: bool = False         # its SLA breach was seen
@@ -86,7 +87,7 @@ def dispatch_record(ctx: Ctx, definition_id: str, *, crossing: bool = False) -> 
     kind, sla_ms = ctx.state["defs"][definition_id]
     version = ctx.ledger.value(("definition", ctx.owner, definition_id))[0]
     rec = ExecutionRecord(ctx.new_id("key"), ctx.owner, kind, definition_id, version, sla_ms, crossing)
-    ctx.ledger.executions[rec.key] = rec
+    ctx.ledger.add_execution(rec)
 
     def acked(result):
         rec.execution_id, rec.dispatch_known = result["executionId"], True
@@ -147,8 +148,7 @@ def timer_races(rec: ExecutionRecord) -> tuple[str, ...]:
 
 
 def open_records(ctx: Ctx) -> list[ExecutionRecord]:
-    return [r for r in list(ctx.ledger.executions.values())
-            if r.owner == ctx.owner and r.dispatch_known and not r.ended]
+    return [r for r in ctx.ledger.executions(ctx.owner) if r.dispatch_known and not r.ended]
 
 
 # ------------------------------------------------------------------ operations
@@ -180,7 +180,7 @@ def dispatch(ctx: Ctx) -> None:
     present = ctx.ledger.keys("definition", ctx.owner, present=True)
     if not present:
         return create_definition(ctx)
-    mine = [r for r in ctx.ledger.executions.values() if r.owner == ctx.owner and r.dispatch_known]
+    mine = [r for r in ctx.ledger.executions(ctx.owner) if r.dispatch_known]
     if mine and ctx.rng.random() < 0.1:  # a client retrying a dispatch it already made
         rec = ctx.rng.choice(mine)
         result = ctx.write(DISPATCH, {"definitionId": rec.definition_id, "idempotencyKey": rec.key})
@@ -247,7 +247,7 @@ def act_on_execution(ctx: Ctx) -> None:
 @operation(6)
 def read_events(ctx: Ctx) -> None:
     """Page through one execution's events; they must come in strictly increasing ``seq``."""
-    records = [r for r in ctx.ledger.executions.values() if r.owner == ctx.owner and r.dispatch_known]
+    records = [r for r in ctx.ledger.executions(ctx.owner) if r.dispatch_known]
     if not records:
         return
     rec = ctx.rng.choice(records)
