@@ -8,7 +8,8 @@ Two workloads:
   ratio says by how much.
 * adversarial: patterns the spec admits (no nested quantifiers) on texts built to make `re`
   backtrack; the matcher runs them at the predicate's full 16 KiB cap, `re` at the largest
-  length it finishes in about a second, and the ratio compares the two at that same length.
+  length it finishes in about a second (or the cap), and the ratio compares the two at that
+  same length. Then the matcher's own worst case: texts that defeat its memos.
 
 Every pair of answers is checked equal (`re.search(...) is not None`).
 """
@@ -16,6 +17,7 @@ Every pair of answers is checked equal (`re.search(...) is not None`).
 from __future__ import annotations
 
 import os
+import random
 import re
 import time
 
@@ -35,6 +37,14 @@ ADVERSARIAL = [
     (r"(ab|a)*c", lambda n: "a" * n),
     (r"\s*\s*$", lambda n: " " * (n - 1) + "x"),
     (r"a*a*b", lambda n: "a" * n),
+    (r"[ab]*a[ab]{0,200}x", lambda n: "".join("ab"[(i * 7919) % 11 % 2] for i in range(n))),
+]
+# Built against the matcher's memos (a new state set, or a new character, at every step): its
+# worst case. Linear only: re takes exponential time on the first at any length worth measuring.
+MATCHER_WORST = [
+    ("".join(f"[{chr(0x4e00 + i)}-{chr(0x4e32 + i)}]?" for i in range(40)) + "z",
+     "".join(chr(0x4e00 + i) for i in range(CAP))),
+    ("[ab]*a(?:[ab]c?){120}x", "".join(random.Random(1).choices("ab", k=CAP))),
 ]
 
 
@@ -74,8 +84,13 @@ def main() -> None:
         n = min(n, CAP)
         same_n, answer = timed(ours.search, make(n))
         assert answer == re_answer, pattern
-        print(f"  {pattern:12} linear at {CAP} chars {full * 1e3:7.1f} ms | at {n:5} chars: linear "
+        print(f"  {pattern[:18]:18} linear at {CAP} chars {full * 1e3:7.1f} ms | at {n:5} chars: linear "
               f"{same_n * 1e3:6.1f} ms, re {re_time * 1e3:8.1f} ms, re/linear {re_time / same_n:8.1f}x")
+
+    print("the matcher's worst case (16 KiB)")
+    for pattern, text in MATCHER_WORST:
+        elapsed, _ = timed(compile_linear(pattern).search, text)
+        print(f"  {pattern[:22]:22} ({len(pattern)} chars) linear {elapsed * 1e3:7.1f} ms")
 
 
 if __name__ == "__main__":

@@ -90,6 +90,7 @@ class _Builder:
         self.arg: list = []  # CHAR: test index; ASSERT: (at code, flags); SPLIT: list of next nodes
         self.next: list[int] = []
         self.tests: dict[str, int] = {}  # one-character pattern source -> test index
+        self.literals: dict[int, str] = {}  # test index -> its character, for case-sensitive literals
         self.positions = 0
 
     def node(self, kind: int, arg=None, nxt: int = -1) -> int:
@@ -116,6 +117,8 @@ class _Builder:
             # rules for combining them (e.g. (?a:...) inside a Unicode pattern) apply.
             source = scopes + _class_source(op, av) + ")" * scopes.count(":")
             test = self.tests.setdefault(source, len(self.tests))
+            if op is C.LITERAL and not flags & re.IGNORECASE:
+                self.literals[test] = chr(av)
             return self.node(_CHAR, test, nxt)
         if op is C.AT:
             return self.node(_ASSERT, (av, flags), nxt)
@@ -153,7 +156,8 @@ class LinearPattern:
     """
 
     __slots__ = ("pattern", "_kind", "_arg", "_next", "_start", "_chars", "_bits", "_match", "_tests", "_asserts",
-                 "_assert_bit", "_words", "_masks", "_closures", "_follows", "_steps", "_contexts")
+                 "_assert_bit", "_words", "_masks", "_closures", "_follows", "_steps", "_contexts", "_literals",
+                 "_shift")
 
     def __init__(self, pattern: str) -> None:
         parsed = _parser.parse(pattern)
@@ -170,7 +174,16 @@ class LinearPattern:
         masks: dict[int, int] = {}
         for node in chars:
             masks[b.arg[node]] = masks.get(b.arg[node], 0) | self._bits[node]
-        self._tests = [(re.compile(source, flags).fullmatch, masks[index]) for source, index in b.tests.items()]
+        # Case-sensitive literals are looked up; only the other tests need re per new character.
+        self._literals: dict[str, int] = {}
+        for index, ch in b.literals.items():
+            self._literals[ch] = self._literals.get(ch, 0) | masks[index]
+        self._tests = [(re.compile(source, flags).fullmatch, masks[index]) for source, index in b.tests.items()
+                       if index not in b.literals]
+        # Positions whose one successor is the position just below (a run of characters or a
+        # counted repeat): they advance by a shift instead of a memo lookup.
+        self._shift = sum(1 << p for p, node in enumerate(chars)
+                          if p and b.next[node] == chars[p - 1])
         self._asserts = [i for i, k in enumerate(b.kind) if k == _ASSERT]
         self._assert_bit = {node: 1 << bit for bit, node in enumerate(self._asserts)}
         self._words = {a: re.compile(r"\w", b.arg[a][1] & re.ASCII).fullmatch for a in self._asserts}
@@ -223,7 +236,7 @@ class LinearPattern:
 
     def _mask(self, ch: str) -> int:
         """The positions whose character test accepts ``ch``."""
-        mask = 0
+        mask = self._literals.get(ch, 0)
         for fullmatch, bits in self._tests:
             if fullmatch(ch):
                 mask |= bits
@@ -290,7 +303,8 @@ class LinearPattern:
     def _follow(self, live: int, ctx: int) -> int:
         """The states after the positions in ``live`` consume their character, eight positions
         per memo entry, so a step costs at most MAX_POSITIONS / 8 lookups."""
-        states, chunk = 0, 0
+        states, chunk = (live & self._shift) >> 1, 0
+        live &= ~self._shift
         while live:
             byte = live & 0xFF
             if byte:
@@ -301,7 +315,7 @@ class LinearPattern:
                     for bit in range(8):
                         if byte >> bit & 1:
                             part |= self._closure(self._next[self._chars[chunk * 8 + bit]], ctx)
-                    if len(self._follows) >= _CACHE_LIMIT:
+                    if len(self._follows) >= 4 * _CACHE_LIMIT:  # room for every chunk of 256 positions
                         self._follows.clear()
                     self._follows[key] = part
                 states |= part
