@@ -3,7 +3,10 @@ each endpoint the ids of workspace A's resources. B is refused — NOT_FOUND, or
 per-item failure, or an empty answer — or, where the id only names a container B may create
 for itself (an organization, a definition id), it gets its own. B never sees anything of A's
 (A's texts carry a marker no answer to B may contain), and afterwards everything A reads back
-is exactly as before. A guard test keeps the sweep covering every route in the table."""
+is exactly as before. A guard test keeps the sweep covering every route in the table.
+
+The two workspaces live on a server of their own: B ends up owning definitions, organizations
+and agents under A's ids, which the session server's other tests must not find in their B."""
 
 from __future__ import annotations
 
@@ -13,7 +16,8 @@ import pytest
 
 from api.support import (
     AGENT_RESOLUTION, DECIDE, DEF_CREATE, DEF_DELETE, DEF_GET, DEF_LIST, DEF_UPDATE, DISPATCH, EVENTS, EXEC_CANCEL,
-    EXEC_GET, EXEC_LIST, HTTP_STATUS, RESOLVE, STEP_CANCEL, blocking_agent_definition, human_definition, uid,
+    EXEC_GET, EXEC_LIST, HTTP_STATUS, RESOLVE, STEP_CANCEL, Api, Server, blocking_agent_definition, create_workspace,
+    human_definition, uid,
 )
 
 DELIVERIES, REDRIVE = "/v2/workflow/deliveries/list", "/v2/workflow/deliveries/redrive"
@@ -29,7 +33,21 @@ AG = "/v2/agents"
 
 
 @pytest.fixture(scope="module")
-def a_world(api):
+def pair(tmp_path_factory):
+    root = tmp_path_factory.mktemp("isolation-server")
+    db = root / "isolation.duckdb"
+    creds_a, creds_b = create_workspace(db), create_workspace(db)
+    srv = Server(db, root / "server.log").start()
+    try:
+        with srv.client(creds_a) as a, srv.client(creds_b) as b:
+            yield Api(a), Api(b)
+    finally:
+        srv.stop()
+
+
+@pytest.fixture(scope="module")
+def a_world(pair):
+    api = pair[0]
     """One of each resource in workspace A; every text A writes carries `marker`."""
     marker = f"A-only-{uuid.uuid4().hex[:10]}"
     org, doc, folder, group = uid("iso-org"), uid("iso-doc"), uid("iso-folder"), uid("iso-group")
@@ -185,8 +203,8 @@ def test_the_sweep_covers_every_route():
     assert not refusals(world).keys() & own_creations(world).keys()
 
 
-def test_workspace_b_cannot_reach_anything_of_workspace_a(api, api_b, a_world):
-    w = a_world
+def test_workspace_b_cannot_reach_anything_of_workspace_a(pair, a_world):
+    (api, api_b), w = pair, a_world
     before = snapshot(api, w)
 
     # 1. B has nothing under A's ids: NOT_FOUND or an empty / per-item-failure answer.
