@@ -71,8 +71,8 @@ def executions_intact(ctx: Ctx) -> None:
         verify_execution(ctx, rec)
     for rec in touched:
         rec.checked = True  # listed with its key and status; its commands were sampled
-    ctx.report.count("executions listed", len(records))
-    ctx.report.count("executions verified in depth", len(deep))
+    ctx.report.count("executions found listed (summed over checks)", len(records))
+    ctx.report.count("executions verified in depth (summed over checks)", len(deep))
 
 
 def settle_dispatch(ctx: Ctx, rec: ExecutionRecord) -> None:
