@@ -32,6 +32,7 @@ from typing import Callable
 
 import duckdb
 
+from api.receiver import Receiver
 from api.support import Server, create_workspace
 from faults.context import Ctx, ServerGone
 from faults.ledger import Ledger, Report
@@ -70,6 +71,9 @@ class Run:
         self.creds: dict = {}
         self.server: Server | None = None
         self.con: duckdb.DuckDBPyConnection | None = None  # open during the offline checks only
+        # An HTTPS receiver for the executions dispatched with a webhook (faults.webhooks).
+        self.receiver: Receiver | None = None
+        self.webhook_records: list = []
 
     def sql(self, query: str, params: list | None = None) -> list[tuple]:
         """Rows of a query on the database file (offline checks only)."""
@@ -94,6 +98,7 @@ class Harness:
     def run(self) -> Report:
         run, config = self.run_state, self.config
         Path(config.root).mkdir(parents=True, exist_ok=True)
+        run.receiver = Receiver(Path(config.root)).start()
         run.creds = create_workspace(run.db)
         run.server = self._start()
         self.me = Ctx(run, "h", random.Random(f"{config.seed}/checks"))
@@ -124,6 +129,7 @@ class Harness:
             self.me.close()
             if run.server is not None:
                 run.server.stop()
+            run.receiver.stop()
         self._offline()
         self._say(f"done after {time.monotonic() - started:.0f} s\n{self.report.summary()}")
         return self.report
@@ -131,7 +137,9 @@ class Harness:
     def _start(self) -> Server:
         self.restarts += 1
         log = Path(self.config.root) / f"server-{self.restarts}.log"
-        return Server(self.run_state.db, log, extra_args=self.config.server_args).start()
+        hooks = ("--webhook-allow-loopback", "--webhook-ca-bundle", str(self.run_state.receiver.ca_path),
+                 "--webhook-retry-delays", "200,400,800,1600,3200")
+        return Server(self.run_state.db, log, extra_args=hooks + self.config.server_args).start()
 
     def _say(self, message: str) -> None:
         if self.config.progress is not None:

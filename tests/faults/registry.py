@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Callable, NamedTuple
 
 FAMILIES = ("faults.workflow_load", "faults.workflow_checks", "faults.access", "faults.content", "faults.agents",
-            "faults.audit")
+            "faults.audit", "faults.webhooks")
 
 
 class Operation(NamedTuple):

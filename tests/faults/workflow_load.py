@@ -82,8 +82,9 @@ def create_definition_of(ctx: Ctx, kind: str, sla_ms: int | None = None) -> str 
     return definition_id if result is not None else None
 
 
-def dispatch_record(ctx: Ctx, definition_id: str, *, crossing: bool = False) -> ExecutionRecord:
-    """Dispatch a new execution with a fresh idempotency key; its record is kept whatever happens."""
+def dispatch_record(ctx: Ctx, definition_id: str, *, crossing: bool = False, extra: dict | None = None) -> ExecutionRecord:
+    """Dispatch a new execution with a fresh idempotency key (and ``extra`` request fields, a
+    webhook say); its record is kept whatever happens."""
     kind, sla_ms = ctx.state["defs"][definition_id]
     version = ctx.ledger.value(("definition", ctx.owner, definition_id))[0]
     rec = ExecutionRecord(ctx.new_id("key"), ctx.owner, kind, definition_id, version, sla_ms, crossing)
@@ -96,7 +97,7 @@ def dispatch_record(ctx: Ctx, definition_id: str, *, crossing: bool = False) -> 
 
     # (kept even when refused or answered 5xx, both reported: a check retries the key)
     ctx.write(DISPATCH, {"definitionId": definition_id, "idempotencyKey": rec.key, "correlationId": f"corr-{rec.key}",
-                         "triggerContext": {"owner": str(ctx.owner)}}, on_ack=acked)
+                         "triggerContext": {"owner": str(ctx.owner)}, **(extra or {})}, on_ack=acked)
     return rec
 
 
