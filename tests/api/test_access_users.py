@@ -344,8 +344,8 @@ def test_get_users_an_exact_multiple_of_the_page_size_ends_without_an_empty_page
 
 
 def test_get_users_paging_while_users_are_added(api, org):
-    """Pages follow the order users were first created in the workspace: users that were there
-    when paging began are each returned once; a brand-new user added meanwhile comes last."""
+    """Pages follow the order members joined the list: users that were there when paging began
+    are each returned once; a brand-new user added meanwhile comes last."""
     before = [uid("early") for _ in range(5)]
     add(api, org, [user(u) for u in before])
     first = get(api, org, pageSize=3)
@@ -353,6 +353,35 @@ def test_get_users_paging_while_users_are_added(api, org):
     add(api, org, [user(late)])
     rest = get(api, org, pageSize=10, pageToken=first["nextPageToken"])
     assert [u["userId"] for u in first["data"] + rest["data"]] == before + [late]
+
+
+def test_get_users_order_is_joining_order_whenever_the_user_was_created(api, org):
+    """A user created long ago (in another organization) who joins while a client pages is not
+    skipped: she comes after every page already served. Leaving and coming back puts a member
+    at the end; being added again without leaving keeps her place."""
+    veteran = uid("veteran")
+    add(api, uid("elsewhere"), [user(veteran)], createOrganization=True)
+    members = [uid("member") for _ in range(4)]
+    add(api, org, [user(u) for u in members])
+    first = get(api, org, pageSize=2)
+    add(api, org, [user(veteran)])
+    add(api, org, [user(members[3], name="Renamed")])           # again, without leaving: same place
+    rest = get(api, org, pageSize=10, pageToken=first["nextPageToken"])
+    assert [u["userId"] for u in first["data"] + rest["data"]] == members + [veteran]
+    assert rest["data"][1]["name"] == "Renamed"
+    api.ok(UDEL, {"organizationId": org, "userIds": [members[0]]})
+    add(api, org, [user(members[0])])                            # left and came back: last
+    assert ids(api, org) == members[1:] + [veteran, members[0]]
+    # pages around the gap it left are full, and everyone still comes once
+    out, token = [], None
+    while True:
+        page = get(api, org, pageSize=2, **({"pageToken": token} if token else {}))
+        assert len(page["data"]) == 2 or page["nextPageToken"] is None
+        out += [u["userId"] for u in page["data"]]
+        token = page["nextPageToken"]
+        if token is None:
+            break
+    assert out == members[1:] + [veteran, members[0]]
 
 
 def test_get_users_filters_combine_with_and(api, org):

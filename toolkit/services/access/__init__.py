@@ -14,7 +14,8 @@ from toolkit.services.access.organizations import (
     update_folder_access,
 )
 from toolkit.services.access.tokens import add_permissions, generate_token, remove_permissions
-from toolkit.services.access.users import add_users, delete_users, get_users, update_users
+from toolkit.services.access.user_pages import get_users
+from toolkit.services.access.users import add_users, delete_users, update_users
 
 __all__ = [
     "generate_token", "add_permissions", "remove_permissions",

@@ -60,7 +60,7 @@ def add_permissions(services: Services, workspace: Workspace, request: AddPermis
                 seq = known[user_id][4]
             else:
                 bare = (user_id, new_internal_id(), "", "", derive_initial("", "", user_id))
-                seq = upsert_users(tx, ws, [bare], now)[user_id][1]
+                seq = upsert_users(tx, ws, [bare], now, known)[user_id][1]
             grant(tx, ws, [(user_id, *g, seq) for g in grants], now)
         return results
 

@@ -1,5 +1,5 @@
-"""Users of organizations, folders and documents: add, update, delete, get (api-v2 §4.3,
-§4.4; semantics §8).
+"""Users of organizations, folders and documents: add, update, delete (api-v2 §4.3;
+semantics §8). Get users is :mod:`.user_pages`.
 
 A user is a workspace-wide identity (``users``); what she may reach is her memberships
 (``memberships``): one row per organization, folder or document she was added to.
@@ -7,11 +7,8 @@ A user is a workspace-wide identity (``users``); what she may reach is her membe
 
 from __future__ import annotations
 
-import base64
-import json
-
 from toolkit.errors import ApiError, ErrorCode
-from toolkit.model.access import AddUsers, DeleteUsers, GetUsers, UpdateUsers
+from toolkit.model.access import AddUsers, DeleteUsers, UpdateUsers
 from toolkit.services.access.common import (
     V,
     derive_initial,
@@ -22,7 +19,6 @@ from toolkit.services.access.common import (
     new_internal_id,
     not_found,
     now_ms,
-    now_s,
     ok,
     require_scope,
     scope_of,
@@ -73,7 +69,7 @@ def add_users(services: Services, workspace: Workspace, request: AddUsers) -> di
         if request.folder_id is not None and not has_folder:
             tx.execute("INSERT INTO folders (workspace_id, organization_id, folder_id, created_at, updated_at) "
                        "VALUES (?, ?, ?, ?, ?)", [ws, org, request.folder_id, now, now])
-        ids = upsert_users(tx, ws, rows, now)
+        ids = upsert_users(tx, ws, rows, now, known)
         grant(tx, ws, [(u.user_id, rtype, rid, org, u.access_role, None, ids[u.user_id][1]) for u in request.users],
               now)
         return {u.user_id: item(True, f"User added to {rtype} {rid}.", id=ids[u.user_id][0]) for u in request.users}
@@ -115,7 +111,7 @@ def update_users(services: Services, workspace: Workspace, request: UpdateUsers)
             if u.access_role is not None:
                 roles.append((u.user_id, u.access_role))
             results[u.user_id] = item(True, "User updated.", id=internal)
-        upsert_users(tx, ws, rows, now)
+        upsert_users(tx, ws, rows, now, known)
         if roles:
             tx.execute(
                 f"UPDATE memberships SET access_role = r.role, updated_at = ? "
@@ -150,108 +146,3 @@ def delete_users(services: Services, workspace: Workspace, request: DeleteUsers)
                 else item(False, f"user {u} is not a member of {rtype} {rid}") for u in request.user_ids}
 
     return ok("Users processed.", services.store.write(job))
-
-
-# ------------------------------------------------------------------ get users
-
-def get_users(services: Services, workspace: Workspace, request: GetUsers) -> dict:
-    """One page of users; every filter given narrows the result (AND).
-
-    The base set is the organization's contact list (organization-level members), or the
-    members of the given folder or document, or — with ``allDocuments`` — the document-level
-    members of every document of the organization (each user once, or per document with
-    ``groupByDocumentId``). ``userIds`` and ``organizationUserGroupIds`` narrow it. Pages
-    follow the order users were first created; a page token continues where the last page
-    ended, so paging returns everyone exactly once.
-    """
-    if not workspace.advanced_queries:
-        raise ApiError(ErrorCode.FAILED_PRECONDITION, "get users requires the advancedQueries workspace setting; "
-                                                      "it is disabled for this workspace")
-    ws, org = workspace.workspace_id, request.organization_id
-    read = services.store.read
-    grouped = request.all_documents and request.group_by_document_id
-    mode = "g" if grouped else "u"
-    after = _decode_token(request.page_token, mode)
-
-    where = ["m.workspace_id = $ws", "m.organization_id = $org", "(m.expires_at IS NULL OR m.expires_at > $now)"]
-    params: dict = {"ws": ws, "org": org, "now": now_s(services), "limit": request.page_size + 1}
-    if request.all_documents:
-        where.append("m.resource_type = 'document'")
-    else:
-        rtype, rid = scope_of(org, request.document_id, request.folder_id)
-        where += ["m.resource_type = $rtype", "m.resource_id = $rid"]
-        params.update(rtype=rtype, rid=rid)
-    if request.user_ids is not None:
-        where.append("m.user_id IN (SELECT unnest($uids::VARCHAR[]))")
-        params["uids"] = request.user_ids
-    if request.organization_user_group_ids is not None:
-        where.append("m.user_id IN (SELECT user_id FROM user_group_members WHERE workspace_id = $ws "
-                     "AND organization_id = $org AND group_id IN (SELECT unnest($gids::VARCHAR[])))")
-        params["gids"] = request.organization_user_group_ids
-    # The page's keys are a top-N over integers (no strings carried through the sort); the join
-    # on `seq` then lets DuckDB push the keys into the users scan, which skips the rest of the
-    # table. One statement, one snapshot.
-    if grouped:
-        if after is not None:
-            where.append("(m.resource_id > $after_doc OR (m.resource_id = $after_doc AND m.user_seq > $after_seq))")
-            params.update(after_doc=after[0], after_seq=after[1])
-        keys = (f"SELECT m.resource_id AS doc, m.user_seq, m.access_role FROM memberships m "
-                f"WHERE {' AND '.join(where)} ORDER BY m.resource_id, m.user_seq LIMIT $limit")
-        order = "k.doc, k.user_seq"
-    else:
-        if after is not None:
-            where.append("m.user_seq > $after_seq")
-            params["after_seq"] = after[0]
-        if request.all_documents:  # each user once, whatever the number of their documents
-            keys = (f"SELECT NULL AS doc, m.user_seq, NULL AS access_role FROM memberships m "
-                    f"WHERE {' AND '.join(where)} GROUP BY m.user_seq ORDER BY m.user_seq LIMIT $limit")
-        else:
-            keys = (f"SELECT NULL AS doc, m.user_seq, m.access_role FROM memberships m "
-                    f"WHERE {' AND '.join(where)} ORDER BY m.user_seq LIMIT $limit")
-        order = "k.user_seq"
-    rows = read(f"SELECT k.doc, k.user_seq, u.user_id, u.name, u.email, u.initial, k.access_role FROM ({keys}) k "
-                f"JOIN users u ON u.workspace_id = $ws AND u.seq = k.user_seq ORDER BY {order}", params).fetchall()
-    if not rows:
-        require_scope(read, ws, org, request.document_id, request.folder_id)
-    more = len(rows) > request.page_size
-    rows = rows[: request.page_size]
-    token = None
-    if more:
-        last = rows[-1]
-        token = _encode_token(mode, [last[0], last[1]] if grouped else [last[1]])
-    if grouped:
-        data: dict | list = {}
-        for row in rows:
-            data.setdefault(row[0], []).append(_user(row))
-    elif request.all_documents:
-        data = [{"userId": r[2], "name": r[3], "email": r[4], "initial": r[5]} for r in rows]
-    else:
-        data = [{"userId": r[2], "name": r[3], "email": r[4], "initial": r[5], "accessRole": r[6]} for r in rows]
-    return ok("Users retrieved successfully.", data, nextPageToken=token)
-
-
-def _user(row: tuple) -> dict:
-    return {"userId": row[2], "name": row[3], "email": row[4], "initial": row[5], "accessRole": row[6]}
-
-
-def _encode_token(mode: str, key: list) -> str:
-    text = json.dumps([mode, *key], separators=(",", ":"))
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
-
-
-def _decode_token(token: str | None, mode: str) -> list | None:
-    if token is None:
-        return None
-    try:
-        value = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode())
-        if not isinstance(value, list) or not value or value[0] != mode:
-            raise ValueError
-        key = value[1:]
-        if mode == "u" and not (len(key) == 1 and type(key[0]) is int):
-            raise ValueError
-        if mode == "g" and not (len(key) == 2 and isinstance(key[0], str) and type(key[1]) is int):
-            raise ValueError
-        return key
-    except (ValueError, UnicodeDecodeError, TypeError):
-        raise ApiError(ErrorCode.INVALID_ARGUMENT,
-                       "data.pageToken: not a page token this API returned for this query") from None
