@@ -25,6 +25,7 @@ from toolkit.services.annotations.common import bulk, now_seconds, org_key
 from toolkit.services.annotations.visibility import FACTS_SQL, decide, document_roles, facts_params, visible_sql
 from toolkit.services.context import Services
 from toolkit.services.paging import decode_cursor, encode_cursor
+from toolkit.services.statements import parsed
 from toolkit.services.workspaces import Workspace
 
 
@@ -96,7 +97,7 @@ def count_annotations(services: Services, workspace: Workspace, request: m.Count
     wanted = list(dict.fromkeys(request.document_ids))
     params = facts_params(workspace.workspace_id, request.user_id, org, wanted, now_seconds(services.clock.now()))
     params["statuses"] = request.status_ids
-    rows = services.store.read(COUNT_SQL, params).fetchall()
+    rows = services.store.read(parsed(COUNT_SQL), params).fetchall()
     access = decide(rows, org)
     total = dict.fromkeys(wanted, 0)
     seen = dict.fromkeys(wanted, 0)
