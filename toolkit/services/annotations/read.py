@@ -4,7 +4,7 @@ Both answer only what the requesting ``userId`` may see (:mod:`.visibility`); ge
 ``userId`` is the trusted server caller and sees everything.
 
 Count is ONE statement: the facts that decide the user's access to the requested documents
-(:data:`~.visibility.FACTS_SQL`) together with the rows of the count summary tables
+(:data:`~.visibility.GIVEN_FACTS_SQL`) together with the rows of the count summary tables
 (:mod:`.tallies`) for those documents — a few rows per document, however many annotations it
 holds — summed in Python for the documents the user may access:
 
@@ -22,7 +22,13 @@ import json
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import annotations as m
 from toolkit.services.annotations.common import bulk, now_seconds, org_key
-from toolkit.services.annotations.visibility import FACTS_SQL, decide, document_roles, facts_params, visible_sql
+from toolkit.services.annotations.visibility import (
+    GIVEN_FACTS_SQL,
+    decide,
+    document_roles,
+    facts_params,
+    visible_sql,
+)
 from toolkit.services.context import Services
 from toolkit.services.paging import decode_cursor, encode_cursor
 from toolkit.services.statements import parsed
@@ -72,17 +78,17 @@ def _page(annotations: list[dict], token: str | None) -> dict:
 
 
 # The access facts and, in the same statement, every tally row of the requested documents
-# for this user: ('tally' | 'user:audience' | 'user:seen', documentId, statusId, visibility
-# type, visibility organization, NULL, n).
-COUNT_SQL = FACTS_SQL + """
+# for this user: ('tally' | 'user:audience' | 'user:seen', documentId, NULL, visibility type,
+# visibility organization, NULL, n) — the status only filters, so it is not sent back.
+COUNT_SQL = GIVEN_FACTS_SQL + """
 UNION ALL
-SELECT 'tally', document_id, status_id, visibility_type, visibility_org, NULL, n FROM annotation_tallies
-WHERE workspace_id = $ws AND organization_id = $org AND list_contains($docs::VARCHAR[], document_id)
+SELECT 'tally', document_id, NULL, visibility_type, visibility_org, NULL, n FROM annotation_tallies
+WHERE workspace_id = $ws AND organization_id = $org AND document_id IN (SELECT unnest($docs::VARCHAR[]))
   AND ($statuses IS NULL OR list_contains($statuses::VARCHAR[], status_id))
 UNION ALL
-SELECT 'user:' || kind, document_id, status_id, visibility_type, visibility_org, NULL, n FROM annotation_user_tallies
+SELECT 'user:' || kind, document_id, NULL, visibility_type, visibility_org, NULL, n FROM annotation_user_tallies
 WHERE workspace_id = $ws AND organization_id = $org AND user_id = $user
-  AND list_contains($docs::VARCHAR[], document_id)
+  AND document_id IN (SELECT unnest($docs::VARCHAR[]))
   AND ($statuses IS NULL OR list_contains($statuses::VARCHAR[], status_id))
 """
 
