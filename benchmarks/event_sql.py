@@ -90,7 +90,8 @@ def build_log(path: Path, events: int, base_runs: int, seed: int) -> dict:
     out = duckdb.connect(str(path))
     out.execute("SET enable_progress_bar = false")
     for table in ("executions", "steps", "events"):
-        out.register(f"src_{table}", to_arrow(src.sql(f"SELECT * FROM {table} ORDER BY run")))
+        order = "run, step_index" if table == "steps" else "run"  # as the simulator writes them
+        out.register(f"src_{table}", to_arrow(src.sql(f"SELECT * FROM {table} ORDER BY {order}")))
     src.close()
     shift = base_runs * ARRIVAL_MS
     started = time.perf_counter()
@@ -104,10 +105,11 @@ def build_log(path: Path, events: int, base_runs: int, seed: int) -> dict:
     for c in range(copies):
         eid, dt, dr = new_id(c), c * shift, c * base_runs
         out.execute(f"INSERT INTO executions SELECT run + {dr}, {eid}, definition_id, definition_version, status, "
-                    f"failure_reason, {eid}, started_at + {dt}, completed_at + {dt}, cancelled_at + {dt} "
-                    "FROM src_executions")
+                    f"failure_reason, {eid}, started_at + {dt}, completed_at + {dt}, cancelled_at + {dt}, "
+                    f"exec_key + {dr} FROM src_executions")
         out.execute(f"INSERT INTO steps SELECT run + {dr}, {eid}, step_id, node_id, node_type, status, group_id, "
-                    f"iteration, started_at + {dt}, completed_at + {dt}, decision, source_node_id, output FROM src_steps")
+                    f"iteration, started_at + {dt}, completed_at + {dt}, decision, source_node_id, output, "
+                    f"exec_key + {dr}, step_index FROM src_steps")
         out.execute(f"INSERT INTO events SELECT run + {dr}, {eid}, seq, 'evt_' || {eid} || '_' || seq, type, step_id, "
                     f"timestamp + {dt}, {eid}, external, data FROM src_events")
     out.execute("CHECKPOINT")

@@ -90,8 +90,11 @@ def simulated_log() -> duckdb.DuckDBPyConnection:
     con = connect(None)
     for name, (definition, actions) in SCRIPTS.items():
         result = simulate(definition, runs=1, seed=SEEDS[name], script={"actions": actions})
+        # every simulation numbers its executions' exec_key from 0: renumber them after the others
+        offset = con.execute("SELECT count(*) FROM executions").fetchone()[0]
         for table in ("executions", "steps", "events", "outcomes"):
-            _part = to_arrow(result.con.sql(f"SELECT * FROM {table}"))  # noqa: F841 - read by name below
+            keyed = f" REPLACE (exec_key + {offset} AS exec_key)" if table in ("executions", "steps") else ""
+            _part = to_arrow(result.con.sql(f"SELECT *{keyed} FROM {table}"))  # noqa: F841 - read by name below
             con.execute(f"INSERT INTO {table} SELECT * FROM _part")
         result.con.close()
     return attach(con)

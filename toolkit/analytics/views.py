@@ -28,24 +28,47 @@ VIEWS = ("step_durations", "execution_outcomes", "execution_summary", "reviewer_
          "sla_breaches", "step_transitions", "directly_follows")
 REQUIRED = ("executions", "steps", "events")
 
+# The step order as integers, for directly_follows: `exec_key` (one integer per execution) and
+# `step_index` (each step's position in its execution: by start, end (running last), node id,
+# step id). A simulation stores both (toolkit/simulate/schema.sql), so on its 10-million-event
+# logs the window sorts two integers, stored in order, instead of four columns; elsewhere (a
+# server's database, where `steps` is a view over the execution state, and its Parquet mirror:
+# both small) they are numbered here.
+STORED_KEYS = """
+CREATE OR REPLACE TEMP VIEW _execution_keys AS SELECT exec_key, execution_id, definition_id FROM executions;
+CREATE OR REPLACE TEMP VIEW _step_keys AS SELECT exec_key, step_index, node_id FROM steps;
+"""
+NUMBERED_KEYS = """
+CREATE OR REPLACE TEMP VIEW _execution_keys AS
+SELECT CAST(row_number() OVER (ORDER BY execution_id) AS INTEGER) AS exec_key, execution_id, definition_id
+FROM executions;
+CREATE OR REPLACE TEMP VIEW _step_keys AS
+SELECT x.exec_key, CAST(row_number() OVER (PARTITION BY s.execution_id ORDER BY s.started_at,
+       s.completed_at NULLS LAST, s.node_id, s.step_id) - 1 AS INTEGER) AS step_index, s.node_id
+FROM steps s JOIN _execution_keys x ON x.execution_id = s.execution_id;
+"""
+
 
 def views_sql() -> str:
     """The SQL that defines every view (one file, shared by every source)."""
     return resources.files("toolkit.analytics").joinpath("views.sql").read_text(encoding="utf-8")
 
 
-def _relations(con: duckdb.DuckDBPyConnection) -> set[str]:
-    rows = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
-    return {name for (name,) in rows}
+def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
+    """The columns of every table and view, by name."""
+    rows = con.execute("SELECT table_name, list(column_name) FROM information_schema.columns GROUP BY 1").fetchall()
+    return {name: set(columns) for name, columns in rows}
 
 
 def attach(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     """Create (or replace) the views on ``con`` and return it. ``con`` must hold tables or
     views named executions, steps and events with the columns of ``views.sql``."""
-    missing = [name for name in REQUIRED if name not in _relations(con)]
+    columns = _columns(con)
+    missing = [name for name in REQUIRED if name not in columns]
     if missing:
         raise ValueError(f"not an event log: no {', '.join(missing)} table (need executions, steps and events)")
-    con.execute(views_sql())
+    stored = "exec_key" in columns["executions"] and {"exec_key", "step_index"} <= columns["steps"]
+    con.execute((STORED_KEYS if stored else NUMBERED_KEYS) + views_sql())
     return con
 
 

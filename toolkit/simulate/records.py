@@ -18,6 +18,14 @@ def source_of(step_id: str, steps: dict) -> str | None:
     return parent[6:] if parent.startswith("group_") else None
 
 
+def in_step_order(steps) -> list:
+    """An execution's steps in the order the analytics views use (semantics §12): by start,
+    then end (still running or waiting: last), node id, step id. Written in this order with
+    each step's position as ``steps.step_index``, so ``directly_follows`` sorts sorted rows."""
+    return sorted(steps, key=lambda s: (s.started_at, s.completed_at is None, s.completed_at or 0,
+                                        s.node_id, s.step_id))
+
+
 def outcome(log) -> tuple:
     """(status, failure_reason, path, iterations, cycle_time_ms, breaches, steps)."""
     state = log.state
@@ -39,13 +47,14 @@ def write_run(writer: BatchWriter, run: int, log) -> tuple:
                                  state.completed_at, state.cancelled_at))
     steps = state.steps
     step_rows = rows["steps"]
-    for step in steps.values():
+    for index, step in enumerate(in_step_order(steps.values())):
         output = step.output
         decision = output.get("decision") if output else None
         step_rows.append((run, step.step_id, step.node_id, step.node_type, step.status, step.group_id,
                                 step.iteration, step.started_at, step.completed_at,
                                 decision if isinstance(decision, str) else None,
-                                source_of(step.step_id, steps), dumps(output if output is not None else {})))
+                                source_of(step.step_id, steps), dumps(output if output is not None else {}),
+                                index))
     rows["events"].extend((run, e.seq, e.type, e.step_id, e.timestamp, dumps(e.data)) for e in log.events)
     result = outcome(log)
     rows["outcomes"].append((run, eid) + result)

@@ -22,13 +22,14 @@ BUFFERS: dict[str, tuple[pa.Schema, str]] = {
     "executions": (pa.schema([("run", _INT), ("execution_id", _STR), ("definition_id", _STR),
                               ("definition_version", _INT), ("status", _STR), ("failure_reason", _STR),
                               ("correlation_id", _STR), ("started_at", _BIG), ("completed_at", _BIG),
-                              ("cancelled_at", _BIG)]),
+                              ("cancelled_at", _BIG), ("exec_key", _INT)]),
                    "INSERT INTO executions SELECT * FROM _batch"),
     "steps": (pa.schema([("run", _INT), ("step_id", _STR), ("node_id", _STR), ("node_type", _STR),
                          ("status", _STR), ("group_id", _STR), ("iteration", _INT), ("started_at", _BIG),
-                         ("completed_at", _BIG), ("decision", _STR), ("source_node_id", _STR), ("output", _STR)]),
-              "INSERT INTO steps SELECT b.run, x.execution_id, b.* EXCLUDE (run) FROM _batch b "
-              "JOIN _executions x ON x.run = b.run"),
+                         ("completed_at", _BIG), ("decision", _STR), ("source_node_id", _STR), ("output", _STR),
+                         ("step_index", _INT)]),
+              "INSERT INTO steps SELECT b.run, x.execution_id, b.* EXCLUDE (run, step_index), x.exec_key, "
+              "b.step_index FROM _batch b JOIN _executions x ON x.run = b.run ORDER BY x.exec_key, b.step_index"),
     "events": (pa.schema([("run", _INT), ("seq", _INT), ("type", _STR), ("step_id", _STR), ("timestamp", _BIG),
                           ("data", _STR)]),
                "INSERT INTO events SELECT b.run, x.execution_id, b.seq, 'evt_' || x.execution_id || '_' || b.seq, "
@@ -50,11 +51,13 @@ def connect(db: str | Path | duckdb.DuckDBPyConnection | None) -> duckdb.DuckDBP
 
 class BatchWriter:
     """Row buffers per table (plain tuples: the cheapest thing to build in the hot loop);
-    ``flush`` transposes each into columns and moves it into DuckDB as one Arrow table."""
+    ``flush`` transposes each into columns and moves it into DuckDB as one Arrow table.
+    Executions get their ``exec_key`` here, counting on from those already in the database."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection):
         self.con = con
         self.rows: dict[str, list[tuple]] = {t: [] for t in BUFFERS}
+        self.next_key = con.execute("SELECT count(*) FROM executions").fetchone()[0]
 
     def pending(self) -> int:
         return len(self.rows["outcomes"])
@@ -70,6 +73,9 @@ class BatchWriter:
             if not rows:
                 continue
             columns = [pa.array(values, type=f.type) for values, f in zip(zip(*rows), schema)]
+            if table == "executions":
+                columns.append(pa.array(range(self.next_key, self.next_key + len(rows)), type=_INT))
+                self.next_key += len(rows)
             _batch = pa.Table.from_arrays(columns, schema=schema)
             if table == "executions":
                 _executions = _batch  # noqa: F841 - read by the steps and events SQL

@@ -1,5 +1,8 @@
 -- Simulation results. Column names match the server store's tables so the analytics views
--- of toolkit.analytics run on either; `run` numbers the simulated executions.
+-- of toolkit.analytics run on either; `run` numbers the simulated executions. Two columns the
+-- server's tables lack let `directly_follows` skip its sort: `exec_key`, a dense integer per
+-- execution (unique in the database, also when several simulations share it), and
+-- `step_index`, each step's position in its execution in the views' step order (0, 1, 2, …).
 CREATE TABLE IF NOT EXISTS executions (
     run               INTEGER,
     execution_id      VARCHAR,
@@ -10,7 +13,8 @@ CREATE TABLE IF NOT EXISTS executions (
     correlation_id    VARCHAR,
     started_at        BIGINT,
     completed_at      BIGINT,
-    cancelled_at      BIGINT
+    cancelled_at      BIGINT,
+    exec_key          INTEGER
 );
 CREATE TABLE IF NOT EXISTS steps (
     run               INTEGER,
@@ -25,7 +29,9 @@ CREATE TABLE IF NOT EXISTS steps (
     completed_at      BIGINT,
     decision          VARCHAR,
     source_node_id    VARCHAR,
-    output            VARCHAR
+    output            VARCHAR,
+    exec_key          INTEGER,
+    step_index        INTEGER
 );
 CREATE TABLE IF NOT EXISTS events (
     run               INTEGER,
