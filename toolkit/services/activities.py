@@ -14,7 +14,7 @@ import secrets
 from toolkit.jsonio import dumps
 from toolkit.model import activities as m
 from toolkit.services.context import Services
-from toolkit.services.paging import decode_cursor, encode_cursor
+from toolkit.services.paging import Filters, keyset_page
 from toolkit.services.workspaces import Workspace
 
 COLUMNS = ("workspace_id", "organization_id", "activity_id", "seq", "document_id", "target_entity_id",
@@ -84,22 +84,13 @@ def add_activities(services: Services, workspace: Workspace, request: m.AddActiv
 
 
 def get_activities(services: Services, workspace: Workspace, request: m.GetActivities) -> dict:
-    where = ["workspace_id = ?", "organization_id = ?"]
-    params: list = [workspace.workspace_id, request.organization_id or ""]
-    for column, value in (("document_id", request.document_id), ("target_entity_id", request.target_entity_id)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(value)
-    before = decode_cursor(request.page_token, "pageToken")
-    if before is not None:
-        where.append("seq < ?")
-        params.append(before)
-    rows = services.store.read(f"SELECT seq, body FROM activities WHERE {' AND '.join(where)} "
-                               "ORDER BY seq DESC LIMIT ?", params + [request.page_size + 1]).fetchall()
-    more = len(rows) > request.page_size
-    rows = rows[: request.page_size]
-    result = bulk(f"{len(rows)} activities", [json.loads(body) for _, body in rows])
-    result["nextPageToken"] = encode_cursor(rows[-1][0]) if more else None
+    filters = Filters("workspace_id = ? AND organization_id = ?", workspace.workspace_id,
+                      request.organization_id or "").equal(document_id=request.document_id,
+                                                           target_entity_id=request.target_entity_id)
+    rows, next_token = keyset_page(services.store.read, "body, seq FROM activities", filters, "seq",
+                                   request.page_token, request.page_size, field="pageToken", descending=True)
+    result = bulk(f"{len(rows)} activities", [json.loads(body) for body, _ in rows])
+    result["nextPageToken"] = next_token
     return result
 
 

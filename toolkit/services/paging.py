@@ -21,3 +21,45 @@ def decode_cursor(cursor: str | None, field: str = "cursor") -> int | None:
         return int(text[1:])
     except (ValueError, UnicodeDecodeError):
         raise ApiError(ErrorCode.INVALID_ARGUMENT, f"data.{field}: not a cursor this API returned") from None
+
+
+class Filters:
+    """A WHERE clause built from optional equality filters: ``None`` values are left out.
+
+    >>> f = Filters("workspace_id = ?", "ws1").equal(status="running", definition_id=None)
+    >>> f.sql, f.params
+    ('workspace_id = ? AND status = ?', ['ws1', 'running'])
+    """
+
+    def __init__(self, clause: str, *params) -> None:
+        self.clauses, self.params = [clause], list(params)
+
+    def add(self, clause: str, *params) -> "Filters":
+        self.clauses.append(clause)
+        self.params.extend(params)
+        return self
+
+    def equal(self, **columns) -> "Filters":
+        for column, value in columns.items():
+            if value is not None:
+                self.add(f"{column} = ?", value)
+        return self
+
+    @property
+    def sql(self) -> str:
+        return " AND ".join(self.clauses)
+
+
+def keyset_page(read, select: str, filters: Filters, key: str, cursor: str | None, page_size: int, *,
+                field: str = "cursor", descending: bool = False) -> tuple[list, str | None]:
+    """One page of ``SELECT {select} WHERE {filters}`` in ``key`` order, after ``cursor``; the
+    key must be the last selected column. Returns ``(rows, next cursor or None)``: one row
+    more than the page is read to know whether another page exists."""
+    after = decode_cursor(cursor, field)
+    if after is not None:
+        filters.add(f"{key} {'<' if descending else '>'} ?", after)
+    rows = read(f"SELECT {select} WHERE {filters.sql} ORDER BY {key}{' DESC' if descending else ''} LIMIT ?",
+                filters.params + [page_size + 1]).fetchall()
+    more = len(rows) > page_size
+    rows = rows[:page_size]
+    return rows, encode_cursor(rows[-1][-1]) if more else None

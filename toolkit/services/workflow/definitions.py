@@ -21,7 +21,7 @@ from toolkit.model import Definition, DefinitionUpdate
 from toolkit.model.workflow import DefinitionRef, ListDefinitions
 from toolkit.services.agents import registered_agent_ids
 from toolkit.services.context import Services
-from toolkit.services.paging import decode_cursor, encode_cursor
+from toolkit.services.paging import Filters, keyset_page
 from toolkit.services.workspaces import Workspace
 
 
@@ -156,31 +156,17 @@ def get_definition(services: Services, workspace: Workspace, request: Definition
 def list_definitions(services: Services, workspace: Workspace, request: ListDefinitions) -> dict:
     """Pages in creation order; ``status`` defaults to ``active`` (deleted definitions are
     listed only when asked for with ``status: tombstoned``)."""
-    where = ["workspace_id = ?", "status = ?"]
-    params: list = [workspace.workspace_id, request.status or "active"]
-    after = decode_cursor(request.cursor)
-    if after is not None:
-        where.append("list_key > ?")
-        params.append(after)
+    filters = Filters("workspace_id = ?", workspace.workspace_id).add("status = ?", request.status or "active")
     if request.scope is not None:
-        where.append("scope_level = ?")
-        params.append(request.scope.level)
-        for column, value in (("organization_id", request.scope.organization_id),
-                              ("document_id", request.scope.document_id)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                params.append(value)
+        filters.equal(scope_level=request.scope.level, organization_id=request.scope.organization_id,
+                      document_id=request.scope.document_id)
     if request.tags:
-        where.append("list_has_all(tags, ?)")
-        params.append(request.tags)
-    rows = services.store.read(
-        f"SELECT {_COLUMNS} FROM definitions WHERE {' AND '.join(where)} ORDER BY list_key LIMIT ?",
-        params + [request.page_size + 1]).fetchall()
-    more = len(rows) > request.page_size
-    rows = rows[: request.page_size]
+        filters.add("list_has_all(tags, ?)", request.tags)
+    rows, next_cursor = keyset_page(services.store.read, f"{_COLUMNS} FROM definitions", filters, "list_key",
+                                    request.cursor, request.page_size)
     registry = _registry(services, workspace.workspace_id) if rows else frozenset()
     return {"items": [_view(services, workspace.workspace_id, r, registry) for r in rows],
-            "nextCursor": encode_cursor(rows[-1][-1]) if more else None, "hasMore": more}
+            "nextCursor": next_cursor, "hasMore": next_cursor is not None}
 
 
 def update_definition(services: Services, workspace: Workspace, body: dict) -> dict:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from toolkit.model import workflow as m
 from toolkit.services.context import Services
-from toolkit.services.paging import decode_cursor, encode_cursor
+from toolkit.services.paging import Filters, keyset_page
 from toolkit.services.workspaces import Workspace
 from toolkit.webhooks import RETRY_DELAYS_MS, retry_delay_ms
 
@@ -106,39 +106,26 @@ _VIEW_KEYS = ("eventId", "executionId", "seq", "event", "url", "status", "attemp
 def list_deliveries(services: Services, workspace: Workspace, request: m.ListDeliveries) -> dict:
     """The workspace's webhook deliveries in the order they were created, filtered by
     ``status`` and ``executionId``; ``{items, nextCursor, hasMore}``."""
-    where, params = ["o.workspace_id = ?"], [workspace.workspace_id]
-    for column, value in (("o.status", request.status), ("o.execution_id", request.execution_id)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(value)
-    after = decode_cursor(request.cursor)
-    if after is not None:
-        where.append("o.list_key > ?")
-        params.append(after)
-    rows = services.store.read(f"SELECT {_VIEW_COLUMNS} FROM outbox o WHERE {' AND '.join(where)} "
-                               "ORDER BY o.list_key LIMIT ?", params + [request.page_size + 1]).fetchall()
-    more = len(rows) > request.page_size
-    rows = rows[: request.page_size]
-    return {"items": [dict(zip(_VIEW_KEYS, r)) for r in rows],
-            "nextCursor": encode_cursor(rows[-1][-1]) if more else None, "hasMore": more}
+    filters = Filters("o.workspace_id = ?", workspace.workspace_id).equal(
+        **{"o.status": request.status, "o.execution_id": request.execution_id})
+    rows, next_cursor = keyset_page(services.store.read, f"{_VIEW_COLUMNS} FROM outbox o", filters, "o.list_key",
+                                    request.cursor, request.page_size)
+    return {"items": [dict(zip(_VIEW_KEYS, r)) for r in rows], "nextCursor": next_cursor,
+            "hasMore": next_cursor is not None}
 
 
 def redrive_deliveries(services: Services, workspace: Workspace, request: m.RedriveDeliveries) -> dict:
     """Dead letters back to ``pending``, due now, with a fresh retry schedule (the attempt
     count carries on). Ids that are not dead letters of this workspace are left alone."""
     ws = workspace.workspace_id
-    where, params = ["workspace_id = ?", "status = 'dead'"], [ws]
+    filters = Filters("workspace_id = ?", ws).add("status = 'dead'").equal(execution_id=request.execution_id)
     if request.event_ids is not None:
-        where.append("list_contains(?, event_id)")
-        params.append(request.event_ids)
-    if request.execution_id is not None:
-        where.append("execution_id = ?")
-        params.append(request.execution_id)
+        filters.add("list_contains(?, event_id)", request.event_ids)
 
     def job(tx):
         now = services.clock.now()
         rows = tx.execute("UPDATE outbox SET status = 'pending', failures = 0, next_attempt_at = ?, dead_at = NULL "
-                          f"WHERE {' AND '.join(where)} RETURNING event_id, list_key", [now] + params).fetchall()
+                          f"WHERE {filters.sql} RETURNING event_id, list_key", [now] + filters.params).fetchall()
         if rows:
             tx.after_commit(lambda: services.notify(ws, {"deliveries": True}))
         return [event_id for event_id, _ in sorted(rows, key=lambda r: r[1])]

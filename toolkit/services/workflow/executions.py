@@ -30,7 +30,7 @@ from toolkit.engine import (
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import workflow as m
 from toolkit.services.context import Services
-from toolkit.services.paging import decode_cursor, encode_cursor
+from toolkit.services.paging import Filters, keyset_page
 from toolkit.services.workflow.definitions import plan_for
 from toolkit.services.workflow.persist import save
 from toolkit.services.workspaces import Workspace
@@ -203,25 +203,16 @@ def get_execution(services: Services, workspace: Workspace, request: m.Execution
 
 
 def list_executions(services: Services, workspace: Workspace, request: m.ListExecutions) -> dict:
-    where, params = ["workspace_id = ?"], [workspace.workspace_id]
-    for column, value in (("definition_id", request.definition_id), ("status", request.status)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(value)
-    after = decode_cursor(request.cursor)
-    if after is not None:
-        where.append("list_key > ?")
-        params.append(after)
-    rows = services.store.read(
-        "SELECT execution_id, status, started_at, completed_at, cancelled_at, definition_id, definition_version, "
-        "correlation_id, idempotency_key, failure_reason, list_key FROM executions "
-        f"WHERE {' AND '.join(where)} ORDER BY list_key LIMIT ?", params + [request.page_size + 1]).fetchall()
-    more = len(rows) > request.page_size
-    rows = rows[: request.page_size]
+    filters = Filters("workspace_id = ?", workspace.workspace_id).equal(definition_id=request.definition_id,
+                                                                         status=request.status)
+    rows, next_cursor = keyset_page(
+        services.store.read, "execution_id, status, started_at, completed_at, cancelled_at, definition_id, "
+        "definition_version, correlation_id, idempotency_key, failure_reason, list_key FROM executions",
+        filters, "list_key", request.cursor, request.page_size)
     keys = ("executionId", "status", "startedAt", "completedAt", "cancelledAt", "definitionId", "definitionVersion",
             "correlationId", "idempotencyKey", "failureReason")
     items = [dict(zip(keys, r[:-1]), steps=[]) for r in rows]
-    return {"items": items, "nextCursor": encode_cursor(rows[-1][-1]) if more else None, "hasMore": more}
+    return {"items": items, "nextCursor": next_cursor, "hasMore": next_cursor is not None}
 
 
 def get_events(services: Services, workspace: Workspace, request: m.GetEvents) -> dict:
