@@ -92,6 +92,8 @@ WHERE workspace_id = $ws AND organization_id = $org AND user_id = $user
   AND ($statuses IS NULL OR list_contains($statuses::VARCHAR[], status_id))
 """
 
+_TALLY_KINDS = frozenset({"tally", "user:audience", "user:seen"})
+
 
 def count_annotations(services: Services, workspace: Workspace, request: m.CountAnnotations) -> dict:
     """``{documentId: {total, unread}}`` for each requested document: the annotations the user
@@ -103,19 +105,20 @@ def count_annotations(services: Services, workspace: Workspace, request: m.Count
     wanted = list(dict.fromkeys(request.document_ids))
     params = facts_params(workspace.workspace_id, request.user_id, org, wanted, now_seconds(services.clock.now()))
     params["statuses"] = request.status_ids
-    rows = services.store.read(parsed(COUNT_SQL), params).fetchall()
-    access = decide(rows, org)
+    rows = services.store.read(parsed(COUNT_SQL), params)
+    access = decide([r for r in rows if r[0] not in _TALLY_KINDS], org)
     total = dict.fromkeys(wanted, 0)
     seen = dict.fromkeys(wanted, 0)
     for kind, document_id, _, visibility_type, visibility_org, _, n in rows:
-        if document_id not in access.roles or kind in ("document", "folder") or kind.startswith("membership:"):
+        if kind not in _TALLY_KINDS or document_id not in access.roles:
             continue
-        admitted = visibility_type != "organizationPrivate" or visibility_org in access.member_orgs
-        if kind == "tally" and admitted:
+        if kind == "user:audience":  # restricted annotations naming the user
             total[document_id] += n
-        elif kind == "user:audience":
+        elif visibility_type == "organizationPrivate" and visibility_org not in access.member_orgs:
+            continue
+        elif kind == "tally":
             total[document_id] += n
-        elif kind == "user:seen" and admitted:
+        else:  # user:seen
             seen[document_id] += n
     data = {d: {"total": total[d], "unread": total[d] - seen[d]} for d in wanted}
     return bulk("comment annotation counts", data)
