@@ -79,6 +79,12 @@ def _filters(request: GetUsers, params: dict, alias: str = "m") -> str:
     return out
 
 
+def _documents_where(request: GetUsers, params: dict) -> str:
+    """The live document-level memberships of the organization that the filters admit."""
+    return (f"m.workspace_id = $ws AND m.organization_id = $org AND m.resource_type = 'document' AND {_LIVE}"
+            + _filters(request, params))
+
+
 def _list_page(services: Services, request: GetUsers, params: dict) -> tuple[list, list]:
     read = services.store.read
     rtype, rid = scope_of(request.organization_id, request.document_id, request.folder_id)
@@ -103,8 +109,7 @@ def _list_page(services: Services, request: GetUsers, params: dict) -> tuple[lis
 
 def _grouped(services: Services, request: GetUsers, params: dict) -> tuple[list, dict]:
     after = _decode_token(request.page_token, "d")
-    where = f"m.workspace_id = $ws AND m.organization_id = $org AND m.resource_type = 'document' AND {_LIVE}"
-    where += _filters(request, params)
+    where = _documents_where(request, params)
     if after is not None:
         where += " AND (m.resource_id > $after_doc OR (m.resource_id = $after_doc AND m.list_pos > $after_pos))"
         params.update(after_doc=after[0], after_pos=after[1])
@@ -123,8 +128,7 @@ def _grouped(services: Services, request: GetUsers, params: dict) -> tuple[list,
 
 def _each_user_once(services: Services, request: GetUsers, params: dict) -> tuple[list, list]:
     after = _decode_token(request.page_token, "u")
-    where = f"m.workspace_id = $ws AND m.organization_id = $org AND m.resource_type = 'document' AND {_LIVE}"
-    where += _filters(request, params)
+    where = _documents_where(request, params)
     if after is not None:
         where += " AND m.user_seq > $after_seq"
         params["after_seq"] = after[0]
