@@ -14,7 +14,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from server.auth import workspace_of
 from server.background import Background
 from server.delivery import DeliverySettings
 from server.envelope import DEFAULT_MAX_BODY, Payload, error, ok, parse_data, read_body

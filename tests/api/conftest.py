@@ -6,17 +6,13 @@ from __future__ import annotations
 
 import pytest
 
-from api.support import Api, Server, create_workspace
+from api.support import Api, serve_fresh
 
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("api-server")
-    db = root / "api.duckdb"
-    creds_a = create_workspace(db)
-    creds_b = create_workspace(db)
-    srv = Server(db, root / "server.log").start()
-    srv.creds_a, srv.creds_b = creds_a, creds_b
+    srv = serve_fresh(root, "api")
     try:
         yield srv
     finally:

@@ -135,6 +135,16 @@ class Server:
             self._log = None
 
 
+def serve_fresh(root: Path, name: str = "server", extra_args: tuple[str, ...] = ()) -> Server:
+    """`collab serve` on a new database ``root/NAME.duckdb`` with two workspaces, created first
+    (DuckDB admits one writing process per file); their credentials are ``creds_a``, ``creds_b``."""
+    db = Path(root) / f"{name}.duckdb"
+    creds_a, creds_b = create_workspace(db), create_workspace(db)
+    srv = Server(db, Path(root) / f"{name}.log", extra_args).start()
+    srv.creds_a, srv.creds_b = creds_a, creds_b
+    return srv
+
+
 class Api:
     """POST {"data": …} to the server; check the envelope of every answer, never accept a 5xx."""
 

@@ -25,7 +25,7 @@ from schemathesis.specs.openapi.checks import (
     response_schema_conformance, status_code_conformance, unsupported_method,
 )
 
-from api.support import Api, Server, create_workspace, human_definition, uid
+from api.support import Api, human_definition, serve_fresh, uid
 
 EXAMPLES = int(os.environ.get("COLLAB_FUZZ_EXAMPLES", "25"))
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
@@ -36,10 +36,7 @@ ACT = "/v2/activities"
 @pytest.fixture(scope="module")
 def fuzz_server(tmp_path_factory):
     root = tmp_path_factory.mktemp("fuzz-server")
-    db = root / "fuzz.duckdb"
-    creds = create_workspace(db)
-    srv = Server(db, root / "server.log").start()
-    srv.creds = creds
+    srv = serve_fresh(root, "fuzz")
     try:
         yield srv
     finally:
@@ -48,7 +45,7 @@ def fuzz_server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def fuzz_api(fuzz_server):
-    with fuzz_server.client(fuzz_server.creds) as client:
+    with fuzz_server.client(fuzz_server.creds_a) as client:
         yield Api(client)
 
 
@@ -102,7 +99,7 @@ def _aim_at_known(case, known: dict) -> None:
 
 @pytest.mark.parametrize("path", _paths())
 def test_every_endpoint_answers_as_documented(path, fuzz_schema, fuzz_server, known_ids):
-    creds = fuzz_server.creds
+    creds = fuzz_server.creds_a
     headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
     operation = fuzz_schema[path]["POST"]
     cases = st.one_of(st.tuples(operation.as_strategy(GenerationMode.POSITIVE), st.booleans()),

@@ -16,8 +16,8 @@ import pytest
 
 from api.support import (
     AGENT_RESOLUTION, DECIDE, DEF_CREATE, DEF_DELETE, DEF_GET, DEF_LIST, DEF_UPDATE, DISPATCH, EVENTS, EXEC_CANCEL,
-    EXEC_GET, EXEC_LIST, HTTP_STATUS, RESOLVE, STEP_CANCEL, Api, Server, blocking_agent_definition, create_workspace,
-    human_definition, uid,
+    EXEC_GET, EXEC_LIST, HTTP_STATUS, RESOLVE, STEP_CANCEL, Api, blocking_agent_definition, human_definition,
+    serve_fresh, uid,
 )
 
 DELIVERIES, REDRIVE = "/v2/workflow/deliveries/list", "/v2/workflow/deliveries/redrive"
@@ -35,11 +35,9 @@ AG = "/v2/agents"
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
     root = tmp_path_factory.mktemp("isolation-server")
-    db = root / "isolation.duckdb"
-    creds_a, creds_b = create_workspace(db), create_workspace(db)
-    srv = Server(db, root / "server.log").start()
+    srv = serve_fresh(root, "isolation")
     try:
-        with srv.client(creds_a) as a, srv.client(creds_b) as b:
+        with srv.client(srv.creds_a) as a, srv.client(srv.creds_b) as b:
             yield Api(a), Api(b)
     finally:
         srv.stop()

@@ -11,7 +11,7 @@ import pytest
 
 from api.receiver import Receiver
 from api.support import (
-    DECIDE, DISPATCH, EXEC_GET, Api, Server, create_workspace, expect_error, human_definition, uid, wait_for,
+    DECIDE, DISPATCH, EXEC_GET, Api, Server, human_definition, serve_fresh, uid, wait_for,
 )
 from toolkit.webhooks import iso_timestamp, verify_webhook_signature
 
@@ -22,11 +22,8 @@ FAST = "100,100,100,100,100"  # the schedule's five waits, shortened from 2 s â€
 
 def _server(root, receiver: Receiver, name: str) -> Server:
     """A server with two workspaces whose deliveries may reach the test receiver on loopback."""
-    db = root / f"{name}.duckdb"
-    srv = Server(db, root / f"{name}.log", ("--webhook-allow-loopback", "--webhook-ca-bundle", str(receiver.ca_path),
-                                            "--webhook-retry-delays", FAST))
-    srv.creds_a, srv.creds_b = create_workspace(db), create_workspace(db)
-    return srv.start()
+    return serve_fresh(root, name, ("--webhook-allow-loopback", "--webhook-ca-bundle", str(receiver.ca_path),
+                                    "--webhook-retry-delays", FAST))
 
 
 @pytest.fixture(scope="module")
