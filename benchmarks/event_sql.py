@@ -106,10 +106,10 @@ def build_log(path: Path, events: int, base_runs: int, seed: int) -> dict:
         eid, dt, dr = new_id(c), c * shift, c * base_runs
         out.execute(f"INSERT INTO executions SELECT run + {dr}, {eid}, definition_id, definition_version, status, "
                     f"failure_reason, {eid}, started_at + {dt}, completed_at + {dt}, cancelled_at + {dt}, "
-                    f"exec_key + {dr} FROM src_executions")
+                    f"exec_key + {dr}, definition_key FROM src_executions")
         out.execute(f"INSERT INTO steps SELECT run + {dr}, {eid}, step_id, node_id, node_type, status, group_id, "
                     f"iteration, started_at + {dt}, completed_at + {dt}, decision, source_node_id, output, "
-                    f"exec_key + {dr}, step_index FROM src_steps")
+                    f"exec_key + {dr}, step_index, definition_key FROM src_steps")
         out.execute(f"INSERT INTO events SELECT run + {dr}, {eid}, seq, 'evt_' || {eid} || '_' || seq, type, step_id, "
                     f"timestamp + {dt}, {eid}, external, data FROM src_events")
     out.execute("CHECKPOINT")

@@ -123,9 +123,10 @@ def test_ordering_ties_running_steps_and_a_loop_exhausted_at_once():
     step id; a running execution has no cycle time; a loop exhausted in iteration 1 has an
     unknown start."""
     con = connect(None)
-    # rows as a server has them: without the simulator's exec_key and step_index
-    con.execute("ALTER TABLE executions DROP COLUMN exec_key; ALTER TABLE steps DROP COLUMN exec_key; "
-                "ALTER TABLE steps DROP COLUMN step_index")
+    # rows as a server has them: without the simulator's exec_key, step_index and definition_key
+    con.execute("ALTER TABLE executions DROP COLUMN exec_key; ALTER TABLE executions DROP COLUMN definition_key; "
+                "ALTER TABLE steps DROP COLUMN exec_key; ALTER TABLE steps DROP COLUMN step_index; "
+                "ALTER TABLE steps DROP COLUMN definition_key")
     con.execute("INSERT INTO executions VALUES (0, 't', 'd', 1, 'running', NULL, 't', 100, NULL, NULL)")
     steps = [("s_a", "a", 100, 100), ("s_c", "c", 100, 500), ("y1", "d", 100, 300), ("s_w", "w", 100, None),
              ("s_e", "e", 100, 300), ("x2", "d", 100, 300), ("s_b", "b", 100, 300)]

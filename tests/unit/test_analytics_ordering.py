@@ -1,9 +1,9 @@
 """The views that order steps (``step_transitions``, ``directly_follows``) against a plain Python
 reference, on random small logs full of ties: steps that start in the same millisecond, end in
 the same millisecond, share a node, or are still running; several definitions; rows stored in
-any order. Both ways the views get the step order: stored by the simulator (``exec_key`` and
-``step_index``, numbered by ``toolkit.simulate.records.in_step_order``) and numbered by the
-views themselves (a server's tables have neither column). Hand-checked cases are in
+any order. Both ways the views get the step order: stored by the simulator (``exec_key``,
+``step_index``, numbered by ``toolkit.simulate.records.in_step_order``, and ``definition_key``)
+and numbered by the views themselves (a server's tables have none of these columns). Hand-checked cases are in
 test_analytics.py."""
 
 from __future__ import annotations
@@ -39,11 +39,14 @@ def logs(draw):
 
 
 def load(executions, steps, stored: bool):
-    """The log in the simulator's tables: with ``stored``, exec_key and step_index filled in as
-    the simulator does; otherwise without those columns, like a server's database."""
+    """The log in the simulator's tables: with ``stored``, exec_key, step_index and
+    definition_key filled in as the simulator does (a step without its execution row has no
+    definition key); otherwise without those columns, like a server's database."""
     con = connect(None)
     n = len(executions)
     keys = {e: k for k, (e, _) in enumerate(executions)}
+    definition_keys = {d: k for k, d in enumerate(sorted({d for _, d in executions}, reverse=True))}
+    definition_of = {e: definition_keys[d] for e, d in executions}
     for e, *_ in steps:
         keys.setdefault(e, len(keys))
     positions = {}
@@ -55,7 +58,8 @@ def load(executions, steps, stored: bool):
         "run": list(range(n)), "execution_id": [e for e, _ in executions], "definition_id": [d for _, d in executions],
         "definition_version": [1] * n, "status": ["running"] * n, "failure_reason": [None] * n,
         "correlation_id": [e for e, _ in executions], "started_at": [0] * n, "completed_at": pa.nulls(n, pa.int64()),
-        "cancelled_at": pa.nulls(n, pa.int64()), "exec_key": pa.array([keys[e] for e, _ in executions], pa.int32())})
+        "cancelled_at": pa.nulls(n, pa.int64()), "exec_key": pa.array([keys[e] for e, _ in executions], pa.int32()),
+        "definition_key": pa.array([definition_of[e] for e, _ in executions], pa.int32())})
     m = len(steps)
     _s = pa.table({  # noqa: F841
         "run": [0] * m, "execution_id": [s[0] for s in steps], "step_id": [s[1] for s in steps],
@@ -64,12 +68,14 @@ def load(executions, steps, stored: bool):
         "completed_at": pa.array([s[4] for s in steps], pa.int64()), "decision": pa.nulls(m, pa.string()),
         "source_node_id": pa.nulls(m, pa.string()), "output": ["{}"] * m,
         "exec_key": pa.array([keys[s[0]] for s in steps], pa.int32()),
-        "step_index": pa.array([positions[(s[0], s[1])] for s in steps], pa.int32())})
+        "step_index": pa.array([positions[(s[0], s[1])] for s in steps], pa.int32()),
+        "definition_key": pa.array([definition_of.get(s[0]) for s in steps], pa.int32())})
     con.execute("INSERT INTO executions SELECT * FROM _x")
     con.execute("INSERT INTO steps SELECT * FROM _s")
     if not stored:
-        con.execute("ALTER TABLE executions DROP COLUMN exec_key; ALTER TABLE steps DROP COLUMN exec_key; "
-                    "ALTER TABLE steps DROP COLUMN step_index")
+        con.execute("ALTER TABLE executions DROP COLUMN exec_key; ALTER TABLE executions DROP COLUMN definition_key; "
+                    "ALTER TABLE steps DROP COLUMN exec_key; ALTER TABLE steps DROP COLUMN step_index; "
+                    "ALTER TABLE steps DROP COLUMN definition_key")
     return attach(con)
 
 

@@ -97,6 +97,12 @@ def simulated_log() -> duckdb.DuckDBPyConnection:
             _part = to_arrow(result.con.sql(f"SELECT *{keyed} FROM {table}"))  # noqa: F841 - read by name below
             con.execute(f"INSERT INTO {table} SELECT * FROM _part")
         result.con.close()
+    # and each numbers its definition 0: one key per definition id across the simulations
+    con.execute("UPDATE executions SET definition_key = k.key FROM (SELECT definition_id, "
+                "CAST(dense_rank() OVER (ORDER BY definition_id) - 1 AS INTEGER) AS key FROM executions) k "
+                "WHERE k.definition_id = executions.definition_id")
+    con.execute("UPDATE steps SET definition_key = x.definition_key FROM executions x "
+                "WHERE x.execution_id = steps.execution_id")
     return attach(con)
 
 

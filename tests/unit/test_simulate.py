@@ -147,3 +147,27 @@ def test_script_reports_what_the_engine_refused_and_unmet_expectations():
     assert run.outcome["status"] == "running"
     assert run.errors == [(1, "no step for node 'publish' occurrence 1 at 20 ms")]
     assert run.mismatches() == ["status: expected 'completed', got 'running'"]
+
+
+def test_simulations_sharing_a_database_key_each_definition_once(tmp_path):
+    """Several simulations may write into one database: executions and steps keep one
+    definition_key per definition id (the second run of a definition reuses its key), and
+    directly_follows gives the same graph from those keys as from keys it numbers itself."""
+    from toolkit.analytics import attach
+
+    db = tmp_path / "shared.duckdb"
+    for definition, seed in ((REVIEW, 1), (examples.load("sla-escalation"), 2), (REVIEW, 3)):
+        simulate(definition, runs=30, seed=seed, policy=POLICY, db=db).con.close()
+    with duckdb.connect(str(db)) as con:
+        keys = con.execute("SELECT definition_id, list(DISTINCT definition_key), count(*) FROM executions "
+                           "GROUP BY ALL ORDER BY 1").fetchall()
+        assert [(d, k) for d, k, _ in keys] == [("parallel-review", [0]), ("sla-escalation", [1])]
+        assert [n for *_, n in keys] == [60, 30]
+        assert con.execute("SELECT count(*) FROM steps s JOIN executions x USING (execution_id) "
+                           "WHERE s.definition_key IS DISTINCT FROM x.definition_key").fetchone() == (0,)
+        graph = "SELECT definition_id, from_node_id, to_node_id, transitions FROM directly_follows ORDER BY ALL"
+        stored = attach(con).execute(graph).fetchall()
+        con.execute("ALTER TABLE executions DROP COLUMN definition_key; ALTER TABLE steps DROP COLUMN definition_key")
+        numbered = attach(con).execute(graph).fetchall()
+    assert stored == numbered
+    assert {d for d, *_ in stored} == {"parallel-review", "sla-escalation"}

@@ -28,23 +28,29 @@ VIEWS = ("step_durations", "execution_outcomes", "execution_summary", "reviewer_
          "sla_breaches", "step_transitions", "directly_follows")
 REQUIRED = ("executions", "steps", "events")
 
-# The step order as integers, for directly_follows: `exec_key` (one integer per execution) and
+# The step order as integers, for directly_follows: `exec_key` (one integer per execution),
 # `step_index` (each step's position in its execution: by start, end (running last), node id,
-# step id). A simulation stores both (toolkit/simulate/schema.sql), so on its 10-million-event
-# logs the window sorts two integers, stored in order, instead of four columns; elsewhere (a
-# server's database, where `steps` is a view over the execution state, and its Parquet mirror:
-# both small) they are numbered here.
+# step id) and `definition_key` (one integer per definition id). A simulation stores all three
+# (toolkit/simulate/schema.sql), so on its 10-million-event logs the window sorts two integers,
+# stored in order, instead of four columns, and the counts group by an integer the steps carry
+# instead of joining every transition to its execution; elsewhere (a server's database, where
+# `steps` is a view over the execution state, and its Parquet mirror: both small) they are
+# numbered here.
 STORED_KEYS = """
-CREATE OR REPLACE TEMP VIEW _execution_keys AS SELECT exec_key, execution_id, definition_id FROM executions;
-CREATE OR REPLACE TEMP VIEW _step_keys AS SELECT exec_key, step_index, node_id FROM steps;
+CREATE OR REPLACE TEMP VIEW _definition_keys AS
+SELECT DISTINCT definition_key, definition_id FROM executions;
+CREATE OR REPLACE TEMP VIEW _step_keys AS SELECT exec_key, step_index, definition_key, node_id FROM steps;
 """
 NUMBERED_KEYS = """
 CREATE OR REPLACE TEMP VIEW _execution_keys AS
-SELECT CAST(row_number() OVER (ORDER BY execution_id) AS INTEGER) AS exec_key, execution_id, definition_id
+SELECT CAST(row_number() OVER (ORDER BY execution_id) AS INTEGER) AS exec_key,
+       CAST(dense_rank() OVER (ORDER BY definition_id) AS INTEGER) AS definition_key, execution_id, definition_id
 FROM executions;
+CREATE OR REPLACE TEMP VIEW _definition_keys AS
+SELECT DISTINCT definition_key, definition_id FROM _execution_keys;
 CREATE OR REPLACE TEMP VIEW _step_keys AS
 SELECT x.exec_key, CAST(row_number() OVER (PARTITION BY s.execution_id ORDER BY s.started_at,
-       s.completed_at NULLS LAST, s.node_id, s.step_id) - 1 AS INTEGER) AS step_index, s.node_id
+       s.completed_at NULLS LAST, s.node_id, s.step_id) - 1 AS INTEGER) AS step_index, x.definition_key, s.node_id
 FROM steps s JOIN _execution_keys x ON x.execution_id = s.execution_id;
 """
 
@@ -67,7 +73,8 @@ def attach(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     missing = [name for name in REQUIRED if name not in columns]
     if missing:
         raise ValueError(f"not an event log: no {', '.join(missing)} table (need executions, steps and events)")
-    stored = "exec_key" in columns["executions"] and {"exec_key", "step_index"} <= columns["steps"]
+    stored = ({"exec_key", "definition_key"} <= columns["executions"]
+              and {"exec_key", "step_index", "definition_key"} <= columns["steps"])
     con.execute((STORED_KEYS if stored else NUMBERED_KEYS) + views_sql())
     return con
 

@@ -9,8 +9,8 @@
 -- executions' engine state) and the server's Parquet mirror. Times are epoch milliseconds; `run` is the
 -- simulated run number (NULL on a server). Steps and events are always joined on
 -- (execution_id, step_id): step ids are unique within an execution only. `directly_follows` reads
--- the step order as integers from `_step_keys` and `_execution_keys`, which attach (views.py)
--- defines before this file: from the simulator's stored exec_key and step_index, or numbered.
+-- the step order and definition as integers from `_step_keys` and `_definition_keys`, which attach
+-- (views.py) defines before this file: from the simulator's stored keys, or numbered.
 -- TEMP views: they work on read-only connections and never change the database file.
 
 -- One row per step: how long it took (NULL while it is still running or waiting).
@@ -143,27 +143,23 @@ WHERE next_execution_id = execution_id;
 
 -- The directly-follows graph per definition: node -> node transition counts over all executions,
 -- i.e. step_transitions counted. Built for speed, as the view process mining reads most. It
--- orders the steps by two integers, `_step_keys`' exec_key and step_index (attach defines them:
--- stored by the simulator, numbered on other sources), rather than by execution id, start, end
--- and node id: on a simulation's log, stored in that order, that sort is cheap where the four-key
--- sort was most of the time. Definitions are joined on after the window, as an integer per
--- definition (named again after counting). Steps that tie on everything but their step id have
--- the same node, so the node pairs are those of step_transitions. It reads `steps` once: on a
--- server's database `steps` is a view that parses every execution's state.
+-- orders the steps by two integers, `_step_keys`' exec_key and step_index, and counts per
+-- definition_key, an integer each step carries (attach defines them: stored by the simulator,
+-- numbered on other sources), rather than ordering by execution id, start, end and node id and
+-- joining every transition to its execution: on a simulation's log, stored in that order, the
+-- sort is cheap where the four-key sort was most of the time. Definitions are named after
+-- counting. Steps that tie on everything but their step id have the same node, so the node
+-- pairs are those of step_transitions. It reads `steps` once: on a server's database `steps` is
+-- a view that parses every execution's state.
 CREATE OR REPLACE TEMP VIEW directly_follows AS
-WITH definitions AS (
-    SELECT definition_id, row_number() OVER () AS dk FROM (SELECT DISTINCT definition_id FROM executions)
-), keyed AS (
-    SELECT x.exec_key, d.dk FROM _execution_keys x JOIN definitions d ON d.definition_id = x.definition_id
-), pairs AS (
-    SELECT s.exec_key, s.node_id AS from_node_id, lead(s.node_id) OVER w AS to_node_id,
+WITH pairs AS (
+    SELECT s.exec_key, s.definition_key, s.node_id AS from_node_id, lead(s.node_id) OVER w AS to_node_id,
            lead(s.exec_key) OVER w AS next_key
     FROM _step_keys s
     WINDOW w AS (ORDER BY s.exec_key, s.step_index)
 ), counted AS (
-    SELECT k.dk, p.from_node_id, p.to_node_id, count(*) AS transitions
-    FROM pairs p JOIN keyed k ON k.exec_key = p.exec_key
-    WHERE p.next_key = p.exec_key GROUP BY ALL
+    SELECT definition_key, from_node_id, to_node_id, count(*) AS transitions
+    FROM pairs WHERE next_key = exec_key GROUP BY ALL
 )
 SELECT d.definition_id, c.from_node_id, c.to_node_id, c.transitions
-FROM counted c JOIN definitions d ON d.dk = c.dk;
+FROM counted c JOIN _definition_keys d ON d.definition_key = c.definition_key;

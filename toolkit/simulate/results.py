@@ -22,14 +22,15 @@ BUFFERS: dict[str, tuple[pa.Schema, str]] = {
     "executions": (pa.schema([("run", _INT), ("execution_id", _STR), ("definition_id", _STR),
                               ("definition_version", _INT), ("status", _STR), ("failure_reason", _STR),
                               ("correlation_id", _STR), ("started_at", _BIG), ("completed_at", _BIG),
-                              ("cancelled_at", _BIG), ("exec_key", _INT)]),
+                              ("cancelled_at", _BIG), ("exec_key", _INT), ("definition_key", _INT)]),
                    "INSERT INTO executions SELECT * FROM _batch"),
     "steps": (pa.schema([("run", _INT), ("step_id", _STR), ("node_id", _STR), ("node_type", _STR),
                          ("status", _STR), ("group_id", _STR), ("iteration", _INT), ("started_at", _BIG),
                          ("completed_at", _BIG), ("decision", _STR), ("source_node_id", _STR), ("output", _STR),
                          ("step_index", _INT)]),
               "INSERT INTO steps SELECT b.run, x.execution_id, b.* EXCLUDE (run, step_index), x.exec_key, "
-              "b.step_index FROM _batch b JOIN _executions x ON x.run = b.run ORDER BY x.exec_key, b.step_index"),
+              "b.step_index, x.definition_key FROM _batch b JOIN _executions x ON x.run = b.run "
+              "ORDER BY x.exec_key, b.step_index"),
     "events": (pa.schema([("run", _INT), ("seq", _INT), ("type", _STR), ("step_id", _STR), ("timestamp", _BIG),
                           ("data", _STR)]),
                "INSERT INTO events SELECT b.run, x.execution_id, b.seq, 'evt_' || x.execution_id || '_' || b.seq, "
@@ -52,12 +53,21 @@ def connect(db: str | Path | duckdb.DuckDBPyConnection | None) -> duckdb.DuckDBP
 class BatchWriter:
     """Row buffers per table (plain tuples: the cheapest thing to build in the hot loop);
     ``flush`` transposes each into columns and moves it into DuckDB as one Arrow table.
-    Executions get their ``exec_key`` here, counting on from those already in the database."""
+    Executions get their ``exec_key`` here, counting on from those already in the database,
+    and their ``definition_key``: the one their definition id already has there, else the next."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection):
         self.con = con
         self.rows: dict[str, list[tuple]] = {t: [] for t in BUFFERS}
         self.next_key = con.execute("SELECT count(*) FROM executions").fetchone()[0]
+        self.definition_keys: dict[str, int] = dict(con.execute(
+            "SELECT definition_id, min(definition_key) FROM executions WHERE definition_key IS NOT NULL "
+            "GROUP BY definition_id").fetchall())
+
+    def _definition_key(self, definition_id: str) -> int:
+        if definition_id not in self.definition_keys:
+            self.definition_keys[definition_id] = max(self.definition_keys.values(), default=-1) + 1
+        return self.definition_keys[definition_id]
 
     def pending(self) -> int:
         return len(self.rows["outcomes"])
@@ -75,6 +85,7 @@ class BatchWriter:
             columns = [pa.array(values, type=f.type) for values, f in zip(zip(*rows), schema)]
             if table == "executions":
                 columns.append(pa.array(range(self.next_key, self.next_key + len(rows)), type=_INT))
+                columns.append(pa.array([self._definition_key(d) for d in columns[2].to_pylist()], type=_INT))
                 self.next_key += len(rows)
             _batch = pa.Table.from_arrays(columns, schema=schema)
             if table == "executions":

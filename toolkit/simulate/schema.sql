@@ -1,8 +1,9 @@
 -- Simulation results. Column names match the server store's tables so the analytics views
--- of toolkit.analytics run on either; `run` numbers the simulated executions. Two columns the
--- server's tables lack let `directly_follows` skip its sort: `exec_key`, a dense integer per
--- execution (unique in the database, also when several simulations share it), and
--- `step_index`, each step's position in its execution in the views' step order (0, 1, 2, …).
+-- of toolkit.analytics run on either; `run` numbers the simulated executions. Three columns the
+-- server's tables lack let `directly_follows` sort and group by integers: `exec_key`, a dense
+-- integer per execution (unique in the database, also when several simulations share it),
+-- `step_index`, each step's position in its execution in the views' step order (0, 1, 2, …),
+-- and `definition_key`, one integer per definition id in the database.
 CREATE TABLE IF NOT EXISTS executions (
     run               INTEGER,
     execution_id      VARCHAR,
@@ -14,7 +15,8 @@ CREATE TABLE IF NOT EXISTS executions (
     started_at        BIGINT,
     completed_at      BIGINT,
     cancelled_at      BIGINT,
-    exec_key          INTEGER
+    exec_key          INTEGER,
+    definition_key    INTEGER
 );
 CREATE TABLE IF NOT EXISTS steps (
     run               INTEGER,
@@ -31,7 +33,8 @@ CREATE TABLE IF NOT EXISTS steps (
     source_node_id    VARCHAR,
     output            VARCHAR,
     exec_key          INTEGER,
-    step_index        INTEGER
+    step_index        INTEGER,
+    definition_key    INTEGER
 );
 CREATE TABLE IF NOT EXISTS events (
     run               INTEGER,
