@@ -104,8 +104,12 @@ def cmd_simulate(args) -> int:
             for m in run.mismatches():
                 print(f"expectation failed: {m}", file=sys.stderr)
         return 1 if run.mismatches() else 0
-    result = simulate(definition, runs=args.runs, seed=args.seed, policy=policy, script=script, db=args.db,
-                      progress=not args.json and sys.stderr.isatty())
+    try:
+        result = simulate(definition, runs=args.runs, seed=args.seed, policy=policy, script=script, db=args.db,
+                          progress=not args.json and sys.stderr.isatty())
+    except ValueError as exc:  # --db holds tables of another shape
+        print(f"collab: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(result.summary.to_json(), indent=2))
     else:

@@ -159,3 +159,23 @@ def test_real_subprocess(tmp_path):
                           env=env, capture_output=True, text=True, timeout=60)
     assert good.returncode == 0, good.stderr
     assert json.loads(good.stdout)["loops"][0]["loopId"] == "loop_editor-review__to__draft"
+
+
+def test_simulate_into_a_database_of_another_shape_is_refused_and_left_unchanged(tmp_path, capsys):
+    """--db must be a results database of this simulator: results written before
+    definition_key existed, or any other tables named executions, are refused with the table and
+    column named, and the file keeps what it had."""
+    import duckdb
+
+    old = tmp_path / "old.duckdb"
+    with duckdb.connect(str(old)) as con:
+        con.execute("CREATE TABLE executions (run INTEGER, execution_id VARCHAR, exec_key INTEGER)")
+        con.execute("INSERT INTO executions VALUES (0, 'x', 0)")
+    code, out, err = run(capsys, "simulate", str(examples.path("parallel-review")), "--runs", "3", "--db", str(old))
+    assert code == 2 and out == ""
+    assert "table executions has no column definition_id" in err and "new file" in err
+    with duckdb.connect(str(old), read_only=True) as con:
+        assert con.execute("SELECT * FROM executions").fetchall() == [(0, "x", 0)]
+        assert con.execute("SELECT table_name FROM information_schema.tables").fetchall() == [("executions",)]
+    fresh = tmp_path / "new.duckdb"
+    assert run(capsys, "simulate", str(examples.path("parallel-review")), "--runs", "3", "--db", str(fresh))[0] == 0

@@ -81,7 +81,8 @@ def simulate(definition, runs: int = 1000, seed: int = 0, policy=None, script=No
     """Run ``runs`` executions of ``definition`` and store everything in DuckDB.
 
     ``policy`` (a :class:`Policy` or its JSON dict) decides reviewers and agents; ``script``
-    adds exact actions to every run; ``db`` is a DuckDB file (default: in memory). Identical
+    adds exact actions to every run; ``db`` is a DuckDB file (default: in memory) — new, or
+    holding earlier results of this simulator (``ValueError`` for tables of another shape). Identical
     arguments give byte-identical event logs. A progress bar shows when ``progress`` is true
     (by default for 5,000 runs or more); ``progress`` may also be a callable
     ``progress(done, total)``, called after every batch (a widget's progress bar, say).

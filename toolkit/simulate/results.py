@@ -3,6 +3,7 @@ through Arrow (never row by row), and the summary statistics computed from them 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -43,10 +44,38 @@ BUFFERS: dict[str, tuple[pa.Schema, str]] = {
 }
 
 
+def _schema() -> str:
+    return resources.files("toolkit.simulate").joinpath("schema.sql").read_text()
+
+
+@functools.cache
+def _columns_of_schema() -> dict[str, list[str]]:
+    with duckdb.connect() as con:
+        con.execute(_schema())
+        return _columns(con)
+
+
+def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    return dict(con.execute("SELECT table_name, list(column_name ORDER BY ordinal_position) "
+                            "FROM information_schema.columns WHERE table_schema = 'main' GROUP BY ALL").fetchall())
+
+
 def connect(db: str | Path | duckdb.DuckDBPyConnection | None) -> duckdb.DuckDBPyConnection:
-    """Open (or reuse) a DuckDB database and create the result tables."""
+    """Open (or reuse) a DuckDB database and create the result tables.
+
+    Raises ``ValueError`` when the database already holds tables of these names with other
+    columns (a server's database, or results of an older version of the simulator)."""
     con = db if isinstance(db, duckdb.DuckDBPyConnection) else duckdb.connect(str(db) if db else ":memory:")
-    con.execute(resources.files("toolkit.simulate").joinpath("schema.sql").read_text())
+    found = _columns(con)  # checked before anything is created: a refused database stays as it was
+    for table, columns in _columns_of_schema().items():
+        if table in found and found[table] != columns:
+            missing = [c for c in columns if c not in found[table]]
+            detail = f"no column {', '.join(missing)}" if missing else "other columns"
+            if not isinstance(db, duckdb.DuckDBPyConnection):
+                con.close()
+            raise ValueError(f"{db} is not a simulation results database of this version: its table {table} "
+                             f"has {detail}. Simulate into a new file.")
+    con.execute(_schema())
     return con
 
 
