@@ -114,4 +114,5 @@ def agents_intact(ctx: Ctx) -> None:
                 ctx.ledger.ids[name] = agent["agentId"]
         for key in ctx.ledger.keys("builtin", owner):
             agent = next((a for a in listed if a["agentId"] == key[2]), None)
-            ctx.ledger.settle(key, ABSENT if agent is None else agent["enabled"])
+            # built-ins start enabled: before any acknowledged switch, True is no phantom
+            ctx.ledger.settle(key, ABSENT if agent is None else agent["enabled"], default=True)
