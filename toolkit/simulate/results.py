@@ -57,7 +57,8 @@ def _columns_of_schema() -> dict[str, list[str]]:
 
 def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
     return dict(con.execute("SELECT table_name, list(column_name ORDER BY ordinal_position) "
-                            "FROM information_schema.columns WHERE table_schema = 'main' GROUP BY ALL").fetchall())
+                            "FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' "
+                            "GROUP BY ALL").fetchall())
 
 
 def connect(db: str | Path | duckdb.DuckDBPyConnection | None) -> duckdb.DuckDBPyConnection:
