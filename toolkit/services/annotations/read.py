@@ -108,12 +108,14 @@ def count_annotations(services: Services, workspace: Workspace, request: m.Count
     params = facts_params(workspace.workspace_id, request.user_id, org, wanted, now_seconds(services.clock.now()))
     if request.status_ids is not None:
         params["statuses"] = request.status_ids
-    rows = services.store.read(parsed(COUNT_SQL if request.status_ids is None else COUNT_BY_STATUS_SQL), params)
-    access = decide([r for r in rows if r[0] not in _TALLY_KINDS], org)
+    facts, tallies = [], []
+    for row in services.store.read(parsed(COUNT_SQL if request.status_ids is None else COUNT_BY_STATUS_SQL), params):
+        (tallies if row[0] in _TALLY_KINDS else facts).append(row)
+    access = decide(facts, org)
     total = dict.fromkeys(wanted, 0)
     seen = dict.fromkeys(wanted, 0)
-    for kind, document_id, _, visibility_type, visibility_org, _, n in rows:
-        if kind not in _TALLY_KINDS or document_id not in access.roles:
+    for kind, document_id, _, visibility_type, visibility_org, _, n in tallies:
+        if document_id not in access.roles:
             continue
         if kind == "user:audience":  # restricted annotations naming the user
             total[document_id] += n
