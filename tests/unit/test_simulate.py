@@ -171,3 +171,16 @@ def test_simulations_sharing_a_database_key_each_definition_once(tmp_path):
         numbered = attach(con).execute(graph).fetchall()
     assert stored == numbered
     assert {d for d, *_ in stored} == {"parallel-review", "sla-escalation"}
+
+
+def test_a_second_simulation_with_the_same_seed_in_one_database_is_refused(tmp_path):
+    """Execution ids are sim-<seed>-<run> and the views join on them: the same seed twice would
+    mix two simulations' executions. It is refused before anything is written; seed 1 after
+    seed 10 (ids sim-1-… beside sim-10-…) is not a clash."""
+    db = tmp_path / "runs.duckdb"
+    simulate(REVIEW, runs=5, seed=10, policy=POLICY, db=db).con.close()
+    with pytest.raises(ValueError, match="already holds the runs of seed 10"):
+        simulate(REVIEW, runs=5, seed=10, policy=POLICY, db=db)
+    simulate(REVIEW, runs=5, seed=1, policy=POLICY, db=db).con.close()
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*), count(DISTINCT execution_id) FROM executions").fetchone() == (10, 10)

@@ -82,7 +82,8 @@ def simulate(definition, runs: int = 1000, seed: int = 0, policy=None, script=No
 
     ``policy`` (a :class:`Policy` or its JSON dict) decides reviewers and agents; ``script``
     adds exact actions to every run; ``db`` is a DuckDB file (default: in memory) — new, or
-    holding earlier results of this simulator (``ValueError`` for tables of another shape). Identical
+    holding earlier results of this simulator with other seeds (``ValueError`` for tables of
+    another shape, or runs of the same seed already there). Identical
     arguments give byte-identical event logs. A progress bar shows when ``progress`` is true
     (by default for 5,000 runs or more); ``progress`` may also be a callable
     ``progress(done, total)``, called after every batch (a widget's progress bar, say).
@@ -92,7 +93,7 @@ def simulate(definition, runs: int = 1000, seed: int = 0, policy=None, script=No
     plan = to_plan(definition)
     resolved = ResolvedPolicy(Policy.load(policy), plan)
     script = Script.load(script) if script is not None else None
-    con = connect(db)
+    con = connect(db, seed)
     writer = BatchWriter(con)
     if callable(progress):
         report, bar = progress, tqdm(total=runs, disable=True)

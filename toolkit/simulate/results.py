@@ -61,23 +61,37 @@ def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
                             "GROUP BY ALL").fetchall())
 
 
-def connect(db: str | Path | duckdb.DuckDBPyConnection | None) -> duckdb.DuckDBPyConnection:
-    """Open (or reuse) a DuckDB database and create the result tables.
+def connect(db: str | Path | duckdb.DuckDBPyConnection | None, seed: int | None = None) -> duckdb.DuckDBPyConnection:
+    """Open (or reuse) a DuckDB database and create the result tables; with ``seed``, for a
+    simulation with that seed.
 
     Raises ``ValueError`` when the database already holds tables of these names with other
-    columns (a server's database, or results of an older version of the simulator)."""
+    columns (a server's database, or results of an older version of the simulator), or runs of
+    the same seed: execution ids are sim-<seed>-<run>, and the views join on them, so a second
+    simulation with that seed would mix its executions with the first one's."""
     con = db if isinstance(db, duckdb.DuckDBPyConnection) else duckdb.connect(str(db) if db else ":memory:")
-    found = _columns(con)  # checked before anything is created: a refused database stays as it was
+    problem = _refusal(con, seed)  # checked before anything is created: a refused database stays as it was
+    if problem is not None:
+        if not isinstance(db, duckdb.DuckDBPyConnection):
+            con.close()
+        raise ValueError(f"{db} {problem}")
+    con.execute(_schema())
+    return con
+
+
+def _refusal(con: duckdb.DuckDBPyConnection, seed: int | None) -> str | None:
+    found = _columns(con)
     for table, columns in _columns_of_schema().items():
         if table in found and found[table] != columns:
             missing = [c for c in columns if c not in found[table]]
             detail = f"no column {', '.join(missing)}" if missing else "other columns"
-            if not isinstance(db, duckdb.DuckDBPyConnection):
-                con.close()
-            raise ValueError(f"{db} is not a simulation results database of this version: its table {table} "
-                             f"has {detail}. Simulate into a new file.")
-    con.execute(_schema())
-    return con
+            return (f"is not a simulation results database of this version: its table {table} has {detail}. "
+                    "Simulate into a new file.")
+    if seed is not None and "executions" in found and con.execute(
+            "SELECT 1 FROM executions WHERE starts_with(execution_id, ?) LIMIT 1", [f"sim-{seed}-"]).fetchall():
+        return (f"already holds the runs of seed {seed} (execution ids sim-{seed}-…): simulate with another "
+                "seed, or into a new file.")
+    return None
 
 
 class BatchWriter:
