@@ -5,6 +5,7 @@ who need them (``toolkit.engine``, ``toolkit.simulate``, ``toolkit.viz``...).
 """
 
 from toolkit.errors import ApiError, ErrorCode
+from toolkit.version import distribution_version
 
-__all__ = ["ApiError", "ErrorCode"]
-__version__ = "0.1.0"
+__all__ = ["ApiError", "ErrorCode", "__version__"]
+__version__ = distribution_version()

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from toolkit import __version__
 from toolkit.lint import Finding, errors_of, lint_document
 
 
@@ -264,8 +265,14 @@ def cmd_replay(args) -> int:
     return 0
 
 
+def _add_version(parser: argparse.ArgumentParser) -> None:
+    """``collab --version`` prints ``collab <version>`` (toolkit.__version__, from the package metadata)."""
+    parser.add_argument("--version", action="version", version=f"collab {__version__}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="collab", description="Design, lint, simulate and serve approval workflows.")
+    _add_version(parser)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("lint", help="report every problem with a definition file")

@@ -1,0 +1,1 @@
+"""Packaging: the built wheel, its install, environment.yml, typing for consumers."""
