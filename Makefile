@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 export DEBIAN_FRONTEND := noninteractive
 
-.PHONY: test bench soak serve run lab graphviz chromium clean
+.PHONY: test bench soak serve run lab graphviz chromium dist clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -70,5 +70,11 @@ SOAK_SECONDS ?= 600
 soak: $(STAMP)
 	$(PY) tests/faults/soak.py --seconds $(SOAK_SECONDS)
 
+# The sdist and the wheel in dist/ (`python -m build`: the wheel is built from the sdist, in an
+# isolated environment, as pip would build it). tests/package installs such a wheel and runs it.
+dist: $(STAMP)
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis build dist *.egg-info

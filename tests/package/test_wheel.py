@@ -1,0 +1,137 @@
+"""The built wheel, installed (not editable) into a fresh venv, works from outside the checkout:
+every file of the source tree is in it, and `collab` lints, simulates and serves."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import tarfile
+import tomllib
+import zipfile
+from pathlib import Path
+
+import httpx
+import pytest
+
+from api.support import DECIDE, DEF_CREATE, Api
+from processes import free_port, wait_until_ready
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("toolkit", "server")
+VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+
+
+def source_files() -> list[str]:
+    """Every file under the packages that git tracks or would track (new files included, ignored
+    ones such as __pycache__ not), relative to the checkout."""
+    proc = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", *PACKAGES],
+                          cwd=ROOT, capture_output=True, text=True, check=True)
+    files = [f for f in proc.stdout.splitlines() if (ROOT / f).is_file()]
+    assert any(f.endswith(".sql") for f in files) and "toolkit/py.typed" in files
+    return files
+
+
+def test_the_wheel_and_the_sdist_carry_every_file_of_the_packages(dist):
+    wheel_names = set(zipfile.ZipFile(dist.wheel).namelist())
+    missing = [f for f in source_files() if f not in wheel_names]
+    assert missing == [], f"missing from the wheel (add them to package-data in pyproject.toml): {missing}"
+    with tarfile.open(dist.sdist) as tar:
+        top = f"collab_workflows-{VERSION}/"
+        sdist_names = {m.name.removeprefix(top) for m in tar.getmembers()}
+    missing = [f for f in (*source_files(), "LICENSE", "README.md", "pyproject.toml") if f not in sdist_names]
+    assert missing == [], f"missing from the sdist: {missing}"
+
+
+def test_the_wheel_declares_its_license_and_python(dist):
+    with zipfile.ZipFile(dist.wheel) as zf:
+        info = f"collab_workflows-{VERSION}.dist-info"
+        metadata = zf.read(f"{info}/METADATA").decode()
+        assert zf.read(f"{info}/licenses/LICENSE") == (ROOT / "LICENSE").read_bytes()
+    assert "License-Expression: Apache-2.0" in metadata.splitlines()
+    assert "Requires-Python: >=3.11" in metadata.splitlines()
+    assert "Classifier: Typing :: Typed" in metadata.splitlines()
+
+
+def test_the_installed_package_comes_from_the_venv_and_knows_its_version(installed):
+    version = installed.run(installed.collab, "--version")
+    assert (version.returncode, version.stdout) == (0, f"collab {VERSION}\n"), version.stderr
+    probe = installed.run(installed.python, "-c", "import json, toolkit, server; print(json.dumps("
+                          "[toolkit.__version__, toolkit.__file__, server.__file__]))")
+    assert probe.returncode == 0, probe.stderr
+    found_version, toolkit_file, server_file = json.loads(probe.stdout)
+    assert found_version == VERSION
+    for module_file in (toolkit_file, server_file):
+        assert Path(module_file).is_relative_to(installed.venv / "lib"), module_file
+
+
+def _example_path(installed, name: str) -> Path:
+    proc = installed.run(installed.python, "-c", f"from toolkit import examples; print(examples.path({name!r}))")
+    assert proc.returncode == 0, proc.stderr
+    path = Path(proc.stdout.strip())
+    assert path.is_relative_to(installed.venv) and path.is_file(), path
+    return path
+
+
+def test_lint_and_simulate_a_packaged_example(installed):
+    example = _example_path(installed, "parallel-review")
+    lint = installed.run(installed.collab, "lint", str(example), "--json")
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    assert json.loads(lint.stdout) == []
+    db = installed.outside / "runs.duckdb"
+    sim = installed.run(installed.collab, "simulate", str(example), "--runs", "40", "--seed", "7", "--db", str(db))
+    assert sim.returncode == 0, sim.stdout + sim.stderr
+    # the analytics views (a packaged .sql file) over the simulation's tables (another one)
+    sql = installed.run(installed.collab, "sql", "SELECT count(*) AS n, count(DISTINCT status) > 0 AS s "
+                        "FROM execution_summary", "--db", str(db), "--format", "json")
+    assert sql.returncode == 0, sql.stderr
+    assert json.loads(sql.stdout) == [{"n": 40, "s": True}]
+
+
+def test_serve_a_new_database_create_dispatch_decide(installed):
+    db = installed.outside / "served" / "collab.duckdb"
+    create = installed.run(installed.collab, "workspace", "create", "--db", str(db), "--json")
+    assert create.returncode == 0, create.stderr
+    creds = json.loads(create.stdout)
+    port = free_port()
+    with open(installed.outside / "serve.log", "wb") as log:
+        proc = subprocess.Popen([installed.collab, "serve", "--db", str(db), "--host", "127.0.0.1", "--port",
+                                 str(port), "--log-level", "warning"], cwd=installed.outside, env=installed.env(),
+                                stdout=log, stderr=subprocess.STDOUT)
+    try:
+        assert wait_until_ready(proc, f"http://127.0.0.1:{port}/openapi.json", 120), \
+            (installed.outside / "serve.log").read_text(errors="replace")
+        headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=60) as client:
+            api = Api(client)
+            body = json.loads(_example_path(installed, "parallel-review").read_text())
+            assert api.ok(DEF_CREATE, body)["version"] == 1
+            execution_id = api.dispatch("parallel-review")
+            waiting = [s for s in api.execution(execution_id)["steps"] if s["status"] == "waiting"]
+            assert [s["nodeId"] for s in waiting] == ["legal-review", "brand-review"]
+            for step, reviewer in zip(waiting, ("alice@legal", "bob@brand")):
+                api.ok(DECIDE, {"executionId": execution_id, "stepId": step["stepId"], "reviewerId": reviewer,
+                                "decision": "approve"})
+            final = api.execution(execution_id)
+            assert final["status"] == "completed"
+            assert [e["type"] for e in api.events(execution_id)][-1] == "execution.completed"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def test_every_widget_module_imports(installed):
+    script = ("import json, pkgutil, importlib, toolkit.widgets as w\n"
+              "mods = {m.name: importlib.import_module(m.name).__file__ "
+              "for m in pkgutil.walk_packages(w.__path__, 'toolkit.widgets.')}\n"
+              "print(json.dumps(mods))")
+    proc = installed.run(installed.python, "-c", script)
+    assert proc.returncode == 0, proc.stderr
+    modules = json.loads(proc.stdout)
+    widgets = ROOT / "toolkit" / "widgets"
+    in_source = {".".join(("toolkit", "widgets", *p.relative_to(widgets).with_suffix("").parts)).removesuffix(".__init__")
+                 for p in widgets.rglob("*.py")} - {"toolkit.widgets"}
+    assert set(modules) == in_source
+    assert all(Path(f).is_relative_to(installed.venv) for f in modules.values()), modules
