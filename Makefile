@@ -72,8 +72,9 @@ soak: $(STAMP)
 
 # The sdist and the wheel in dist/ (`python -m build`: the wheel is built from the sdist, in an
 # isolated environment, as pip would build it). tests/package installs such a wheel and runs it.
+# Leftovers go first: setuptools adds the files an old *.egg-info lists to the sdist.
 dist: $(STAMP)
-	rm -rf dist
+	rm -rf dist build *.egg-info
 	$(PY) -m build --outdir dist .
 
 clean:

@@ -358,9 +358,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def extra_providing(module: str) -> str | None:
+    """The extra of this package whose requirements include the distribution of top-level
+    ``module`` (``uvicorn`` -> ``server``), or None when no extra provides it."""
+    import importlib.metadata
+    import re
+
+    from toolkit.version import DISTRIBUTION
+
+    try:
+        requirements = importlib.metadata.requires(DISTRIBUTION) or []
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    for line in requirements:
+        name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", line)
+        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", line)
+        # a distribution's import name is its name with - and . as _ (uvicorn, prometheus_client)
+        if name and extra and re.sub(r"[-.]", "_", name.group(0)).lower() == module.lower():
+            return extra.group(1)
+    return None
+
+
+def _run(args) -> int:
+    """Run the sub-command; a library that only an extra installs, missing, is a usage error
+    naming the extra to install instead of a traceback."""
+    try:
+        return args.func(args)
+    except ModuleNotFoundError as exc:
+        extra = extra_providing((exc.name or "").partition(".")[0])
+        if extra is None:
+            raise
+        print(f"collab {args.command}: needs {exc.name}, which the '{extra}' extra installs: "
+              f"pip install 'collab-workflows[{extra}]'", file=sys.stderr)
+        return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    return _run(args)
 
 
 if __name__ == "__main__":

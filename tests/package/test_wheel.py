@@ -15,21 +15,19 @@ import httpx
 import pytest
 
 from api.support import DECIDE, DEF_CREATE, Api
+from package.support import ROOT, checkout_files
 from processes import free_port, wait_until_ready
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("toolkit", "server")
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 
 
 def source_files() -> list[str]:
-    """Every file under the packages that git tracks or would track (new files included, ignored
+    """Every file of the packages that git tracks or would track (new files included, ignored
     ones such as __pycache__ not), relative to the checkout."""
-    proc = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "--", *PACKAGES],
-                          cwd=ROOT, capture_output=True, text=True, check=True)
-    files = [f for f in proc.stdout.splitlines() if (ROOT / f).is_file()]
+    files = [f for f in checkout_files() if f.split("/", 1)[0] in PACKAGES]
     assert any(f.endswith(".sql") for f in files) and "toolkit/py.typed" in files
     return files
 
@@ -55,28 +53,43 @@ def test_the_wheel_declares_its_license_and_python(dist):
     assert "Classifier: Typing :: Typed" in metadata.splitlines()
 
 
-def test_the_installed_package_comes_from_the_venv_and_knows_its_version(installed):
+# One interpreter start for what the tests ask the installed package (each start costs seconds):
+# its version, where toolkit and server were imported from, a packaged example's path, and every
+# module under toolkit.widgets imported (walked, so a module added later is covered too).
+PROBE = """
+import importlib, json, pkgutil
+import server, toolkit, toolkit.widgets
+from toolkit import examples
+widgets = {m.name: importlib.import_module(m.name).__file__
+           for m in pkgutil.walk_packages(toolkit.widgets.__path__, "toolkit.widgets.")}
+print(json.dumps({"version": toolkit.__version__, "toolkit": toolkit.__file__, "server": server.__file__,
+                  "example": str(examples.path("parallel-review")), "widgets": widgets}))
+"""
+
+
+@pytest.fixture(scope="module")
+def probe(installed) -> dict:
+    proc = installed.run(installed.python, "-c", PROBE)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_the_installed_package_comes_from_the_venv_and_knows_its_version(installed, probe):
     version = installed.run(installed.collab, "--version")
     assert (version.returncode, version.stdout) == (0, f"collab {VERSION}\n"), version.stderr
-    probe = installed.run(installed.python, "-c", "import json, toolkit, server; print(json.dumps("
-                          "[toolkit.__version__, toolkit.__file__, server.__file__]))")
-    assert probe.returncode == 0, probe.stderr
-    found_version, toolkit_file, server_file = json.loads(probe.stdout)
-    assert found_version == VERSION
-    for module_file in (toolkit_file, server_file):
+    assert probe["version"] == VERSION
+    for module_file in (probe["toolkit"], probe["server"]):
         assert Path(module_file).is_relative_to(installed.venv / "lib"), module_file
 
 
-def _example_path(installed, name: str) -> Path:
-    proc = installed.run(installed.python, "-c", f"from toolkit import examples; print(examples.path({name!r}))")
-    assert proc.returncode == 0, proc.stderr
-    path = Path(proc.stdout.strip())
+def _example(installed, probe) -> Path:
+    path = Path(probe["example"])
     assert path.is_relative_to(installed.venv) and path.is_file(), path
     return path
 
 
-def test_lint_and_simulate_a_packaged_example(installed):
-    example = _example_path(installed, "parallel-review")
+def test_lint_and_simulate_a_packaged_example(installed, probe):
+    example = _example(installed, probe)
     lint = installed.run(installed.collab, "lint", str(example), "--json")
     assert lint.returncode == 0, lint.stdout + lint.stderr
     assert json.loads(lint.stdout) == []
@@ -90,7 +103,7 @@ def test_lint_and_simulate_a_packaged_example(installed):
     assert json.loads(sql.stdout) == [{"n": 40, "s": True}]
 
 
-def test_serve_a_new_database_create_dispatch_decide(installed):
+def test_serve_a_new_database_create_dispatch_decide(installed, probe):
     db = installed.outside / "served" / "collab.duckdb"
     create = installed.run(installed.collab, "workspace", "create", "--db", str(db), "--json")
     assert create.returncode == 0, create.stderr
@@ -106,7 +119,7 @@ def test_serve_a_new_database_create_dispatch_decide(installed):
         headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=60) as client:
             api = Api(client)
-            body = json.loads(_example_path(installed, "parallel-review").read_text())
+            body = json.loads(_example(installed, probe).read_text())
             assert api.ok(DEF_CREATE, body)["version"] == 1
             execution_id = api.dispatch("parallel-review")
             waiting = [s for s in api.execution(execution_id)["steps"] if s["status"] == "waiting"]
@@ -122,16 +135,9 @@ def test_serve_a_new_database_create_dispatch_decide(installed):
         proc.wait(timeout=30)
 
 
-def test_every_widget_module_imports(installed):
-    script = ("import json, pkgutil, importlib, toolkit.widgets as w\n"
-              "mods = {m.name: importlib.import_module(m.name).__file__ "
-              "for m in pkgutil.walk_packages(w.__path__, 'toolkit.widgets.')}\n"
-              "print(json.dumps(mods))")
-    proc = installed.run(installed.python, "-c", script)
-    assert proc.returncode == 0, proc.stderr
-    modules = json.loads(proc.stdout)
+def test_every_widget_module_imports(installed, probe):
     widgets = ROOT / "toolkit" / "widgets"
     in_source = {".".join(("toolkit", "widgets", *p.relative_to(widgets).with_suffix("").parts)).removesuffix(".__init__")
                  for p in widgets.rglob("*.py")} - {"toolkit.widgets"}
-    assert set(modules) == in_source
-    assert all(Path(f).is_relative_to(installed.venv) for f in modules.values()), modules
+    assert set(probe["widgets"]) == in_source
+    assert all(Path(f).is_relative_to(installed.venv) for f in probe["widgets"].values()), probe["widgets"]

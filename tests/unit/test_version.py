@@ -37,3 +37,10 @@ def test_without_install_or_matching_pyproject_the_version_is_unknown(tmp_path):
     assert distribution_version("not-installed-here", pyproject) == UNKNOWN
     pyproject.write_text("[project\n")
     assert distribution_version("not-installed-here", pyproject) == UNKNOWN
+
+
+def test_the_changelog_has_an_entry_for_this_version_and_an_unreleased_section():
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    headings = [line for line in (ROOT / "CHANGELOG.md").read_text().splitlines() if line.startswith("## ")]
+    assert headings[0] == "## [Unreleased]"
+    assert any(h.startswith(f"## [{declared}] - ") for h in headings), headings
