@@ -97,10 +97,27 @@ def test_lint_and_simulate_a_packaged_example(installed, probe):
     sim = installed.run(installed.collab, "simulate", str(example), "--runs", "40", "--seed", "7", "--db", str(db))
     assert sim.returncode == 0, sim.stdout + sim.stderr
     # the analytics views (a packaged .sql file) over the simulation's tables (another one)
-    sql = installed.run(installed.collab, "sql", "SELECT count(*) AS n, count(DISTINCT status) > 0 AS s "
-                        "FROM execution_summary", "--db", str(db), "--format", "json")
+    sql = installed.run(installed.collab, "sql", "SELECT count(*) AS n FROM execution_summary", "--db", str(db),
+                        "--format", "json")
     assert sql.returncode == 0, sql.stderr
-    assert json.loads(sql.stdout) == [{"n": 40, "s": True}]
+    assert json.loads(sql.stdout) == [{"n": 40}]
+
+
+def _serve(installed, db: Path) -> tuple[subprocess.Popen, int]:
+    """The installed `collab serve` on ``db``, ready; a few tries (a free port can be taken between
+    the probe and the bind)."""
+    log_path = installed.outside / "serve.log"
+    for _ in range(3):
+        port = free_port()
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen([installed.collab, "serve", "--db", str(db), "--host", "127.0.0.1", "--port",
+                                     str(port), "--log-level", "warning"], cwd=installed.outside,
+                                    env=installed.env(), stdout=log, stderr=subprocess.STDOUT)
+        if wait_until_ready(proc, f"http://127.0.0.1:{port}/openapi.json", 120):
+            return proc, port
+        proc.kill()
+        proc.wait()
+    raise AssertionError(f"the installed server did not start:\n{log_path.read_text(errors='replace')}")
 
 
 def test_serve_a_new_database_create_dispatch_decide(installed, probe):
@@ -108,14 +125,8 @@ def test_serve_a_new_database_create_dispatch_decide(installed, probe):
     create = installed.run(installed.collab, "workspace", "create", "--db", str(db), "--json")
     assert create.returncode == 0, create.stderr
     creds = json.loads(create.stdout)
-    port = free_port()
-    with open(installed.outside / "serve.log", "wb") as log:
-        proc = subprocess.Popen([installed.collab, "serve", "--db", str(db), "--host", "127.0.0.1", "--port",
-                                 str(port), "--log-level", "warning"], cwd=installed.outside, env=installed.env(),
-                                stdout=log, stderr=subprocess.STDOUT)
+    proc, port = _serve(installed, db)
     try:
-        assert wait_until_ready(proc, f"http://127.0.0.1:{port}/openapi.json", 120), \
-            (installed.outside / "serve.log").read_text(errors="replace")
         headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=60) as client:
             api = Api(client)
@@ -132,7 +143,11 @@ def test_serve_a_new_database_create_dispatch_decide(installed, probe):
             assert [e["type"] for e in api.events(execution_id)][-1] == "execution.completed"
     finally:
         proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def test_every_widget_module_imports(installed, probe):
