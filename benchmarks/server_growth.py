@@ -18,6 +18,7 @@ baseline (the empty database) is measured in the same run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -60,18 +61,17 @@ def fill(client: LocalClient, n: int) -> None:
 KINDS = ("dispatch", "get", "decision", "getEvents", "list")
 
 
-def measure(client: LocalClient, repeat: int) -> dict[str, tuple[float, float]]:
-    """(wall, CPU) p50 milliseconds per request kind, over ``repeat`` fresh executions. The CPU
-    time (this process, all its threads: DuckDB's included) is the steadier figure when other
-    work shares the machine."""
-    wall: dict[str, list[float]] = {k: [] for k in KINDS}
-    cpu: dict[str, list[float]] = {k: [] for k in KINDS}
+def measure(client: LocalClient, repeat: int, samples: dict | None = None) -> dict[str, tuple[list, list]]:
+    """Wall and CPU milliseconds per request kind, over ``repeat`` fresh executions, added to
+    ``samples``. The CPU time (this process, all its threads: DuckDB's included) is the steadier
+    figure when other work shares the machine."""
+    samples = samples if samples is not None else {k: ([], []) for k in KINDS}
 
     def timed(kind, fn):
         start, start_cpu = time.perf_counter(), time.process_time()
         result = fn()
-        cpu[kind].append((time.process_time() - start_cpu) * 1000)
-        wall[kind].append((time.perf_counter() - start) * 1000)
+        samples[kind][1].append((time.process_time() - start_cpu) * 1000)
+        samples[kind][0].append((time.perf_counter() - start) * 1000)
         return result
 
     for _ in range(repeat):
@@ -83,12 +83,12 @@ def measure(client: LocalClient, repeat: int) -> dict[str, tuple[float, float]]:
         events = timed("getEvents", lambda: client.get_events(eid))["events"]
         assert events, "getEvents returned nothing"
         timed("list", lambda: client.list_executions(pageSize=50))
-    return {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in KINDS}
+    return samples
 
 
 def run(executions: int, repeat: int) -> int:
-    with tempfile.TemporaryDirectory() as tmp:
-        results = {}
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        clients = {}
         for label, n in (("empty", 0), ("full", executions)):
             db = Path(tmp) / f"{label}.duckdb"
             with LocalClient.open(str(db)) as client:
@@ -100,9 +100,16 @@ def run(executions: int, repeat: int) -> int:
                     print(f"filled {n:,} executions in {time.perf_counter() - start:.1f} s "
                           f"({db.stat().st_size / 2**20:,.0f} MiB)", flush=True)
             # Reopened, as a server would start on it: caches empty, keys resumed after the fill's.
-            with LocalClient.open(str(db), api_key=creds.api_key, auth_token=creds.auth_token) as client:
-                measure(client, max(5, repeat // 10))  # warm statement plans
-                results[label] = measure(client, repeat)
+            clients[label] = stack.enter_context(
+                LocalClient.open(str(db), api_key=creds.api_key, auth_token=creds.auth_token))
+            measure(clients[label], max(5, repeat // 10))  # warm statement plans
+        # Alternating rounds, so that a change in the machine's load falls on both sides.
+        samples = {label: {k: ([], []) for k in KINDS} for label in clients}
+        for _ in range(10):
+            for label, client in clients.items():
+                measure(client, max(1, repeat // 10), samples[label])
+        results = {label: {k: (statistics.median(w), statistics.median(c)) for k, (w, c) in kinds.items()}
+                   for label, kinds in samples.items()}
     print(f"\n{'request':<10} {'empty p50':>10} {'full p50':>10} {'ratio':>6}   {'empty CPU':>10} {'full CPU':>10} {'ratio':>6}")
     worst = worst_cpu = 0.0
     for kind in KINDS:
