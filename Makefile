@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 export DEBIAN_FRONTEND := noninteractive
 
-.PHONY: test bench soak serve run lab graphviz chromium dist clean
+.PHONY: test bench soak serve run lab graphviz chromium postgresql dist clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,8 +42,24 @@ chromium:
 	  fi; \
 	fi
 
+# PostgreSQL (Debian's package) is the second store backend; the tests start a throw-away server
+# of their own in a temporary directory (tests/postgres.py), so only the programs are needed.
+# COLLAB_SKIP_POSTGRES=1 skips the PostgreSQL tests on a machine without it.
+postgresql:
+	@if [ "$$COLLAB_SKIP_POSTGRES" = "1" ]; then \
+	  echo "COLLAB_SKIP_POSTGRES=1: the PostgreSQL tests will be skipped"; \
+	elif ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing postgresql with apt-get (the second store backend's tests)"; \
+	    apt-get update -qq && apt-get install -y -qq postgresql >/dev/null; \
+	  else \
+	    echo "PostgreSQL is missing and cannot be installed here (not root, or no apt-get): its tests" \
+	         "will fail. Install it ('sudo apt-get install postgresql') or set COLLAB_SKIP_POSTGRES=1."; \
+	  fi; \
+	fi
+
 # Unit, property, API and browser tests, then the notebooks top to bottom (nbval; see pyproject.toml).
-test: $(STAMP) graphviz chromium
+test: $(STAMP) graphviz chromium postgresql
 	$(PY) -m pytest -q
 
 # JupyterLab on notebooks/, on 127.0.0.1 only; the URL with its token is printed as it starts.

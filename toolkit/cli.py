@@ -155,8 +155,10 @@ def cmd_serve(args) -> int:
     from toolkit.services.runtime import SystemClock
     from toolkit.services.workspaces import create_workspace, has_dev_workspace
 
-    if args.dev:
-        with _open_store(args.db) as store:
+    # Opened here first so that a file another process holds is one line and exit 2, not
+    # uvicorn's start-up traceback.
+    with _open_store(args.db) as store:
+        if args.dev:
             if not has_dev_workspace(store):
                 creds = create_workspace(store, dev=True, now_ms=SystemClock().now())
                 print("Created a DEVELOPMENT workspace (for local use only). Its credentials, shown this once:")

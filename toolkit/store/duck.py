@@ -47,6 +47,10 @@ class Store:
         """Run a query on this thread's cursor; the rows are fetched (``fetchone``/``fetchall``)."""
         return Rows(self.cursor(), sql, params)
 
+    def last_key(self) -> int:
+        """The largest list key handed out (executions, definitions and deliveries share them)."""
+        return self.writer.keys.last
+
     def write(self, fn):
         """Run ``fn(tx)`` on the writer thread inside a transaction; blocks until committed."""
         return self.writer.call(fn)

@@ -7,15 +7,16 @@ from importlib import resources
 
 import duckdb
 
-_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
+MIGRATION_NAME = re.compile(r"^(\d{3})_[a-z0-9_]+\.sql$")
 
 
-def migrations() -> list[tuple[int, str, str]]:
-    """(number, file name, SQL) of every migration shipped with the package, in order."""
-    folder = resources.files("toolkit.store").joinpath("migrations")
+def migrations(package: str = "toolkit.store") -> list[tuple[int, str, str]]:
+    """(number, file name, SQL) of every migration in ``package``'s ``migrations`` folder, in
+    order: DuckDB's by default, ``toolkit.store.postgres`` for PostgreSQL's."""
+    folder = resources.files(package).joinpath("migrations")
     found = []
     for entry in folder.iterdir():
-        match = _NAME.match(entry.name)
+        match = MIGRATION_NAME.match(entry.name)
         if match:
             found.append((int(match.group(1)), entry.name, entry.read_text()))
     return sorted(found)

@@ -94,21 +94,30 @@ class Tx:
 
     def flush(self) -> None:
         """Write what the group buffered: inserts first (a new row may be updated in the same
-        group), then the version-checked updates, each table in one statement."""
+        group), each table in one statement, then the version-checked updates, row by row."""
         # DuckDB reads the Arrow tables straight from the local variables named in the SQL
         # (a replacement scan): cheaper than registering a view per statement.
         for (table, columns), rows in self._appends.items():
             _append = _arrow(columns, rows)  # noqa: F841 - read by name in the SQL below
             self.con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM _append")
+        # Updates go one row at a time, each a lookup and a write by key alone: DuckDB uses the
+        # key's index only when `key = ?` is the whole filter (a join with the batch, or a
+        # version condition beside the key, scans row groups: a cost that grows with every
+        # execution ever stored). The version check is a read of the same row first; the writer
+        # is the only one writing, so nothing can come between the two.
         for (table, columns), bucket in self._updates.items():
-            key, expected, *rest = columns
-            _update = _arrow(columns, list(bucket.values()))  # noqa: F841
-            sets = ", ".join(f"{c} = u.{c}" for c in rest)
-            (changed,), = self.con.execute(
-                f"UPDATE {table} SET {sets} FROM _update u "
-                f"WHERE {table}.{key} = u.{key} AND {table}.version = u.{expected}").fetchall()
-            if changed != len(bucket):
-                raise ConcurrentChange(f"{len(bucket) - changed} row(s) of {table} changed concurrently")
+            key, _expected, *rest = columns
+            read = f"SELECT version FROM {table} WHERE {key} = ?"
+            write = f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in rest)} WHERE {key} = ?"
+            stale = 0
+            for row in bucket.values():
+                current = self.con.execute(read, [row[0]]).fetchall()
+                if current != [(row[1],)]:
+                    stale += 1
+                    continue
+                self.con.execute(write, [*row[2:], row[0]]).fetchall()
+            if stale:
+                raise ConcurrentChange(f"{stale} row(s) of {table} changed concurrently")
         self._appends.clear()
         self._updates.clear()
 
@@ -132,6 +141,11 @@ class KeySource:
 
     def next(self) -> int:
         self._last += 1
+        return self._last
+
+    @property
+    def last(self) -> int:
+        """The largest key handed out so far (a reader's upper bound for paging windows)."""
         return self._last
 
 

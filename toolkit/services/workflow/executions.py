@@ -57,15 +57,22 @@ class _Loaded:
         self.state, self.version, self.plan, self.webhook_url = state, version, plan, webhook_url
 
 
+# DuckDB looks a row up through an index only when the key's equality is the whole filter; any
+# other condition beside it turns the lookup into a scan of the table, whose cost grows with
+# every execution ever stored. So: find by id alone, and check the workspace in Python (or, for
+# events, behind a materialised CTE the optimiser does not push the other conditions into).
+BY_EXECUTION_ID = "SELECT {columns} FROM executions WHERE execution_id = ?"
+
+
 def _load(services: Services, tx, workspace_id: str, execution_id: str) -> _Loaded:
     """An execution of this workspace, inside the writer: from the live cache, else the database."""
     cached = services.states.get(execution_id)
     if cached is not None and cached[2] == workspace_id:
         state, version, _, webhook_url = cached
     else:
-        row = tx.execute("SELECT state, version, webhook_url FROM executions WHERE execution_id = ? "
-                         "AND workspace_id = ?", [execution_id, workspace_id]).fetchone()
-        if row is None:
+        row = tx.execute(BY_EXECUTION_ID.format(columns="state, version, webhook_url, workspace_id"),
+                         [execution_id]).fetchone()
+        if row is None or row[3] != workspace_id:
             raise _not_found(execution_id)
         state, version, webhook_url = ExecutionState.from_dict(json.loads(row[0])), row[1], row[2]
     plan, _ = plan_for(services, workspace_id, state.definition_id, state.definition_version, read=tx.execute)
@@ -190,9 +197,8 @@ def _scoped(given: str | None, scoped: str | None, field: str) -> str | None:
 # ------------------------------------------------------------------ reads
 
 def _state_row(services: Services, workspace_id: str, execution_id: str):
-    row = services.store.read("SELECT state FROM executions WHERE execution_id = ? AND workspace_id = ?",
-                              [execution_id, workspace_id]).fetchone()
-    if row is None:
+    row = services.store.read(BY_EXECUTION_ID.format(columns="state, workspace_id"), [execution_id]).fetchone()
+    if row is None or row[1] != workspace_id:
         raise _not_found(execution_id)
     return row[0]
 
@@ -208,7 +214,7 @@ def list_executions(services: Services, workspace: Workspace, request: m.ListExe
     rows, next_cursor = keyset_page(
         services.store.read, "execution_id, status, started_at, completed_at, cancelled_at, definition_id, "
         "definition_version, correlation_id, idempotency_key, failure_reason, list_key FROM executions",
-        filters, "list_key", request.cursor, request.page_size)
+        filters, "list_key", request.cursor, request.page_size, last_key=services.store.last_key())
     keys = ("executionId", "status", "startedAt", "completedAt", "cancelledAt", "definitionId", "definitionVersion",
             "correlationId", "idempotencyKey", "failureReason")
     items = [dict(zip(keys, r[:-1]), steps=[]) for r in rows]
@@ -217,8 +223,9 @@ def list_executions(services: Services, workspace: Workspace, request: m.ListExe
 
 def get_events(services: Services, workspace: Workspace, request: m.GetEvents) -> dict:
     rows = services.store.read(
-        "SELECT e.event_id, e.seq, e.type, e.step_id, e.timestamp, e.correlation_id, e.data FROM events e "
-        "WHERE e.execution_id = ? AND e.workspace_id = ? AND e.external AND e.seq > ? ORDER BY e.seq LIMIT ?",
+        "WITH e AS MATERIALIZED (SELECT * FROM events WHERE execution_id = ?) "
+        "SELECT e.event_id, e.seq, e.type, e.step_id, e.timestamp, e.correlation_id, e.data FROM e "
+        "WHERE e.workspace_id = ? AND e.external AND e.seq > ? ORDER BY e.seq LIMIT ?",
         [request.execution_id, workspace.workspace_id, request.since_seq, request.page_size + 1]).fetchall()
     if not rows:  # nothing new, or no such execution: only now pay for the second question
         _state_row(services, workspace.workspace_id, request.execution_id)
