@@ -147,10 +147,10 @@ def cmd_workspace_create(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    import uvicorn
-
     from server import Settings, create_app
     from server.delivery import DeliverySettings
+    from server.logs import configure as configure_logs
+    from server.shutdown import serve
     from toolkit.services.runtime import SystemClock
     from toolkit.services.workspaces import create_workspace, has_dev_workspace
 
@@ -167,9 +167,116 @@ def cmd_serve(args) -> int:
     print(f"Serving the v2 API on http://{args.host}:{args.port} with database {args.db}", flush=True)
     delivery = DeliverySettings(allow_loopback=args.webhook_allow_loopback, ca_bundle=args.webhook_ca_bundle,
                                 **({"retry_delays_ms": args.webhook_retry_delays} if args.webhook_retry_delays else {}))
-    uvicorn.run(create_app(Settings(db=args.db, delivery=delivery)), host=args.host, port=args.port,
-                log_level=args.log_level)
-    return 0
+    configure_logs(args.log_format, args.log_level)
+    settings = Settings(db=args.db, delivery=delivery, **_operations_settings(args))
+    return serve(create_app(settings), host=args.host, port=args.port, log_level=args.log_level,
+                 shutdown_timeout_s=args.shutdown_timeout)
+
+
+def _operations_settings(args) -> dict:
+    """The Settings of `collab serve`'s health, metrics and shutdown flags."""
+    from server.health import Readiness
+
+    return {"metrics": args.metrics,
+            "metrics_listen": (args.host, args.metrics_port) if args.metrics_port else None,
+            "readiness": Readiness(writer_queue=args.ready_writer_queue, outbox_backlog=args.ready_outbox_backlog,
+                                   timeout_s=args.ready_timeout),
+            "shutdown_timeout_s": args.shutdown_timeout}
+
+
+def _add_operations_flags(p: argparse.ArgumentParser) -> None:
+    ops = p.add_argument_group("operations: logs, metrics, health and shutdown")
+    ops.add_argument("--log-format", choices=("json", "text"), default="json",
+                     help="one JSON object a line (default) or plain text")
+    ops.add_argument("--metrics", action="store_true", help="serve Prometheus metrics at GET /metrics")
+    ops.add_argument("--metrics-port", type=_port, metavar="PORT",
+                     help="serve the metrics on this port (same host) instead of the API's; implies --metrics")
+    ops.add_argument("--shutdown-timeout", type=_positive_seconds, default=30.0, metavar="SECONDS",
+                     help="on SIGTERM, finish requests in flight and drain within this many seconds, else exit 1 "
+                          "(default 30)")
+    ops.add_argument("--ready-writer-queue", type=_count, default=1000, metavar="N",
+                     help="GET /readyz answers 503 above this many queued write jobs (default 1000)")
+    ops.add_argument("--ready-outbox-backlog", type=_count, default=10_000, metavar="N",
+                     help="GET /readyz answers 503 above this many pending webhook deliveries (default 10000)")
+    ops.add_argument("--ready-timeout", type=_positive_seconds, default=2.0, metavar="SECONDS",
+                     help="GET /readyz answers 503 when the database or the writer takes longer (default 2)")
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"a TCP port 1-65535, not {text!r}")
+    return int(text)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"a whole number >= 0, not {text!r}")
+    return int(text)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seconds, e.g. 2.5, not {text!r}") from None
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"seconds above 0, not {text!r}")
+    return value
+
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
+
+
+def env_name(option: str) -> str:
+    """The environment variable of a `collab serve` flag: --rate-limit -> COLLAB_RATE_LIMIT."""
+    return "COLLAB_" + option.lstrip("-").upper().replace("-", "_")
+
+
+def _bind_environment(p: argparse.ArgumentParser, environ=None) -> None:
+    """Give every long option of ``p`` a COLLAB_* variable: named in its help, and its value
+    (when set) the option's default, so a flag on the command line still wins. Values are
+    checked like the flag's own (an invalid one is a usage error naming the variable) only
+    when this sub-command runs."""
+    import os
+
+    environ = os.environ if environ is None else environ
+    for action in p._actions:
+        long = [o for o in action.option_strings if o.startswith("--")]
+        if not long or action.dest == "help":
+            continue
+        name = env_name(long[0])
+        action.help = f"{action.help or ''} [env {name}]".strip()
+        if name not in environ:
+            continue
+        raw = environ[name]
+        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+            action.type = _env_switch(name, action.const)
+        else:
+            action.type = _env_checked(name, raw, action.type, action.choices)
+        action.default = raw  # argparse converts a string default with action.type, when the flag is absent
+
+
+def _env_switch(name: str, const: bool):
+    def convert(text: str) -> bool:
+        if text.strip().lower() in _TRUE:
+            return const
+        if text.strip().lower() in _FALSE:
+            return not const
+        raise argparse.ArgumentTypeError(f"{name}={text!r}: use 1/true/yes/on or 0/false/no/off")
+    return convert
+
+
+def _env_checked(name: str, raw: str, convert, choices):
+    def checked(text: str):
+        try:
+            value = convert(text) if convert is not None else text
+        except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
+            message = str(exc) if isinstance(exc, argparse.ArgumentTypeError) else f"invalid value {text!r}"
+            raise argparse.ArgumentTypeError(f"{message} (from {name})" if text == raw else message) from None
+        if choices is not None and value not in choices:
+            raise argparse.ArgumentTypeError(f"{name}={text!r}: choose from {', '.join(map(str, choices))}")
+        return value
+    return checked
 
 
 def _delays(text: str) -> tuple[int, ...]:
@@ -291,18 +398,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="serve the v2 HTTP API (Starlette + uvicorn) on an embedded DuckDB file")
     p.add_argument("--db", default=str(DEFAULT_PATH), help=f"database file (default {DEFAULT_PATH})")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8787)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8787, help="port to listen on (default 8787)")
     p.add_argument("--dev", action="store_true",
                    help="create a clearly labelled development workspace on first start and print its credentials")
-    p.add_argument("--log-level", default="info")
+    p.add_argument("--log-level", default="info", help="debug, info, warning or error (default info)")
     hooks = p.add_argument_group("webhook delivery (for tests and local receivers; defaults follow the spec)")
     hooks.add_argument("--webhook-allow-loopback", action="store_true",
                        help="let deliveries reach 127.0.0.1 / ::1 (other private addresses stay refused)")
     hooks.add_argument("--webhook-ca-bundle", metavar="PEM", help="extra CA certificates to trust for receivers")
     hooks.add_argument("--webhook-retry-delays", metavar="MS,MS,...", type=_delays,
                        help="waits after each failed attempt, in ms (default 2000,8000,32000,120000,480000)")
+    _add_operations_flags(p)
     p.set_defaults(func=cmd_serve)
+    serve_parser = p
 
     p = sub.add_parser("workspace", help="manage workspaces")
     wsub = p.add_subparsers(dest="workspace_command", required=True)
@@ -348,6 +457,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", help="only this workspace's executions")
     p.add_argument("--json", action="store_true", help="print the diff as JSON")
     p.set_defaults(func=cmd_replay)
+    _bind_environment(serve_parser)  # last: every serve flag, whoever added it, gets its variable
     return parser
 
 
