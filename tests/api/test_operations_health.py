@@ -12,41 +12,13 @@ from concurrent.futures import Future
 
 import httpx
 import pytest
-import uvicorn
 from processes import free_port
 
-from api.support import DEF_CREATE, DEF_LIST, DISPATCH, create_workspace, human_definition, serve_fresh, wait_for
-from server import Settings, create_app
+from api.inprocess import InProcess
+from api.support import DEF_CREATE, DEF_LIST, DISPATCH, create_workspace, human_definition, wait_for
+from server import Settings
 from server.delivery import DeliverySettings
 from server.health import Readiness
-
-
-class InProcess:
-    """``create_app(settings)`` under uvicorn on a thread, on a free port."""
-
-    def __init__(self, settings: Settings) -> None:
-        self.app = create_app(settings)
-        self.port = free_port()
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None,
-                                                    access_log=False, log_level="warning"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> "InProcess":
-        self.thread.start()
-        wait_for(lambda: self.server.started, timeout=60, what="the in-process server")
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=60)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def writer(self):
-        return self.app.state.services.store.writer
 
 
 def ready(url: str) -> httpx.Response:
@@ -104,17 +76,15 @@ def test_readyz_is_503_over_the_outbox_bound(tmp_path):
 
 
 def test_readyz_is_503_when_the_database_file_is_gone(tmp_path):
-    srv = serve_fresh(tmp_path, "gone")
-    try:
-        assert ready(srv.base_url).status_code == 200
+    db = tmp_path / "gone.duckdb"
+    with InProcess(Settings(db=db, mirror_every_s=None)) as srv:
+        assert ready(srv.url).status_code == 200
         for leftover in tmp_path.glob("gone.duckdb*"):
             leftover.unlink()
-        answer = ready(srv.base_url)
+        answer = ready(srv.url)
         assert answer.status_code == 503
-        assert answer.text == f"not ready: database: database file {srv.db} is gone\n"
-        assert httpx.get(f"{srv.base_url}/healthz").status_code == 200
-    finally:
-        srv.stop()
+        assert answer.text == f"not ready: database: database file {db} is gone\n"
+        assert httpx.get(f"{srv.url}/healthz").status_code == 200
 
 
 @pytest.mark.parametrize("path", ["/healthz", "/readyz"])

@@ -4,7 +4,9 @@ receiver; the tests read the server's log file and scrape GET /metrics over HTTP
 
 from __future__ import annotations
 
+import io
 import json
+import logging
 import os
 import re
 
@@ -12,8 +14,14 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from api.inprocess import InProcess
 from api.receiver import Receiver
-from api.support import DECIDE, DEF_CREATE, DISPATCH, EXEC_GET, Api, human_definition, serve_fresh, uid, wait_for
+from api.support import (
+    DECIDE, DEF_CREATE, DISPATCH, EXEC_GET, Api, create_workspace, human_definition, serve_fresh, uid, wait_for,
+)
+from server import Settings
+from server.logs import JsonFormatter
+from toolkit.engine import DefaultAgentRunner
 
 SECRET = "whsec-observed-5a4b3c2d1e"
 FAMILIES = ("collab_http_requests", "collab_http_request_duration_seconds", "collab_executions",
@@ -244,3 +252,41 @@ def test_no_credential_token_or_webhook_secret_reaches_any_log_line(observed, ap
                "webhook secret": SECRET}
     for what, secret in secrets.items():
         assert secret not in text, f"the {what} appears in the server log"
+
+
+# ---------------------------------------------------------------- background work in process
+
+class ApprovingRunner(DefaultAgentRunner):
+    """Not the default runner, so agent steps run on the background pool after the commit."""
+
+
+def test_agent_runs_log_the_request_id_of_the_request_that_started_them(tmp_path):
+    creds = create_workspace(tmp_path / "agents.duckdb")
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter())
+    background = logging.getLogger("collab.background")
+    background.addHandler(handler)
+    previous = background.level
+    background.setLevel(logging.INFO)
+    definition = {"definitionId": "chained", "name": "Two agents in a row",
+                  "nodes": [{"nodeId": "first", "type": "agent", "config": {"agentId": "one"}},
+                            {"nodeId": "second", "type": "agent", "config": {"agentId": "two"}}],
+                  "edges": [{"from": "first", "to": "second", "on": "always"}]}
+    try:
+        settings = Settings(db=tmp_path / "agents.duckdb", agent_runner=ApprovingRunner(), mirror_every_s=None)
+        with InProcess(settings) as srv:
+            headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
+            with httpx.Client(base_url=srv.url, headers=headers) as http:
+                assert http.post(DEF_CREATE, json={"data": definition}).status_code == 200
+                answer = http.post(DISPATCH, json={"data": {"definitionId": "chained"}},
+                                   headers={"x-request-id": "agents-7"})
+                execution_id = answer.json()["result"]["executionId"]
+                wait_for(lambda: http.post(EXEC_GET, json={"data": {"executionId": execution_id}})
+                         .json()["result"]["status"] == "completed", what="both agent runs")
+    finally:
+        background.removeHandler(handler)
+        background.setLevel(previous)
+    runs = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [(r["agentId"], r["result"], r["requestId"]) for r in runs] == [
+        ("one", "completed", "agents-7"), ("two", "completed", "agents-7")]
