@@ -111,15 +111,16 @@ def create_app(settings: Settings | None = None) -> Starlette:
                                       delivery=settings.delivery,
                                       stop_within_s=settings.shutdown_timeout_s / 4)
         app.state.services = probe.services = state.services
-        exporter = metrics and metrics.attach(state.services, state.background, settings.metrics_listen)
+        if metrics is not None:
+            metrics.attach(state.services, state.background, settings.metrics_listen)
         if settings.timers:
             await state.background.start()
         try:
             yield
         finally:
             await state.background.stop()
-            if exporter:
-                exporter.shutdown()
+            if metrics is not None:
+                metrics.close()
             state.store.close()
 
     async def openapi(request: Request):

@@ -33,6 +33,7 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
+        self._listener = None  # the --metrics-port server
         r = self.registry
         self.requests = Counter("collab_http_requests", "HTTP requests answered, by route template and status",
                                 ("route", "status"), registry=r)
@@ -59,17 +60,21 @@ class Metrics:
     def delivery(self, outcome) -> None:
         self.deliveries.labels(delivery_result(outcome)).inc()
 
-    def attach(self, services, background, listen: tuple[str, int] | None = None):
+    def attach(self, services, background, listen: tuple[str, int] | None = None) -> None:
         """Count the store's statements and the webhook attempts, read the database gauges
         at scrape time; with ``listen`` (host, port), serve them there on a thread of their
-        own and return that server (``shutdown()`` stops it)."""
+        own until :meth:`close`."""
         services.store.observe_statements(self.statement)
         background.deliverer.observers.append(self.delivery)
         self.registry.register(DatabaseGauges(services))
-        if listen is None:
-            return None
-        server, _ = start_http_server(listen[1], addr=listen[0], registry=self.registry)
-        return server
+        if listen is not None:
+            self._listener, _ = start_http_server(listen[1], addr=listen[0], registry=self.registry)
+
+    def close(self) -> None:
+        if self._listener is not None:
+            self._listener.shutdown()
+            self._listener.server_close()
+            self._listener = None
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

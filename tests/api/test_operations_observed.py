@@ -12,6 +12,7 @@ import re
 
 import httpx
 import pytest
+from processes import free_port
 from prometheus_client.parser import text_string_to_metric_families
 
 from api.inprocess import InProcess
@@ -290,3 +291,15 @@ def test_agent_runs_log_the_request_id_of_the_request_that_started_them(tmp_path
     runs = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert [(r["agentId"], r["result"], r["requestId"]) for r in runs] == [
         ("one", "completed", "agents-7"), ("two", "completed", "agents-7")]
+
+
+def test_metrics_port_serves_them_apart_from_the_api(tmp_path):
+    port = free_port()
+    settings = Settings(db=tmp_path / "apart.duckdb", metrics_listen=("127.0.0.1", port), mirror_every_s=None)
+    with InProcess(settings) as srv:
+        assert httpx.get(f"{srv.url}/metrics").status_code == 404
+        assert httpx.get(f"{srv.url}/healthz").status_code == 200
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+        assert 'collab_http_requests_total{route="/healthz",status="200"} 1.0' in text
+        assert 'collab_http_requests_total{route="unmatched",status="404"} 1.0' in text
+        assert "collab_writer_queue_depth 0.0" in text
