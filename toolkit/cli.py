@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from toolkit.cli_env import bind_environment
 from toolkit.lint import Finding, errors_of, lint_document
 
 
@@ -224,61 +225,6 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
-_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off", "")
-
-
-def env_name(option: str) -> str:
-    """The environment variable of a `collab serve` flag: --rate-limit -> COLLAB_RATE_LIMIT."""
-    return "COLLAB_" + option.lstrip("-").upper().replace("-", "_")
-
-
-def _bind_environment(p: argparse.ArgumentParser, environ=None) -> None:
-    """Give every long option of ``p`` a COLLAB_* variable: named in its help, and its value
-    (when set) the option's default, so a flag on the command line still wins. Values are
-    checked like the flag's own (an invalid one is a usage error naming the variable) only
-    when this sub-command runs."""
-    import os
-
-    environ = os.environ if environ is None else environ
-    for action in p._actions:
-        long = [o for o in action.option_strings if o.startswith("--")]
-        if not long or action.dest == "help":
-            continue
-        name = env_name(long[0])
-        action.help = f"{action.help or ''} [env {name}]".strip()
-        if name not in environ:
-            continue
-        raw = environ[name]
-        if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
-            action.type = _env_switch(name, action.const)
-        else:
-            action.type = _env_checked(name, raw, action.type, action.choices)
-        action.default = raw  # argparse converts a string default with action.type, when the flag is absent
-
-
-def _env_switch(name: str, const: bool):
-    def convert(text: str) -> bool:
-        if text.strip().lower() in _TRUE:
-            return const
-        if text.strip().lower() in _FALSE:
-            return not const
-        raise argparse.ArgumentTypeError(f"{name}={text!r}: use 1/true/yes/on or 0/false/no/off")
-    return convert
-
-
-def _env_checked(name: str, raw: str, convert, choices):
-    def checked(text: str):
-        try:
-            value = convert(text) if convert is not None else text
-        except (argparse.ArgumentTypeError, ValueError, TypeError) as exc:
-            message = str(exc) if isinstance(exc, argparse.ArgumentTypeError) else f"invalid value {text!r}"
-            raise argparse.ArgumentTypeError(f"{message} (from {name})" if text == raw else message) from None
-        if choices is not None and value not in choices:
-            raise argparse.ArgumentTypeError(f"{name}={text!r}: choose from {', '.join(map(str, choices))}")
-        return value
-    return checked
-
-
 def _delays(text: str) -> tuple[int, ...]:
     try:
         delays = tuple(int(part) for part in text.split(","))
@@ -457,7 +403,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", help="only this workspace's executions")
     p.add_argument("--json", action="store_true", help="print the diff as JSON")
     p.set_defaults(func=cmd_replay)
-    _bind_environment(serve_parser)  # last: every serve flag, whoever added it, gets its variable
+    bind_environment(serve_parser)  # last: every serve flag, whoever added it, gets its variable
     return parser
 
 

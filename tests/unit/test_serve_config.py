@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from toolkit.cli import _bind_environment, build_parser, env_name
+from toolkit.cli import build_parser
+from toolkit.cli_env import bind_environment, env_name
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -100,7 +101,7 @@ def test_a_flag_added_later_gets_its_variable_for_free(monkeypatch):
     parser = argparse.ArgumentParser()
     parser.add_argument("--rate-limit", type=int, default=100, help="requests a second")
     parser.add_argument("--strict-hosts", action="store_true")
-    _bind_environment(parser, {"COLLAB_RATE_LIMIT": "7", "COLLAB_STRICT_HOSTS": "on"})
+    bind_environment(parser, {"COLLAB_RATE_LIMIT": "7", "COLLAB_STRICT_HOSTS": "on"})
     assert "[env COLLAB_RATE_LIMIT]" in parser.format_help()
     args = parser.parse_args([])
     assert (args.rate_limit, args.strict_hosts) == (7, True)
