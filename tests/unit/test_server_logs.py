@@ -67,3 +67,8 @@ def test_a_logged_request_id_is_always_short_and_safe(raw):
     assert SAFE.fullmatch(chosen)
     if SAFE.fullmatch(raw.decode("latin-1")):
         assert chosen == raw.decode("latin-1")
+
+
+def test_a_lone_surrogate_still_makes_one_line_of_utf8_json():
+    line = JsonFormatter().format(record("bad \ud800 text", ()))
+    assert json.loads(line.encode("utf-8"))["message"] == "bad \ud800 text"
