@@ -16,7 +16,9 @@ on two `collab serve` processes, one as above (no metrics; ``--log-level warning
 request log lines) and one with ``--metrics --log-level info --log-format json`` (a JSON line
 per request, to a file, and /metrics scraped every 2 s), measured in alternating rounds
 (``--rounds``, default 2) so that the machine's other load falls on both alike. Printed: the
-throughput ratio on/off (goal >= 0.95: under 5 % of throughput) and server CPU per request.
+throughput ratio on/off (goal >= 0.95: under 5 % of throughput) and server CPU per request;
+then the steadier in-process measure of benchmarks/observability_cost.py (server CPU per
+request, off and on, in alternating batches: ``--batches``, ``--flows``).
 
 Printed: requests/s, flows/s and p50/p99 latency overall and per endpoint for both; the CPU
 used in the measured window by each server, by the load generator and by every other process
@@ -505,6 +507,12 @@ def observability(args) -> int:
           f"{'met' if ratio >= GOALS['observability'] else 'NOT met'}")
     print(f"server CPU per request: off {cpu[0] * 1e3:.3f} ms, on {cpu[1] * 1e3:.3f} ms "
           f"({(cpu[1] / cpu[0] - 1) * 100:+.1f} %)")
+    if args.batches:
+        from observability_cost import report
+
+        ratio = report(args.batches, args.flows)
+        print(f"in process, CPU per request with / without = {ratio:.3f} (goal <= {1 / GOALS['observability']:.3f}): "
+              f"{'met' if ratio <= 1 / GOALS['observability'] else 'NOT met'}")
     return 1 if off.errors or on.errors else 0
 
 
@@ -518,6 +526,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=("both", "workflow", "bare", "observability"), default="both",
                         help="observability: the workflow server with metrics and request logs off, then on")
     parser.add_argument("--rounds", type=int, default=2, help="alternating off/on rounds (observability; default 2)")
+    parser.add_argument("--batches", type=int, default=10,
+                        help="observability, in process: alternating batches (default 10; 0 skips this part)")
+    parser.add_argument("--flows", type=int, default=30, help="observability, in process: flows a batch (default 30)")
     parser.add_argument("--profile", metavar="PATH",
                         help="run the workflow server under `py-spy record` (.svg flame graph, .json speedscope, "
                              ".txt collapsed stacks)")
