@@ -2,10 +2,11 @@
 module; request ids; and the request each piece of background work came from.
 
 Every record made while a request is being served — in its handler, in the writer job it
-submitted, in the agent run or webhook delivery its commit started — carries that request's
-id (``requestId``), because the id lives in a :class:`contextvars.ContextVar` that the writer
-and the background pools carry along. Nothing here logs a request's headers, body or query
-string, so credentials and secrets never reach a log line.
+submitted, in the agent runs its commit started — carries that request's id (``requestId``),
+because the id lives in a :class:`contextvars.ContextVar` that the writer and the agent pool
+carry along; webhook attempts, sent later, find it through :class:`Origins`. Nothing here
+logs a request's headers, body or query string, so credentials and secrets never reach a
+log line.
 """
 
 from __future__ import annotations
