@@ -14,7 +14,7 @@ import httpx
 
 from api.support import DECIDE, DEF_CREATE, DISPATCH, Api, human_definition, serve_fresh, uid, wait_for
 
-TIMEOUT_S = 20
+TIMEOUT_S = 10  # --shutdown-timeout: a stalled request is cut after 5 s
 
 
 def refused(port: int) -> bool:
@@ -32,35 +32,44 @@ def receive_all(sock: socket.socket) -> bytes:
     return b"".join(chunks)
 
 
-def test_a_request_in_flight_at_sigterm_is_answered_and_kept_while_new_connections_are_refused(tmp_path):
+def start_request(srv, body: bytes, request_id: str) -> socket.socket:
+    """A dispatch whose head and first bytes are sent; the rest of the body is still to come."""
+    head = (f"POST {DISPATCH} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+            f"x-service-api-key: {srv.creds_a['apiKey']}\r\nx-service-auth-token: {srv.creds_a['authToken']}\r\n"
+            f"x-request-id: {request_id}\r\ncontent-length: {len(body)}\r\n\r\n").encode()
+    sock = socket.create_connection(("127.0.0.1", srv.port), timeout=60)
+    sock.sendall(head + body[:7])
+    return sock
+
+
+def test_a_request_in_flight_at_sigterm_is_answered_and_a_stalled_one_cannot_hold_the_stop(tmp_path):
+    """Stop accepting; answer the request in flight; a client that never finishes its request
+    is cut off after half the timeout; exit 0 within the timeout."""
     srv = serve_fresh(tmp_path, "inflight", ("--shutdown-timeout", str(TIMEOUT_S)))
     try:
         definition_id = uid("inflight")
         with srv.client(srv.creds_a) as client:
             Api(client).ok(DEF_CREATE, human_definition(definition_id))
         body = json.dumps({"data": {"definitionId": definition_id}}).encode()
-        head = (f"POST {DISPATCH} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-                f"x-service-api-key: {srv.creds_a['apiKey']}\r\nx-service-auth-token: {srv.creds_a['authToken']}\r\n"
-                f"x-request-id: in-flight-1\r\ncontent-length: {len(body)}\r\n\r\n").encode()
-        sock = socket.create_connection(("127.0.0.1", srv.port), timeout=60)
-        sock.sendall(head + body[:7])  # the request has begun; the rest of its body is still to come
-        time.sleep(0.5)  # for the server to read the head (no answer can tell us it has)
+        finishing, stalled = start_request(srv, body, "in-flight-1"), start_request(srv, body, "stalled-1")
+        time.sleep(0.5)  # for the server to read both heads (no answer can tell us it has)
         srv.proc.send_signal(signal.SIGTERM)
         wait_for(lambda: refused(srv.port), timeout=TIMEOUT_S, what="the listening socket to close")
-        assert srv.proc.poll() is None  # still finishing the request in flight
-        sock.sendall(body[7:])
-        answer = receive_all(sock).decode()
-        sock.close()
+        assert srv.proc.poll() is None  # still finishing the requests in flight
+        finishing.sendall(body[7:])
+        answer = receive_all(finishing).decode()
+        finishing.close()
         status_line, _, rest = answer.partition("\r\n")
         assert status_line == "HTTP/1.1 200 OK", answer
         assert "x-request-id: in-flight-1" in rest.lower()
         execution_id = json.loads(rest.split("\r\n\r\n", 1)[1])["result"]["executionId"]
         assert srv.proc.wait(timeout=TIMEOUT_S + 15) == 0, srv.log()[-3000:]
+        assert not receive_all(stalled).startswith(b"HTTP/1.1 200")  # cut off, never applied
+        stalled.close()
     finally:
         srv.stop()
     with duckdb.connect(str(srv.db), read_only=True) as con:
-        assert con.execute("SELECT status FROM executions WHERE execution_id = ?", [execution_id]).fetchone() == \
-            ("running",)
+        assert con.execute("SELECT execution_id, status FROM executions").fetchall() == [(execution_id, "running")]
 
 
 def test_sigterm_under_load_exits_0_and_keeps_every_acknowledged_write(tmp_path):
