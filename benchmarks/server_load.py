@@ -470,7 +470,8 @@ def combine(name: str, parts: list[Summary]) -> Summary:
     rows = {}
     for label in parts[0].rows:
         count = sum(p.rows[label][0] for p in parts)
-        rows[label] = (count, count / seconds, max(p.rows[label][2] for p in parts), max(p.rows[label][3] for p in parts))
+        worst = [max(p.rows[label][i] for p in parts) for i in (2, 3)]
+        rows[label] = (count, count / seconds, *worst)
     errors: dict = defaultdict(int)
     for p in parts:
         for k, v in p.errors.items():
