@@ -11,6 +11,15 @@ Baseline, in the same run: the same closed loop — same clients, same request b
 POSTs per "flow" — against a bare Starlette app with one POST JSON endpoint that parses the
 body and answers ``{"result": {...}}``, served by ``uvicorn.run`` with the same settings.
 
+``--only observability`` measures instead what metrics and request logs cost: the same load
+on two `collab serve` processes, one as above (no metrics; ``--log-level warning``, so no
+request log lines) and one with ``--metrics --log-level info --log-format json`` (a JSON line
+per request, to a file, and /metrics scraped every 2 s), measured in alternating rounds
+(``--rounds``, default 2) so that the machine's other load falls on both alike. Printed: the
+throughput ratio on/off (goal >= 0.95: under 5 % of throughput) and server CPU per request;
+then the steadier in-process measure of benchmarks/observability_cost.py (server CPU per
+request, off and on, in alternating batches: ``--batches``, ``--flows``).
+
 Printed: requests/s, flows/s and p50/p99 latency overall and per endpoint for both; the CPU
 used in the measured window by each server, by the load generator and by every other process
 on the machine (a run is flagged when others kept more than a quarter core busy: throughput
@@ -26,6 +35,7 @@ whose per-request overhead in the client is higher).
 
     .venv/bin/python benchmarks/server_load.py [--clients 16] [--seconds 10] [--mode threads|asyncio]
     .venv/bin/python benchmarks/server_load.py --only workflow --profile /tmp/server.svg   # py-spy flame graph
+    .venv/bin/python benchmarks/server_load.py --only observability --seconds 5 --rounds 2
 """
 
 from __future__ import annotations
@@ -57,7 +67,9 @@ DEFINITION = "parallel-review"
 REVIEWERS = {"legal-review": "alice@legal", "brand-review": "bob@brand"}
 ENDPOINTS = ("dispatch", "get", "decide.legal", "decide.brand", "getEvents")
 BARE_PATH = "/bare"
-GOALS = {"ratio": 0.30, "p99_ms": 50.0}
+GOALS = {"ratio": 0.30, "p99_ms": 50.0, "observability": 0.95}
+OBSERVED = ("--metrics", "--log-level", "info", "--log-format", "json")  # what --only observability switches on
+SCRAPE_EVERY_S = 2.0
 NOISY = 0.25  # cores used by other processes above which the run is flagged
 CLI = "import sys; from toolkit.cli import main; sys.exit(main())"
 
@@ -164,20 +176,20 @@ class Server:
                 self.proc.wait()
 
 
-def workflow_server(db: Path, profile: str | None) -> Server:
+def workflow_server(db: Path, profile: str | None, extra: tuple[str, ...] = (), name: str = "workflow") -> Server:
     created = subprocess.run([sys.executable, "-c", CLI, "workspace", "create", "--db", str(db), "--json"],
                              cwd=ROOT, check=True, capture_output=True, text=True)
     creds = json.loads(created.stdout)
     port = free_port()
     argv = [sys.executable, "-c", CLI, "serve", "--db", str(db), "--host", "127.0.0.1", "--port", str(port),
-            "--log-level", "warning"]
+            "--log-level", "warning", *extra]
     if profile:
         py_spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
         if py_spy is None:
             raise SystemExit("--profile needs py-spy: .venv/bin/pip install py-spy")
         fmt = "speedscope" if profile.endswith(".json") else "raw" if profile.endswith(".txt") else "flamegraph"
         argv = [py_spy, "record", "--threads", "--rate", "250", "--format", fmt, "-o", profile, "--"] + argv
-    server = Server("workflow", argv, f"http://127.0.0.1:{port}",
+    server = Server(name, argv, f"http://127.0.0.1:{port}",
                     {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]})
     server.start(f"{W}/definitions/list", {})
     with httpx.Client(base_url=server.url, headers=server.headers, timeout=10) as http:
@@ -419,7 +431,9 @@ def print_summary(s: Summary) -> None:
         print(f"  error: {line}")
 
 
-def measure(server: Server, flow_type, args) -> Summary:
+def measure(server: Server, flow_type, args, scrape: bool = False) -> Summary:
+    """One window of load on ``server``; with ``scrape``, GET /metrics every few seconds as
+    Prometheus would (its cost is part of what the server does in the window)."""
     runner = run_threads if args.mode == "threads" else run_asyncio
     me, pid = os.getpid(), server.pid
     start = time.perf_counter() + 0.3 + args.warmup  # clients connect, then warm up, then the window opens
@@ -430,12 +444,80 @@ def measure(server: Server, flow_type, args) -> Summary:
             time.sleep(max(0.0, edge - time.perf_counter()))
             samples.append((cpu_seconds(pid), cpu_seconds(me), busy_seconds()))
 
+    def scraper() -> None:
+        with httpx.Client(base_url=server.url, timeout=30) as http:
+            while time.perf_counter() < start + args.seconds:
+                if http.get("/metrics").status_code != 200:
+                    raise SystemExit(f"{server.name}: GET /metrics failed")
+                time.sleep(SCRAPE_EVERY_S)
+
     sampler = threading.Thread(target=sample_cpu, daemon=True)
     sampler.start()
+    helpers = [threading.Thread(target=scraper, daemon=True)] if scrape else []
+    for helper in helpers:
+        helper.start()
     recorder = runner(server.url, server.headers, flow_type, args.clients, start, args.seconds)
     sampler.join()
+    for helper in helpers:
+        helper.join()
     server_cpu, client_cpu, busy = (a - b for a, b in zip(samples[1], samples[0]))
     return summarise(server.name, recorder, args.seconds, (server_cpu, client_cpu, max(0.0, busy - server_cpu - client_cpu)))
+
+
+def combine(name: str, parts: list[Summary]) -> Summary:
+    """Rounds of one server as one summary (counts and CPU summed; latencies: the worst round's)."""
+    seconds = sum(p.seconds for p in parts)
+    rows = {}
+    for label in parts[0].rows:
+        count = sum(p.rows[label][0] for p in parts)
+        worst = [max(p.rows[label][i] for p in parts) for i in (2, 3)]
+        rows[label] = (count, count / seconds, *worst)
+    errors: dict = defaultdict(int)
+    for p in parts:
+        for k, v in p.errors.items():
+            errors[k] += v
+    return Summary(name, seconds, rows, sum(p.flows for p in parts), dict(errors),
+                   [e for p in parts for e in p.first_errors][:5], sum(p.server_cpu for p in parts),
+                   sum(p.client_cpu for p in parts), sum(p.other_cpu for p in parts))
+
+
+def observability(args) -> int:
+    """The same load with metrics and request logs off and on, in alternating rounds."""
+    rounds: dict[str, list[Summary]] = {"off": [], "on": []}
+    with tempfile.TemporaryDirectory(prefix="collab-load-") as tmp:
+        servers = {"off": workflow_server(Path(tmp) / "off.duckdb", None, name="metrics and request logs off"),
+                   "on": workflow_server(Path(tmp) / "on.duckdb", None, OBSERVED, name="metrics and request logs on")}
+        try:
+            for _ in range(args.rounds):
+                for key, server in servers.items():
+                    rounds[key].append(measure(server, WorkflowFlow, args, scrape=key == "on"))
+            logged = servers["on"].output()
+        finally:
+            for server in servers.values():
+                server.stop()
+    off, on = combine(servers["off"].name, rounds["off"]), combine(servers["on"].name, rounds["on"])
+    for summary in (off, on):
+        print_summary(summary)
+    if '"logger":"collab.access"' not in logged:
+        print("the observed server wrote no request log lines")
+        return 1
+    ratio = on.total[1] / off.total[1]
+    cpu = [s.server_cpu / max(1, s.total[0]) for s in (off, on)]
+    print(f"\nthroughput with metrics and JSON request logs / without = {on.total[1]:,.0f} / {off.total[1]:,.0f} req/s "
+          f"= {ratio:.3f} (goal >= {GOALS['observability']:.2f}, i.e. under 5 % of throughput): "
+          f"{'met' if ratio >= GOALS['observability'] else 'NOT met'}")
+    limit = 1 / GOALS["observability"]
+    print(f"server CPU per request: off {cpu[0] * 1e3:.3f} ms, on {cpu[1] * 1e3:.3f} ms "
+          f"({(cpu[1] / cpu[0] - 1) * 100:+.1f} %; goal <= {(limit - 1) * 100:+.1f} %, which is what bounds a "
+          f"CPU-bound server's throughput when others share the machine): "
+          f"{'met' if cpu[1] / cpu[0] <= limit else 'NOT met'}")
+    if args.batches:
+        from observability_cost import report
+
+        ratio = report(args.batches, args.flows)
+        print(f"in process, CPU per request with / without = {ratio:.3f} (goal <= {1 / GOALS['observability']:.3f}): "
+              f"{'met' if ratio <= 1 / GOALS['observability'] else 'NOT met'}")
+    return 1 if off.errors or on.errors else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -445,7 +527,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds first (default 1)")
     parser.add_argument("--mode", choices=("threads", "asyncio"), default="threads",
                         help="threads with one httpx.Client each (default) or asyncio + httpx.AsyncClient")
-    parser.add_argument("--only", choices=("both", "workflow", "bare"), default="both")
+    parser.add_argument("--only", choices=("both", "workflow", "bare", "observability"), default="both",
+                        help="observability: the workflow server with metrics and request logs off, then on")
+    parser.add_argument("--rounds", type=int, default=2, help="alternating off/on rounds (observability; default 2)")
+    parser.add_argument("--batches", type=int, default=10,
+                        help="observability, in process: alternating batches (default 10; 0 skips this part)")
+    parser.add_argument("--flows", type=int, default=30, help="observability, in process: flows a batch (default 30)")
     parser.add_argument("--profile", metavar="PATH",
                         help="run the workflow server under `py-spy record` (.svg flame graph, .json speedscope, "
                              ".txt collapsed stacks)")
@@ -460,6 +547,8 @@ def main(argv: list[str] | None = None) -> int:
     cores = os.cpu_count()
     print(f"server_load: {args.clients} clients ({args.mode}), {args.warmup:g} s warm-up + {args.seconds:g} s "
           f"per server, {cores} CPU cores shared by the load generator and the server (one uvicorn worker)")
+    if args.only == "observability":
+        return observability(args)
     results: dict[str, Summary] = {}
     with tempfile.TemporaryDirectory(prefix="collab-load-") as tmp:
         if args.only in ("both", "workflow"):

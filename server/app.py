@@ -10,6 +10,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -17,6 +18,10 @@ from starlette.routing import Route
 from server.background import Background
 from server.delivery import DeliverySettings
 from server.envelope import DEFAULT_MAX_BODY, Payload, error, ok, parse_data, read_body
+from server.health import Probe, Readiness
+from server.logs import note_workspace
+from server.metrics import Metrics
+from server.observe import Observe
 from server.openapi import openapi_document
 from server.routes import ROUTES, Endpoint
 from toolkit.engine import AgentRunner, DefaultAgentRunner
@@ -37,12 +42,17 @@ class Settings:
     timers: bool = True
     mirror_every_s: float | None = 5.0  # the Parquet mirror for analysts (None: off)
     delivery: DeliverySettings = field(default_factory=DeliverySettings)  # webhook push delivery
+    metrics: bool = False  # GET /metrics (Prometheus text format)
+    metrics_listen: tuple[str, int] | None = None  # serve /metrics there instead of on the API's port
+    readiness: Readiness = field(default_factory=Readiness)  # the bounds of GET /readyz
+    shutdown_timeout_s: float = 30.0  # what stopping may take; agent runs still going get a quarter of it
 
 
 def _handler(endpoint: Endpoint, app_state):
     def handle(raw: bytes, headers) -> object:
         workspace = app_state.authenticator.authenticate(headers.get("x-service-api-key"),
                                                          headers.get("x-service-auth-token"))
+        note_workspace(workspace.workspace_id)
         data = parse_data(raw)
         request = data if endpoint.request is None else validate(endpoint.request, data)
         return endpoint.service(app_state.services, workspace, request)
@@ -89,6 +99,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
     """The ASGI app. The database opens (and migrates) when the app starts."""
     settings = settings or Settings()
     state = _AppState(settings)
+    probe = Probe(settings.readiness)
+    metrics = Metrics() if settings.metrics or settings.metrics_listen else None
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
@@ -96,14 +108,19 @@ def create_app(settings: Settings | None = None) -> Starlette:
         state.services = Services(state.store, runner=settings.agent_runner)
         state.authenticator = Authenticator(state.store)
         state.background = Background(state.services, mirror_every_s=settings.mirror_every_s,
-                                      delivery=settings.delivery)
-        app.state.services = state.services
+                                      delivery=settings.delivery,
+                                      stop_within_s=settings.shutdown_timeout_s / 4)
+        app.state.services = probe.services = state.services
+        if metrics is not None:
+            metrics.attach(state.services, state.background, settings.metrics_listen)
         if settings.timers:
             await state.background.start()
         try:
             yield
         finally:
             await state.background.stop()
+            if metrics is not None:
+                metrics.close()
             state.store.close()
 
     async def openapi(request: Request):
@@ -111,4 +128,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     routes = [Route(e.path, _handler(e, state), methods=["POST"]) for e in ROUTES]
     routes.append(Route("/openapi.json", openapi, methods=["GET"]))
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
+    routes += [Route(path, endpoint, methods=["GET"]) for path, endpoint in probe.routes()]
+    if metrics is not None and settings.metrics_listen is None:
+        routes.append(Route("/metrics", metrics.endpoint(), methods=["GET"]))
+    observe = Middleware(Observe, routes={r.path for r in routes}, metrics=metrics)
+    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error},
+                     middleware=[observe])

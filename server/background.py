@@ -10,15 +10,17 @@ default one run on a small thread pool, so the request that started them returns
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import heapq
 import json
 import logging
 from pathlib import Path
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 
 from starlette.concurrency import run_in_threadpool
 
 from server.delivery import Deliverer, DeliverySettings
+from server.logs import Origins, fields, log_delivery
 from toolkit.analytics import Mirror
 from toolkit.engine import AgentFailure, AgentRequest, ExecutionState
 from toolkit.services.context import Services
@@ -30,9 +32,14 @@ log = logging.getLogger("collab.background")
 
 class Background:
     def __init__(self, services: Services, agent_threads: int = 4, mirror_every_s: float | None = 5.0,
-                 delivery: DeliverySettings | None = None) -> None:
+                 delivery: DeliverySettings | None = None, stop_within_s: float = 30.0) -> None:
         self.services = services
         self.deliverer = Deliverer(services, delivery or DeliverySettings())
+        self.origins = Origins()  # which request created each delivery, for the attempt's log line
+        self.deliverer.observers.append(log_delivery(self.origins))
+        self.stop_within_s = stop_within_s
+        self.stopping = False
+        self.agent_runs: set = set()
         self.mirror: Mirror | None = None
         self.mirror_every_s = mirror_every_s
         self.heap: list[tuple[int, str, str]] = []
@@ -60,16 +67,21 @@ class Background:
             self.mirror.start(interval=self.mirror_every_s)
 
     async def stop(self) -> None:
+        """Stop at safe points: the timer after the tick it is firing, deliveries now (an
+        attempt cut short stays pending and goes out after a restart), agent runs not yet
+        started never start, those running get ``stop_within_s`` to record their result
+        (one that does not is run again after a restart, like after a crash)."""
         if self._on_commit in self.services.listeners:
             self.services.listeners.remove(self._on_commit)
+        self.stopping = True
         if self.task is not None:
-            self.task.cancel()
-            try:
-                await self.task
-            except asyncio.CancelledError:
-                pass
+            self.wake.set()
+            await self.task
         await self.deliverer.stop()
-        self.agents.shutdown(wait=True, cancel_futures=True)
+        self.agents.shutdown(wait=False, cancel_futures=True)
+        running = list(self.agent_runs)
+        if running:
+            await run_in_threadpool(wait, running, self.stop_within_s)
         if self.mirror is not None:
             await run_in_threadpool(self.mirror.stop)  # a last sync, so the mirror ends complete
 
@@ -80,8 +92,11 @@ class Background:
         if deadline is not None and self.loop is not None:
             self.loop.call_soon_threadsafe(self._push, deadline, workspace_id, info["executionId"])
         for request in info.get("agentRequests", ()):
-            self.agents.submit(self._run_agent, workspace_id, info["executionId"], request)
-        if info.get("deliveries"):
+            self._submit_agent(workspace_id, info["executionId"], request)
+        deliveries = info.get("deliveries")
+        if deliveries:
+            if isinstance(deliveries, list):  # the event ids of the new outbox rows
+                self.origins.note(deliveries)
             self.deliverer.wake()
 
     # ---------------------------------------------------------------- timers
@@ -91,9 +106,9 @@ class Background:
         self.wake.set()
 
     async def _timer(self) -> None:
-        while True:
+        while not self.stopping:
             now = self.services.clock.now()
-            while self.heap and self.heap[0][0] <= now:
+            while self.heap and self.heap[0][0] <= now and not self.stopping:
                 _, workspace_id, execution_id = heapq.heappop(self.heap)
                 try:
                     result = await run_in_threadpool(tick, self.services, workspace_id, execution_id)
@@ -103,6 +118,8 @@ class Background:
                 if result and result.get("nextDeadline") is not None:
                     self._push(result["nextDeadline"], workspace_id, execution_id)
             self.wake.clear()
+            if self.stopping:  # checked after the clear: stop() sets the flag, then wakes us
+                return
             timeout = None if not self.heap else max(0.0, (self.heap[0][0] - self.services.clock.now()) / 1000)
             try:
                 await asyncio.wait_for(self.wake.wait(), timeout)
@@ -110,6 +127,17 @@ class Background:
                 pass
 
     # ---------------------------------------------------------------- agents
+
+    def _submit_agent(self, workspace_id: str, execution_id: str, request: AgentRequest) -> None:
+        """Run the agent on the pool in the caller's context (the request id of the request
+        whose commit started it reaches the run's log lines)."""
+        context = contextvars.copy_context()
+        try:
+            future = self.agents.submit(context.run, self._run_agent, workspace_id, execution_id, request)
+        except RuntimeError:  # stopping: the step stays running and is run again after a restart
+            return
+        self.agent_runs.add(future)
+        future.add_done_callback(self.agent_runs.discard)
 
     def _run_agent(self, workspace_id: str, execution_id: str, request: AgentRequest) -> None:
         try:
@@ -125,6 +153,9 @@ class Background:
             agent_completed(self.services, workspace_id, execution_id, request.step_id, output, err)
         except Exception:
             log.exception("could not record the agent result of %s", request.step_id)
+            return
+        log.info("agent run %s", "failed" if err else "completed",
+                 extra=fields(agentId=request.agent_id, result="failed" if err else "completed"))
 
     def _resume_agents(self) -> None:
         """Agent steps that were running when the server stopped get their runner again."""
@@ -137,4 +168,4 @@ class Background:
                 node = plan.nodes[step.node_id]
                 if step.status == "running" and node.type == "agent" and not node.blocking and not node.external:
                     request = AgentRequest(step.step_id, node.node_id, node.agent_id, node.config, step.input)
-                    self.agents.submit(self._run_agent, workspace_id, state.execution_id, request)
+                    self._submit_agent(workspace_id, state.execution_id, request)

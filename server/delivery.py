@@ -97,6 +97,7 @@ class Deliverer:
         self.task: asyncio.Task | None = None
         self.client: httpx.AsyncClient | None = None
         self.sends: set[asyncio.Task] = set()
+        self.observers: list = []  # called with each attempt's Outcome once it is recorded (logs, metrics)
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -163,6 +164,8 @@ class Deliverer:
                 error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
             outcome = Outcome(delivery, self.services.clock.now(), error, permanent)
             await run_in_threadpool(record, self.services, [outcome], self.settings.retry_delays_ms)
+            for observe in self.observers:
+                observe(outcome)
         except Exception:  # the row stays pending and is tried again
             log.exception("webhook delivery of %s failed unexpectedly", delivery.event_id)
         finally:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from toolkit import __version__
+from toolkit.cli_env import bind_environment
 from toolkit.lint import Finding, errors_of, lint_document
 
 
@@ -148,10 +149,10 @@ def cmd_workspace_create(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    import uvicorn
-
     from server import Settings, create_app
     from server.delivery import DeliverySettings
+    from server.logs import configure as configure_logs
+    from server.shutdown import serve
     from toolkit.services.runtime import SystemClock
     from toolkit.services.workspaces import create_workspace, has_dev_workspace
 
@@ -170,9 +171,61 @@ def cmd_serve(args) -> int:
     print(f"Serving the v2 API on http://{args.host}:{args.port} with database {args.db}", flush=True)
     delivery = DeliverySettings(allow_loopback=args.webhook_allow_loopback, ca_bundle=args.webhook_ca_bundle,
                                 **({"retry_delays_ms": args.webhook_retry_delays} if args.webhook_retry_delays else {}))
-    uvicorn.run(create_app(Settings(db=args.db, delivery=delivery)), host=args.host, port=args.port,
-                log_level=args.log_level)
-    return 0
+    configure_logs(args.log_format, args.log_level)
+    settings = Settings(db=args.db, delivery=delivery, **_operations_settings(args))
+    return serve(create_app(settings), host=args.host, port=args.port, log_level=args.log_level,
+                 shutdown_timeout_s=args.shutdown_timeout)
+
+
+def _operations_settings(args) -> dict:
+    """The Settings of `collab serve`'s health, metrics and shutdown flags."""
+    from server.health import Readiness
+
+    return {"metrics": args.metrics,
+            "metrics_listen": (args.host, args.metrics_port) if args.metrics_port else None,
+            "readiness": Readiness(writer_queue=args.ready_writer_queue, outbox_backlog=args.ready_outbox_backlog,
+                                   timeout_s=args.ready_timeout),
+            "shutdown_timeout_s": args.shutdown_timeout}
+
+
+def _add_operations_flags(p: argparse.ArgumentParser) -> None:
+    ops = p.add_argument_group("operations: logs, metrics, health and shutdown")
+    ops.add_argument("--log-format", choices=("json", "text"), default="json",
+                     help="one JSON object a line (default) or plain text")
+    ops.add_argument("--metrics", action="store_true", help="serve Prometheus metrics at GET /metrics")
+    ops.add_argument("--metrics-port", type=_port, metavar="PORT",
+                     help="serve the metrics on this port (same host) instead of the API's; implies --metrics")
+    ops.add_argument("--shutdown-timeout", type=_positive_seconds, default=30.0, metavar="SECONDS",
+                     help="on SIGTERM, finish requests in flight and drain within this many seconds, else exit 1 "
+                          "(default 30)")
+    ops.add_argument("--ready-writer-queue", type=_count, default=1000, metavar="N",
+                     help="GET /readyz answers 503 above this many queued write jobs (default 1000)")
+    ops.add_argument("--ready-outbox-backlog", type=_count, default=10_000, metavar="N",
+                     help="GET /readyz answers 503 above this many pending webhook deliveries (default 10000)")
+    ops.add_argument("--ready-timeout", type=_positive_seconds, default=2.0, metavar="SECONDS",
+                     help="GET /readyz answers 503 when the database or the writer takes longer (default 2)")
+
+
+def _port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"a TCP port 1-65535, not {text!r}")
+    return int(text)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"a whole number >= 0, not {text!r}")
+    return int(text)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seconds, e.g. 2.5, not {text!r}") from None
+    if not 0 < value < 1e6:
+        raise argparse.ArgumentTypeError(f"seconds above 0, not {text!r}")
+    return value
 
 
 def _delays(text: str) -> tuple[int, ...]:
@@ -300,18 +353,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="serve the v2 HTTP API (Starlette + uvicorn) on an embedded DuckDB file")
     p.add_argument("--db", default=str(DEFAULT_PATH), help=f"database file (default {DEFAULT_PATH})")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8787)
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=8787, help="port to listen on (default 8787)")
     p.add_argument("--dev", action="store_true",
                    help="create a clearly labelled development workspace on first start and print its credentials")
-    p.add_argument("--log-level", default="info")
+    p.add_argument("--log-level", default="info", help="debug, info, warning or error (default info)")
     hooks = p.add_argument_group("webhook delivery (for tests and local receivers; defaults follow the spec)")
     hooks.add_argument("--webhook-allow-loopback", action="store_true",
                        help="let deliveries reach 127.0.0.1 / ::1 (other private addresses stay refused)")
     hooks.add_argument("--webhook-ca-bundle", metavar="PEM", help="extra CA certificates to trust for receivers")
     hooks.add_argument("--webhook-retry-delays", metavar="MS,MS,...", type=_delays,
                        help="waits after each failed attempt, in ms (default 2000,8000,32000,120000,480000)")
+    _add_operations_flags(p)
     p.set_defaults(func=cmd_serve)
+    serve_parser = p
 
     p = sub.add_parser("workspace", help="manage workspaces")
     wsub = p.add_subparsers(dest="workspace_command", required=True)
@@ -357,6 +412,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", help="only this workspace's executions")
     p.add_argument("--json", action="store_true", help="print the diff as JSON")
     p.set_defaults(func=cmd_replay)
+    bind_environment(serve_parser)  # last: every serve flag, whoever added it, gets its variable
     return parser
 
 

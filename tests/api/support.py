@@ -114,6 +114,19 @@ class Server:
             os.kill(self.proc.pid, signal.SIGKILL)
         self._reap()
 
+    def terminate(self, timeout: float = 60.0) -> int | None:
+        """SIGTERM, then wait for the process to end by itself: its exit status (None when it
+        was still running after ``timeout`` seconds, and then killed)."""
+        code = None
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                code = self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+        self._reap()
+        return code
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

@@ -57,6 +57,10 @@ class Config:
     # Called with the Run while the server is down, after the offline checks: a test damages
     # the database file here to see the checks notice.
     while_down: Callable[[Run], None] | None = None
+    # "kill": SIGKILL (a crash); "term": SIGTERM, a graceful stop that must exit 0 within
+    # term_timeout_s (`collab serve --shutdown-timeout`).
+    stop: str = "kill"
+    term_timeout_s: float = 20.0
 
 
 class Run:
@@ -138,7 +142,8 @@ class Harness:
         self.restarts += 1
         log = Path(self.config.root) / f"server-{self.restarts}.log"
         hooks = ("--webhook-allow-loopback", "--webhook-ca-bundle", str(self.run_state.receiver.ca_path),
-                 "--webhook-retry-delays", "200,400,800,1600,3200")
+                 "--webhook-retry-delays", "200,400,800,1600,3200",
+                 "--shutdown-timeout", f"{self.config.term_timeout_s:g}")
         return Server(self.run_state.db, log, extra_args=hooks + self.config.server_args).start()
 
     def _say(self, message: str) -> None:
@@ -169,7 +174,13 @@ class Harness:
     def _kill_and_restart(self) -> None:
         run = self.run_state
         self.up.clear()
-        run.server.kill9()  # whatever is in flight now never gets its answer
+        if self.config.stop == "term":  # requests in flight are answered, then the server drains and exits 0
+            code = run.server.terminate(timeout=self.config.term_timeout_s + 10)
+            if code != 0:
+                self.report.problem(f"SIGTERM: the server exited with {code}, not 0 within "
+                                    f"{self.config.term_timeout_s:g} s; log: {run.server.log()[-2000:]}")
+        else:
+            run.server.kill9()  # whatever is in flight now never gets its answer
         killed = time.monotonic()
         self._wait_parked()
         self._offline()

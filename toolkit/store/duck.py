@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import duckdb
 
-from toolkit.store.migrate import migrate
-from toolkit.store.writer import Rows, Writer
+from toolkit.store.migrate import migrate, migrations
+from toolkit.store.writer import Rows, StatementObserver, Writer
 
 DEFAULT_PATH = Path("data") / "collab.duckdb"
 
@@ -32,6 +33,13 @@ class Store:
         self._local = threading.local()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
         self._lock = threading.Lock()
+        self._observe: StatementObserver | None = None
+
+    def observe_statements(self, observer: StatementObserver | None) -> None:
+        """Call ``observer(kind, seconds)`` after every statement: reads, the writer's
+        statements and its commits (the server's metrics)."""
+        self._observe = observer
+        self.writer.observe = observer
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """This thread's read cursor (DuckDB connections are not shared across threads)."""
@@ -45,7 +53,23 @@ class Store:
 
     def read(self, sql: str, params=None) -> Rows:
         """Run a query on this thread's cursor; the rows are fetched (``fetchone``/``fetchall``)."""
-        return Rows(self.cursor(), sql, params)
+        if self._observe is None:
+            return Rows(self.cursor(), sql, params)
+        began = time.perf_counter()
+        try:
+            return Rows(self.cursor(), sql, params)
+        finally:
+            self._observe("read", time.perf_counter() - began)
+
+    def problem(self) -> str | None:
+        """Why the database is not fit to serve (one line), or None: it must answer a query,
+        hold every shipped migration, and still be the file at :attr:`path` (a DuckDB file
+        deleted under a running server goes on taking writes that vanish with the process)."""
+        if self.path != ":memory:" and not Path(self.path).exists():
+            return f"database file {self.path} is gone"
+        applied = {n for (n,) in self.read("SELECT number FROM schema_migrations").fetchall()}
+        missing = [name for number, name, _ in migrations() if number not in applied]
+        return f"migrations not applied: {', '.join(missing)}" if missing else None
 
     def last_key(self) -> int:
         """The largest list key handed out (executions, definitions and deliveries share them)."""

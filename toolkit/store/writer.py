@@ -15,8 +15,11 @@ and each job is then retried alone, so one bad job never takes others down with 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import queue
 import threading
+import time
 from concurrent.futures import Future
 from typing import Any, Callable
 
@@ -26,6 +29,9 @@ import pyarrow as pa
 from toolkit.errors import ApiError
 
 MAX_GROUP = 64
+
+# Called with (kind, seconds) after each statement, kind "read", "write" or "commit" (metrics).
+StatementObserver = Callable[[str, float], None]
 
 
 class Rows(list):
@@ -50,11 +56,13 @@ class Tx:
     updates, also applied in bulk; and rollback / after-commit hooks for in-memory caches
     the job touched."""
 
-    __slots__ = ("con", "dirty", "_appends", "_updates", "_on_rollback", "_after_commit", "_keys")
+    __slots__ = ("con", "dirty", "_appends", "_updates", "_on_rollback", "_after_commit", "_keys", "_observe")
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, keys: "KeySource | None" = None) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, keys: "KeySource | None" = None,
+                 observe: StatementObserver | None = None) -> None:
         self.con = con
         self._keys = keys
+        self._observe = observe
         self.dirty = False
         self._appends: dict[tuple[str, tuple[str, ...]], list[tuple]] = {}
         self._updates: dict[tuple[str, tuple[str, ...]], dict] = {}
@@ -64,7 +72,14 @@ class Tx:
     def execute(self, sql: str, params: Any = None) -> "Rows":
         if not sql.lstrip().upper().startswith("SELECT"):
             self.dirty = True
-        return Rows(self.con, sql, params)
+        began = time.perf_counter()
+        rows = Rows(self.con, sql, params)
+        self._took(began)
+        return rows
+
+    def _took(self, began: float) -> None:
+        if self._observe is not None:
+            self._observe("write", time.perf_counter() - began)
 
     def append(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
         if rows:
@@ -90,7 +105,9 @@ class Tx:
         self._on_rollback.append(hook)
 
     def after_commit(self, hook: Callable[[], None]) -> None:
-        self._after_commit.append(hook)
+        """``hook`` runs after the commit, in the context of the job that registered it (so
+        the request id of the request behind the job reaches the work the commit starts)."""
+        self._after_commit.append(functools.partial(contextvars.copy_context().run, hook))
 
     def flush(self) -> None:
         """Write what the group buffered: inserts first (a new row may be updated in the same
@@ -99,6 +116,7 @@ class Tx:
         # (a replacement scan): cheaper than registering a view per statement.
         for (table, columns), rows in self._appends.items():
             _append = _arrow(columns, rows)  # noqa: F841 - read by name in the SQL below
+            began = time.perf_counter()
             self.con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM _append")
         # Updates go one row at a time, each a lookup and a write by key alone: DuckDB uses the
         # key's index only when `key = ?` is the whole filter (a join with the batch, or a
@@ -111,11 +129,15 @@ class Tx:
             write = f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in rest)} WHERE {key} = ?"
             stale = 0
             for row in bucket.values():
+                began = time.perf_counter()
                 current = self.con.execute(read, [row[0]]).fetchall()
+                self._took(began)
                 if current != [(row[1],)]:
                     stale += 1
                     continue
+                began = time.perf_counter()
                 self.con.execute(write, [*row[2:], row[0]]).fetchall()
+                self._took(began)
             if stale:
                 raise ConcurrentChange(f"{stale} row(s) of {table} changed concurrently")
         self._appends.clear()
@@ -150,11 +172,12 @@ class KeySource:
 
 
 class _Job:
-    __slots__ = ("fn", "future")
+    __slots__ = ("fn", "future", "context")
 
     def __init__(self, fn, future) -> None:
         self.fn = fn
         self.future = future
+        self.context = contextvars.copy_context()  # the submitter's (a request's id, for its logs)
 
 
 class Writer:
@@ -167,7 +190,12 @@ class Writer:
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._closed = False
+        self.observe: StatementObserver | None = None
         self._thread.start()
+
+    def depth(self) -> int:
+        """Jobs queued and not yet taken into a group (approximate, like any queue size)."""
+        return self._queue.qsize()
 
     def submit(self, fn: Callable[[Tx], Any]) -> Future:
         if self._closed:
@@ -214,7 +242,7 @@ class Writer:
             self._try_group([job], alone=True)
 
     def _try_group(self, group: list[_Job], alone: bool = False) -> bool:
-        tx = Tx(self.con, self.keys)
+        tx = Tx(self.con, self.keys, self.observe)
         outcomes: list[tuple[_Job, bool, Any]] = []
         self.con.execute("BEGIN")
         try:
@@ -222,14 +250,17 @@ class Writer:
                 before = tx.dirty
                 tx.dirty = False
                 try:
-                    outcomes.append((job, True, job.fn(tx)))
+                    outcomes.append((job, True, job.context.run(job.fn, tx)))
                 except ApiError as exc:
                     if tx.dirty:
                         raise
                     outcomes.append((job, False, exc))
                 tx.dirty = tx.dirty or before
             tx.flush()
+            began = time.perf_counter()
             self.con.execute("COMMIT")
+            if self.observe is not None:
+                self.observe("commit", time.perf_counter() - began)
         except BaseException as exc:  # noqa: BLE001 - every failure must reach a caller
             self._rollback(tx)
             if not alone:

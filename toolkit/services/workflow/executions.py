@@ -13,6 +13,7 @@ import json
 from dataclasses import asdict, dataclass
 
 from toolkit.engine import (
+    EXTERNAL_TYPES,
     AgentCompleted,
     CancelExecution,
     CancelStep,
@@ -110,7 +111,9 @@ def _commit(services: Services, tx, workspace_id: str, state, plan, transition, 
     tx.after_commit(lambda: services.notify(workspace_id, {"executionId": eid, "status": state.status,
                                                            "nextDeadline": state.next_deadline(),
                                                            "agentRequests": requests,
-                                                           "deliveries": webhook_url is not None}))
+                                                           "deliveries": [e.event_id for e in events
+                                                                          if e.type in EXTERNAL_TYPES]
+                                                           if webhook_url is not None else []}))
     return new_version
 
 

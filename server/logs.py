@@ -1,0 +1,196 @@
+"""Server logs: one line a record, JSON (default) or text, through the standard ``logging``
+module; request ids; and the request each piece of background work came from.
+
+Every record made while a request is being served — in its handler, in the writer job it
+submitted, in the agent runs its commit started — carries that request's id (``requestId``),
+because the id lives in a :class:`contextvars.ContextVar` that the writer and the agent pool
+carry along; webhook attempts, sent later, find it through :class:`Origins`. Nothing here
+logs a request's headers, body or query string, so credentials and secrets never reach a
+log line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import re
+import sys
+import time
+import uuid
+from collections import OrderedDict
+from contextvars import ContextVar
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import orjson
+
+FORMATS = ("json", "text")
+REQUEST_ID_HEADER = "x-request-id"
+# A client's id is kept when it is 1–128 of these characters; otherwise one is generated (a
+# log line must not carry arbitrary client bytes, nor grow without bound).
+_SAFE_ID = re.compile(r"[A-Za-z0-9._:@+=/-]{1,128}")
+ORIGINS_KEPT = 100_000  # event ids whose originating request is remembered for the delivery log
+
+
+@dataclass
+class RequestInfo:
+    """What the log line of one request needs beyond the ASGI scope; the handler fills in
+    the workspace once the request is authenticated."""
+
+    request_id: str
+    workspace: str | None = None
+
+
+current: ContextVar[RequestInfo | None] = ContextVar("collab_request", default=None)
+
+
+def request_id_from(raw: bytes | None) -> str:
+    """The client's ``x-request-id`` when it is safe to log, else a new one."""
+    if raw is not None:
+        text = raw.decode("latin-1")
+        if _SAFE_ID.fullmatch(text):
+            return text
+    return uuid.uuid4().hex
+
+
+def current_request_id() -> str | None:
+    info = current.get()
+    return info.request_id if info is not None else None
+
+
+def note_workspace(workspace_id: str) -> None:
+    """Record the authenticated workspace of the request being served (for its log line)."""
+    info = current.get()
+    if info is not None:
+        info.workspace = workspace_id
+
+
+@lru_cache(maxsize=4096)
+def workspace_hash(workspace_id: str) -> str:
+    """A short stable hash: enough to tell workspaces apart in logs, not to name them."""
+    return hashlib.sha256(workspace_id.encode()).hexdigest()[:12]
+
+
+class Origins:
+    """Which request created each webhook delivery (by event id), for the delivery log.
+    Kept in memory for the last :data:`ORIGINS_KEPT` events: after a restart, or for rows a
+    redrive brought back, the attempt is logged without a request id."""
+
+    def __init__(self, kept: int = ORIGINS_KEPT) -> None:
+        self.kept = kept
+        self._ids: OrderedDict[str, str] = OrderedDict()
+
+    def note(self, event_ids) -> None:
+        request_id = current_request_id()
+        if request_id is None:
+            return
+        for event_id in event_ids:
+            self._ids[event_id] = request_id
+        while len(self._ids) > self.kept:
+            self._ids.popitem(last=False)
+
+    def get(self, event_id: str) -> str | None:
+        return self._ids.get(event_id)
+
+
+# ---------------------------------------------------------------------------- formatting
+
+def fields(**values: Any) -> dict:
+    """``extra=`` for a log call whose fields the formatters print as keys (JSON) or k=v (text)."""
+    return {"fields": values}
+
+
+@lru_cache(maxsize=4)
+def _second(whole: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+
+
+def _timestamp(record: logging.LogRecord) -> str:
+    """ISO 8601 UTC with milliseconds (the second's text is cached: many lines share it)."""
+    return f"{_second(int(record.created))}.{int(record.msecs):03d}Z"
+
+
+def _dumps(line: dict) -> str:
+    # orjson is several times faster than json (a line a request adds up); it refuses what
+    # is not valid UTF-8 (a lone surrogate in an exception text), which json escapes instead.
+    try:
+        return orjson.dumps(line, default=str).decode()
+    except (orjson.JSONEncodeError, TypeError):
+        return json.dumps(line, separators=(",", ":"), default=str)  # ASCII: \ud800 escaped, still one line
+
+
+class JsonFormatter(logging.Formatter):
+    """``{"ts", "level", "logger", "message", ...fields, "requestId"?, "exc"?}`` on one line."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = {"ts": _timestamp(record), "level": record.levelname.lower(), "logger": record.name,
+                "message": record.getMessage()}
+        line.update(getattr(record, "fields", None) or {})
+        if "requestId" not in line:
+            request_id = current_request_id()
+            if request_id is not None:
+                line["requestId"] = request_id
+        if record.exc_info:
+            line["exc"] = self.formatException(record.exc_info)
+        return _dumps(line)
+
+
+class TextFormatter(logging.Formatter):
+    """``ts LEVEL logger message k=v ...`` for a terminal."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        extra = dict(getattr(record, "fields", None) or {})
+        if "requestId" not in extra and current_request_id() is not None:
+            extra["requestId"] = current_request_id()
+        tail = "".join(f" {k}={v}" for k, v in extra.items() if v is not None)
+        line = f"{_timestamp(record)} {record.levelname:<7} {record.name}: {record.getMessage()}{tail}"
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
+def configure(log_format: str = "json", level: str | int = "info", stream=None) -> logging.Handler:
+    """Send every logger's records (uvicorn's too) to one handler on ``stream`` (standard
+    error) in ``log_format``; returns the handler. uvicorn is then run with ``log_config=None``
+    and ``access_log=False``: its access log is replaced by the request log of
+    :mod:`server.observe`."""
+    if log_format not in FORMATS:
+        raise ValueError(f"log format must be one of {', '.join(FORMATS)}, not {log_format!r}")
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper() if isinstance(level, str) else level)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):  # uvicorn's own handlers, if any, go
+        logging.getLogger(name).handlers.clear()
+        logging.getLogger(name).propagate = True
+    return handler
+
+
+# ---------------------------------------------------------------------------- background work
+
+delivery_log = logging.getLogger("collab.webhooks")
+
+
+def delivery_result(outcome) -> str:
+    """``delivered``, ``failed`` (retried on the schedule) or ``refused`` (a destination never
+    called: dead-lettered at once)."""
+    return "delivered" if outcome.error is None else ("refused" if outcome.permanent else "failed")
+
+
+def log_delivery(origins: Origins):
+    """An observer for the deliverer: one line per attempt, with the id of the request whose
+    commit created the delivery. The URL is not logged (its query may hold a credential)."""
+
+    def observe(outcome) -> None:
+        d = outcome.delivery
+        result = delivery_result(outcome)
+        delivery_log.info("webhook attempt %s", result, extra=fields(
+            eventId=d.event_id, attempt=d.attempts + 1, result=result, error=outcome.error,
+            requestId=origins.get(d.event_id)))
+
+    return observe
