@@ -138,7 +138,8 @@ class Harness:
         self.restarts += 1
         log = Path(self.config.root) / f"server-{self.restarts}.log"
         hooks = ("--webhook-allow-loopback", "--webhook-ca-bundle", str(self.run_state.receiver.ca_path),
-                 "--webhook-retry-delays", "200,400,800,1600,3200")
+                 "--webhook-retry-delays", "200,400,800,1600,3200",
+                 "--webhook-allow-port", str(self.run_state.receiver.port))
         return Server(self.run_state.db, log, extra_args=hooks + self.config.server_args).start()
 
     def _say(self, message: str) -> None:
