@@ -59,11 +59,10 @@ class Receiver:
         status = self.respond(request.url.path, int(headers.get("x-service-attempt", "0")))
         if status is None:
             self._loop = asyncio.get_running_loop()
-            if self._released is None:
-                self._released = asyncio.Event()
+            released = self._released = self._released or asyncio.Event()
             with self._lock:
                 self.requests.append(Received(request.url.path, body, headers, None))
-            await self._released.wait()
+            await released.wait()
             return Response(status_code=200)
         response = status if isinstance(status, Response) else Response(status_code=status)
         with self._lock:
@@ -71,9 +70,10 @@ class Receiver:
         return response
 
     def release(self) -> None:
-        """Let held requests answer (if their connection is still open)."""
-        if self._loop is not None and self._released is not None:
-            self._loop.call_soon_threadsafe(self._released.set)
+        """Let held requests answer (if their connection is still open); later ones hold again."""
+        released, self._released = self._released, None
+        if self._loop is not None and released is not None:
+            self._loop.call_soon_threadsafe(released.set)
 
     def start(self) -> "Receiver":
         app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["POST"])])
