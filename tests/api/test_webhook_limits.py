@@ -158,6 +158,27 @@ def test_a_row_that_breaks_its_attempts_fails_them_and_never_stalls_other_worksp
         srv.stop()
 
 
+def test_a_workspace_with_a_hanging_receiver_holds_only_its_share(limited, receiver):
+    """Workspace A's receiver holds every request open; A has more deliveries due than the
+    server sends at once (32). B's delivery still goes out at once: A holds at most its
+    per-workspace share (8) of the slots, not all of them."""
+    srv, hooked = limited
+    receiver.respond = lambda path, attempt: None if path == "/hanging" else 200
+    try:
+        definition_id = uid("hang")
+        hooked.create(human_definition(definition_id))
+        for _ in range(34):
+            hooked.dispatch(definition_id, webhookUrl=receiver.url("/hanging"), webhookSecret=SECRET)
+        wait_for(lambda: len(receiver.received("/hanging")) >= 8, what="A's held deliveries")
+        with srv.client(srv.creds_b) as client:
+            b = Api(client)
+            _settled(b, _hook(b, receiver.url("/prompt")), "delivered")
+        assert len(receiver.received("/hanging")) < 32, "A's hanging receiver took every delivery slot"
+    finally:
+        receiver.respond = lambda path, attempt: 200
+        receiver.release()
+
+
 # ---------------------------------------------------------------------------- client limits
 
 
