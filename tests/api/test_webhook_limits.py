@@ -16,7 +16,7 @@ import pytest
 from starlette.responses import StreamingResponse
 
 from api.receiver import Receiver
-from api.support import DISPATCH, Api, Server, collab_bin, human_definition, serve_fresh, uid, wait_for
+from api.support import DISPATCH, Api, collab_bin, human_definition, serve_fresh, uid, wait_for
 
 LIST = "/v2/workflow/deliveries/list"
 SECRET = "whsec-limits-0123456789"

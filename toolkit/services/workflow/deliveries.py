@@ -1,5 +1,6 @@
-"""The webhook outbox (semantics §6): what is due, what an attempt came to, and the dead
-letters an operator lists and redrives.
+"""The webhook outbox (semantics §6): what is due (shared fairly between workspaces), what an
+attempt came to, the dead letters a workspace lists and redrives, and the server operator's
+tools to dead-letter or purge a workspace's outbox (``collab deliveries``).
 
 Rows are created with the events they carry (``persist.save``); a deliverer — the server's
 background task — reads the due ones, POSTs them and records each outcome here. A row that
