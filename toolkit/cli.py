@@ -190,11 +190,18 @@ def _port(text: str) -> int:
     return int(text)
 
 
+def _existing_store(path: str):
+    """An operator command's database: it must exist (a mistyped path must not create one)."""
+    if not Path(path).is_file():
+        raise SystemExit(_usage_error(f"no database at {path}"))
+    return _open_store(path)
+
+
 def cmd_deliveries_summary(args) -> int:
     from toolkit.services.context import Services
     from toolkit.services.workflow.deliveries import outbox_summary
 
-    with _open_store(args.db) as store:
+    with _existing_store(args.db) as store:
         rows = outbox_summary(Services(store))
     if args.json:
         print(json.dumps(rows))
@@ -210,7 +217,7 @@ def cmd_deliveries_change(args) -> int:
     from toolkit.services.context import Services
     from toolkit.services.workflow.deliveries import dead_letter_outbox, purge_outbox
 
-    with _open_store(args.db) as store:
+    with _existing_store(args.db) as store:
         known = store.read("SELECT count(*) FROM workspaces WHERE workspace_id = ?", [args.workspace]).fetchone()[0]
         if not known:
             return _usage_error(f"no workspace {args.workspace} in {args.db} (collab deliveries summary lists them)")

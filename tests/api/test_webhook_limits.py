@@ -8,7 +8,6 @@ real HTTPS receivers (trustme) throughout."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import duckdb
@@ -16,7 +15,8 @@ import pytest
 from starlette.responses import StreamingResponse
 
 from api.receiver import Receiver
-from api.support import DISPATCH, Api, collab_bin, human_definition, serve_fresh, uid, wait_for
+from api.support import DISPATCH, Api, human_definition, serve_fresh, uid, wait_for
+from toolkit.cli import main
 
 LIST = "/v2/workflow/deliveries/list"
 SECRET = "whsec-limits-0123456789"
@@ -223,11 +223,17 @@ def test_a_pooled_connection_never_carries_another_host_name(limited, localhost_
 # ---------------------------------------------------------------------------- the operator's tools
 
 
-def _collab(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([collab_bin(), "deliveries", *args], capture_output=True, text=True, timeout=120)
+def _collab(capsys, *args: str) -> tuple[int, str, str]:
+    """`collab deliveries ARGS` (the CLI's own entry point, in this process): code, out, err."""
+    try:
+        code = main(["deliveries", *args])
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
-def test_an_operator_dead_letters_or_purges_a_workspaces_outbox(tmp_path, receiver):
+def test_an_operator_dead_letters_or_purges_a_workspaces_outbox(tmp_path, receiver, capsys):
     srv = serve_fresh(tmp_path, "operator", _flags(receiver))
     receiver.respond = lambda path, attempt: None if path.startswith("/stuck") else 200
     try:
@@ -245,17 +251,19 @@ def test_an_operator_dead_letters_or_purges_a_workspaces_outbox(tmp_path, receiv
     with duckdb.connect(db, read_only=True) as con:
         ws_a, ws_b = (con.execute("SELECT workspace_id FROM executions WHERE execution_id = ?", [e]).fetchone()[0]
                       for e in (a1, b1))
-    summary = _collab("summary", "--db", db, "--json")
-    assert summary.returncode == 0, summary.stderr
-    counts = {r["workspaceId"]: (r["pending"], r["dead"]) for r in json.loads(summary.stdout)}
+    code, out, err = _collab(capsys, "summary", "--db", db, "--json")
+    assert code == 0, err
+    counts = {r["workspaceId"]: (r["pending"], r["dead"]) for r in json.loads(out)}
     assert counts == {ws_a: (4, 0), ws_b: (2, 0)}
 
-    done = _collab("dead-letter", "--db", db, "--workspace", ws_a)
-    assert done.returncode == 0 and done.stdout.startswith("4 pending deliveries dead-lettered"), done
-    done = _collab("purge", "--db", db, "--workspace", ws_a, "--execution", a2)
-    assert done.returncode == 0 and done.stdout.startswith("2 undelivered deliveries deleted"), done
-    unknown = _collab("purge", "--db", db, "--workspace", "ws_nobody")
-    assert unknown.returncode == 2 and "no workspace ws_nobody" in unknown.stderr
+    code, out, _ = _collab(capsys, "dead-letter", "--db", db, "--workspace", ws_a)
+    assert code == 0 and out.startswith("4 pending deliveries dead-lettered"), out
+    code, out, _ = _collab(capsys, "purge", "--db", db, "--workspace", ws_a, "--execution", a2)
+    assert code == 0 and out.startswith("2 undelivered deliveries deleted"), out
+    code, _, err = _collab(capsys, "purge", "--db", db, "--workspace", "ws_nobody")
+    assert code == 2 and "no workspace ws_nobody" in err
+    code, _, err = _collab(capsys, "summary", "--db", str(tmp_path / "typo.duckdb"))
+    assert code == 2 and "no database at" in err and not (tmp_path / "typo.duckdb").exists()
 
     srv.start()
     try:
