@@ -5,6 +5,7 @@ deliverer's own preparation of an attempt and the httpx request it sends."""
 
 from __future__ import annotations
 
+import doctest
 import ipaddress
 import tempfile
 from pathlib import Path
@@ -23,6 +24,7 @@ from toolkit.services import workflow
 from toolkit.services.context import Services
 from toolkit.services.workspaces import Authenticator, create_workspace
 from toolkit.store import Store
+import toolkit.webhook_urls
 from toolkit.webhook_urls import WebhookPolicy, parse_webhook_url, url_problem
 
 STRICT = WebhookPolicy()
@@ -195,3 +197,8 @@ def test_dispatch_and_delivery_agree_on_every_url(dispatcher, url, policy):
     services, workspace = dispatcher
     services.webhook_policy = policy
     assert _dispatch_accepts(services, workspace, url) == _delivery_accepts(url, policy), url
+
+
+def test_the_documented_examples_hold():
+    result = doctest.testmod(toolkit.webhook_urls)
+    assert result.attempted > 0 and result.failed == 0
