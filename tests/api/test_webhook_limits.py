@@ -255,6 +255,10 @@ def test_an_operator_dead_letters_or_purges_a_workspaces_outbox(tmp_path, receiv
     assert code == 0, err
     counts = {r["workspaceId"]: (r["pending"], r["dead"]) for r in json.loads(out)}
     assert counts == {ws_a: (4, 0), ws_b: (2, 0)}
+    code, out, _ = _collab(capsys, "summary", "--db", db)
+    assert code == 0 and out.splitlines()[0].split() == ["workspace", "label", "pending", "dead", "delivered"]
+    assert {line.split()[0]: line.split()[-3:] for line in out.splitlines()[1:]} == {
+        ws_a: ["4", "0", "0"], ws_b: ["2", "0", "0"]}
 
     code, out, _ = _collab(capsys, "dead-letter", "--db", db, "--workspace", ws_a)
     assert code == 0 and out.startswith("4 pending deliveries dead-lettered"), out

@@ -1,5 +1,5 @@
 """Push delivery of execution events (semantics §6), end to end: a real `collab serve` POSTs to
-a real HTTPS receiver (its CA passed with --webhook-ca-bundle; loopback allowed explicitly),
+a real HTTPS receiver (its CA passed with --webhook-ca-bundle; loopback and its port allowed explicitly),
 signs each body, retries on the schedule (shortened with --webhook-retry-delays), dead-letters,
 redrives, and resumes after kill -9 without losing or re-sending what was acknowledged."""
 
