@@ -27,7 +27,9 @@ from starlette.concurrency import run_in_threadpool
 from server.webhook_client import WebhookClient, tls_context
 from toolkit.services.context import Services
 from toolkit.services.workflow.deliveries import Delivery, Outcome, due, next_due, record
-from toolkit.webhook_urls import BadUrl, IPAddress, Target, WebhookPolicy, destination_problem, parse_webhook_url, refusal
+from toolkit.webhook_urls import (
+    BadUrl, IPAddress, Target, WebhookPolicy, destination_problem, parse_webhook_url, refusal,
+)
 from toolkit.webhooks import ATTEMPT_HEADER, EVENT_ID_HEADER, RETRY_DELAYS_MS, SIGNATURE_HEADER, TIMEOUT_S, sign
 
 log = logging.getLogger("collab.webhooks")

@@ -149,7 +149,8 @@ def test_a_row_that_breaks_its_attempts_fails_them_and_never_stalls_other_worksp
                 assert all(d["attempts"] == before[d["eventId"]][0] + 1 and "destination refused" in d["lastError"]
                            and reason in d["lastError"] for d in dead), [(d["attempts"], d["lastError"]) for d in dead]
             dead = _settled(a, no_secret, "dead")  # after the whole schedule: 6 failed attempts in a row
-            assert all(d["attempts"] == before[d["eventId"]][0] + 6 - before[d["eventId"]][1] and d["lastError"].startswith("AttributeError")
+            expected = {e: attempts + 6 - failures for e, (attempts, failures) in before.items()}
+            assert all(d["attempts"] == expected[d["eventId"]] and d["lastError"].startswith("AttributeError")
                        for d in dead), [(d["attempts"], d["lastError"]) for d in dead]
             assert _deliveries(a, no_secret) == dead  # and no more attempts
         assert len(receiver.received("/fine")) == 2
