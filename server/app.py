@@ -105,7 +105,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app):
         state.store = Store(settings.db)
-        state.services = Services(state.store, runner=settings.agent_runner)
+        state.services = Services(state.store, runner=settings.agent_runner, webhook_policy=settings.delivery.policy)
         state.authenticator = Authenticator(state.store)
         state.background = Background(state.services, mirror_every_s=settings.mirror_every_s,
                                       delivery=settings.delivery,

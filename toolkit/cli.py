@@ -155,6 +155,7 @@ def cmd_serve(args) -> int:
     from server.shutdown import serve
     from toolkit.services.runtime import SystemClock
     from toolkit.services.workspaces import create_workspace, has_dev_workspace
+    from toolkit.webhook_urls import WebhookPolicy
 
     # Opened here first so that a file another process holds is one line and exit 2, not
     # uvicorn's start-up traceback.
@@ -169,7 +170,8 @@ def cmd_serve(args) -> int:
                 print("Development workspace exists (its credentials were printed when it was created; "
                       "`collab workspace create` makes new ones).")
     print(f"Serving the v2 API on http://{args.host}:{args.port} with database {args.db}", flush=True)
-    delivery = DeliverySettings(allow_loopback=args.webhook_allow_loopback, ca_bundle=args.webhook_ca_bundle,
+    policy = WebhookPolicy(allow_loopback=args.webhook_allow_loopback, extra_ports=frozenset(args.webhook_allow_port))
+    delivery = DeliverySettings(policy=policy, ca_bundle=args.webhook_ca_bundle,
                                 **({"retry_delays_ms": args.webhook_retry_delays} if args.webhook_retry_delays else {}))
     configure_logs(args.log_format, args.log_level)
     settings = Settings(db=args.db, delivery=delivery, **_operations_settings(args))
@@ -236,6 +238,45 @@ def _delays(text: str) -> tuple[int, ...]:
     if not delays or any(d < 0 for d in delays):
         raise argparse.ArgumentTypeError("at least one delay, none negative")
     return delays
+
+
+def _existing_store(path: str):
+    """An operator command's database: it must exist (a mistyped path must not create one)."""
+    if not Path(path).is_file():
+        raise SystemExit(_usage_error(f"no database at {path}"))
+    return _open_store(path)
+
+
+def cmd_deliveries_summary(args) -> int:
+    from toolkit.services.context import Services
+    from toolkit.services.workflow.deliveries import outbox_summary
+
+    with _existing_store(args.db) as store:
+        rows = outbox_summary(Services(store))
+    if args.json:
+        print(json.dumps(rows))
+        return 0
+    print(f"{'workspace':<22}{'label':<16}{'pending':>9}{'dead':>9}{'delivered':>11}")
+    for r in rows:
+        print(f"{r['workspaceId']:<22}{(r['label'] or '')[:15]:<16}{r['pending']:>9}{r['dead']:>9}{r['delivered']:>11}")
+    return 0
+
+
+def cmd_deliveries_change(args) -> int:
+    """`collab deliveries dead-letter|purge`: an operator empties one workspace's outbox."""
+    from toolkit.services.context import Services
+    from toolkit.services.workflow.deliveries import dead_letter_outbox, purge_outbox
+
+    with _existing_store(args.db) as store:
+        known = store.read("SELECT count(*) FROM workspaces WHERE workspace_id = ?", [args.workspace]).fetchone()[0]
+        if not known:
+            return _usage_error(f"no workspace {args.workspace} in {args.db} (collab deliveries summary lists them)")
+        change = dead_letter_outbox if args.deliveries_command == "dead-letter" else purge_outbox
+        count = change(Services(store), args.workspace, args.execution)
+    what = "pending deliveries dead-lettered" if args.deliveries_command == "dead-letter" else \
+        "undelivered deliveries deleted"
+    print(f"{count} {what} of workspace {args.workspace}" + (f", execution {args.execution}" if args.execution else ""))
+    return 0
 
 
 def _open_log(args):
@@ -325,6 +366,26 @@ def _add_version(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--version", action="version", version=f"collab {__version__}")
 
 
+def _deliveries_parser(sub, default_db) -> None:
+    p = sub.add_parser("deliveries", help="operator tools for the webhook outbox of a stopped server's database",
+                       description="Work on a stopped server's database file (a running server holds it). "
+                                   "A workspace's own API lists and redrives its deliveries; these commands "
+                                   "need no credentials, only the file.")
+    dsub = p.add_subparsers(dest="deliveries_command", required=True)
+    c = dsub.add_parser("summary", help="pending, dead and delivered counts per workspace")
+    c.add_argument("--db", default=str(default_db))
+    c.add_argument("--json", action="store_true", help="print the rows as a JSON list")
+    c.set_defaults(func=cmd_deliveries_summary)
+    for name, text in (("dead-letter", "turn a workspace's pending deliveries into dead letters (it can redrive "
+                                       "them later)"),
+                       ("purge", "delete a workspace's undelivered (pending and dead) deliveries")):
+        c = dsub.add_parser(name, help=text)
+        c.add_argument("--db", default=str(default_db))
+        c.add_argument("--workspace", required=True, help="the workspace id (ws_…)")
+        c.add_argument("--execution", help="only this execution's deliveries")
+        c.set_defaults(func=cmd_deliveries_change)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="collab", description="Design, lint, simulate and serve approval workflows.")
     _add_version(parser)
@@ -364,9 +425,12 @@ def build_parser() -> argparse.ArgumentParser:
     hooks.add_argument("--webhook-ca-bundle", metavar="PEM", help="extra CA certificates to trust for receivers")
     hooks.add_argument("--webhook-retry-delays", metavar="MS,MS,...", type=_delays,
                        help="waits after each failed attempt, in ms (default 2000,8000,32000,120000,480000)")
+    hooks.add_argument("--webhook-allow-port", metavar="PORT", type=_port, action="append", default=[],
+                       help="let webhook URLs use this port besides 443 (repeat for more)")
     _add_operations_flags(p)
     p.set_defaults(func=cmd_serve)
     serve_parser = p
+    _deliveries_parser(sub, DEFAULT_PATH)
 
     p = sub.add_parser("workspace", help="manage workspaces")
     wsub = p.add_subparsers(dest="workspace_command", required=True)

@@ -31,6 +31,10 @@ def bind_environment(p: argparse.ArgumentParser, environ=None) -> None:
         if name not in environ:
             continue
         raw = environ[name]
+        if isinstance(action, argparse._AppendAction):  # a repeatable flag: the variable lists values
+            convert = _env_checked(name, raw, action.type, action.choices)
+            action.default = [_checked_now(convert, part.strip()) for part in raw.split(",") if part.strip()]
+            continue
         if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
             action.type = _env_switch(name, action.const)
         else:
@@ -59,3 +63,12 @@ def _env_checked(name: str, raw: str, convert, choices):
             raise argparse.ArgumentTypeError(f"{name}={text!r}: choose from {', '.join(map(str, choices))}")
         return value
     return checked
+
+
+def _checked_now(convert, text: str):
+    """A repeatable flag's value from its variable, checked at once (argparse does not convert
+    list defaults)."""
+    try:
+        return convert(text)
+    except argparse.ArgumentTypeError as exc:
+        raise SystemExit(f"collab: {exc}") from None

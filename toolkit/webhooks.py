@@ -1,5 +1,5 @@
-"""Push delivery of execution events (semantics §6): the payload, its signature, the retry
-schedule, and the rules a webhook URL must follow.
+"""Push delivery of execution events (semantics §6): the payload, its signature and the retry
+schedule (the rules a webhook URL must follow are in :mod:`toolkit.webhook_urls`).
 
 A receiver checks each delivery with :func:`verify_webhook_signature` over the *raw* request
 body, before parsing it::
@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 from datetime import datetime, timezone
-from urllib.parse import urlsplit
 
 from toolkit.jsonio import dumps
 
@@ -79,30 +78,3 @@ def retry_delay_ms(failures: int, delays: tuple[int, ...] = RETRY_DELAYS_MS) -> 
     """How long to wait after the ``failures``-th failed attempt in a row; ``None`` once the
     schedule is used up (the delivery is dead-lettered)."""
     return delays[failures - 1] if 1 <= failures <= len(delays) else None
-
-
-def url_problem(url: str) -> str | None:
-    """Why ``url`` cannot be a webhook URL (``None`` when it can). Checked at dispatch; whether
-    its host is a public address is checked at each delivery, when the name is resolved.
-
-    >>> url_problem("https://hooks.example.com/collab?team=7") is None
-    True
-    >>> url_problem("https://example.com/x\\r\\nX-Injected: 1")
-    'must not contain whitespace or control characters'
-    """
-    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in url):
-        return "must not contain whitespace or control characters"
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        return f"not a valid URL ({exc})"
-    if parts.scheme.lower() != "https":
-        return "must be an https URL"
-    if not parts.hostname:
-        return "must name a host"
-    if parts.username is not None or parts.password is not None:
-        return "must not carry credentials (sign with webhookSecret instead)"
-    if port == 0:
-        return "port 0 is not a valid port"
-    return None

@@ -2,7 +2,8 @@
 certificate from a throw-away CA (trustme) that the server under test is told to trust.
 
 It records every request (raw body and headers) and answers as ``respond(path, attempt)``
-says: a status code, or ``None`` to hold the request open until :meth:`release`.
+says: a status code, a Starlette ``Response`` (sent as is), or ``None`` to hold the request
+open until :meth:`release`. Receivers may share one CA and hold certificates for other names.
 """
 
 from __future__ import annotations
@@ -32,16 +33,17 @@ class Received:
 
 
 class Receiver:
-    def __init__(self, folder: Path) -> None:
-        self.ca = trustme.CA()
-        cert = self.ca.issue_cert("localhost", "127.0.0.1")
+    def __init__(self, folder: Path, ca: trustme.CA | None = None, names: tuple[str, ...] = ("localhost", "127.0.0.1"),
+                 ) -> None:
+        self.ca = ca or trustme.CA()
+        cert = self.ca.issue_cert(*names)
         self.ca_path = folder / "receiver-ca.pem"
         self.ca.cert_pem.write_to_path(str(self.ca_path))
-        self.cert_path = folder / "receiver.pem"
+        self.cert_path = folder / f"receiver-{'-'.join(names)}.pem"
         cert.private_key_and_cert_chain_pem.write_to_path(str(self.cert_path))
         self.port = free_port()
         self.requests: list[Received] = []
-        self.respond: Callable[[str, int], int | None] = lambda path, attempt: 200
+        self.respond: Callable[[str, int], int | Response | None] = lambda path, attempt: 200
         self._lock = threading.Lock()
         self._released: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -57,20 +59,21 @@ class Receiver:
         status = self.respond(request.url.path, int(headers.get("x-service-attempt", "0")))
         if status is None:
             self._loop = asyncio.get_running_loop()
-            if self._released is None:
-                self._released = asyncio.Event()
+            released = self._released = self._released or asyncio.Event()
             with self._lock:
                 self.requests.append(Received(request.url.path, body, headers, None))
-            await self._released.wait()
+            await released.wait()
             return Response(status_code=200)
+        response = status if isinstance(status, Response) else Response(status_code=status)
         with self._lock:
-            self.requests.append(Received(request.url.path, body, headers, status))
-        return Response(status_code=status)
+            self.requests.append(Received(request.url.path, body, headers, response.status_code))
+        return response
 
     def release(self) -> None:
-        """Let held requests answer (if their connection is still open)."""
-        if self._loop is not None and self._released is not None:
-            self._loop.call_soon_threadsafe(self._released.set)
+        """Let held requests answer (if their connection is still open); later ones hold again."""
+        released, self._released = self._released, None
+        if self._loop is not None and released is not None:
+            self._loop.call_soon_threadsafe(released.set)
 
     def start(self) -> "Receiver":
         app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["POST"])])

@@ -57,7 +57,7 @@ def a_world(pair):
     api.create(gate)
     gated = api.dispatch(gate["definitionId"])
     gate_step = api.step(gated, "gate")["stepId"]
-    hooked = api.dispatch(human["definitionId"], webhookUrl="https://127.0.0.1:9/hook", webhookSecret="s" * 32)
+    hooked = api.dispatch(human["definitionId"], webhookUrl="https://localhost/hook", webhookSecret="s" * 32)
     person = {"userId": "ann", "name": marker, "email": f"{marker}@a.example"}
     api.ok(UADD, {"organizationId": org, "users": [person]})
     api.ok(FADD, {"organizationId": org, "folders": [{"folderId": folder, "folderName": marker}]})

@@ -1,5 +1,5 @@
 """Push delivery of execution events (semantics ยง6), end to end: a real `collab serve` POSTs to
-a real HTTPS receiver (its CA passed with --webhook-ca-bundle; loopback allowed explicitly),
+a real HTTPS receiver (its CA passed with --webhook-ca-bundle; loopback and its port allowed explicitly),
 signs each body, retries on the schedule (shortened with --webhook-retry-delays), dead-letters,
 redrives, and resumes after kill -9 without losing or re-sending what was acknowledged."""
 
@@ -23,7 +23,7 @@ FAST = "100,100,100,100,100"  # the schedule's five waits, shortened from 2 s โ€
 def _server(root, receiver: Receiver, name: str) -> Server:
     """A server with two workspaces whose deliveries may reach the test receiver on loopback."""
     return serve_fresh(root, name, ("--webhook-allow-loopback", "--webhook-ca-bundle", str(receiver.ca_path),
-                                    "--webhook-retry-delays", FAST))
+                                    "--webhook-retry-delays", FAST, "--webhook-allow-port", str(receiver.port)))
 
 
 @pytest.fixture(scope="module")
@@ -168,22 +168,22 @@ def test_the_schedule_ends_in_the_dead_letters_and_redrive_sends_again(hooked, r
     assert hooked.ok(REDRIVE, {"executionId": execution_id}) == {"redriven": 0, "eventIds": []}
 
 
-def test_private_and_link_local_destinations_are_refused_even_with_loopback_allowed(hooked):
+def test_private_and_link_local_addresses_are_refused_at_dispatch_even_with_loopback_allowed(hooked):
     definition_id = uid("ssrf")
     hooked.create(human_definition(definition_id))
     for url, kind in (("https://10.0.0.7/hook", "private"), ("https://169.254.169.254/latest/meta-data", "link-local"),
                       ("https://[fd00::1]/hook", "private")):
-        execution_id = hooked.dispatch(definition_id, webhookUrl=url, webhookSecret=SECRET)
-        dead = _settled(hooked, execution_id, 2, status="dead")  # dispatched + awaiting-approval
-        assert all(d["attempts"] == 1 and f"a {kind} address" in d["lastError"] for d in dead), dead
+        message = hooked.err(DISPATCH, {"definitionId": definition_id, "webhookUrl": url, "webhookSecret": SECRET})
+        assert "data.webhookUrl" in message and f"a {kind} address" in message, message
+    assert hooked.ok("/v2/workflow/executions/list", {"definitionId": definition_id})["items"] == []
 
 
-def test_loopback_is_refused_without_the_test_setting(api):
+def test_a_name_resolving_to_loopback_is_refused_at_delivery_without_the_test_setting(api):
     definition_id = uid("loop")
     api.create(human_definition(definition_id))
-    execution_id = api.dispatch(definition_id, webhookUrl="https://localhost:9/hook", webhookSecret=SECRET)
+    execution_id = api.dispatch(definition_id, webhookUrl="https://localhost/hook", webhookSecret=SECRET)
     dead = _settled(api, execution_id, 2, status="dead")
-    assert all("a loopback address" in d["lastError"] for d in dead), dead
+    assert all(d["attempts"] == 1 and "a loopback address" in d["lastError"] for d in dead), dead
 
 
 # ---------------------------------------------------------------------------- input and isolation

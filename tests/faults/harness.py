@@ -143,7 +143,8 @@ class Harness:
         log = Path(self.config.root) / f"server-{self.restarts}.log"
         hooks = ("--webhook-allow-loopback", "--webhook-ca-bundle", str(self.run_state.receiver.ca_path),
                  "--webhook-retry-delays", "200,400,800,1600,3200",
-                 "--shutdown-timeout", f"{self.config.term_timeout_s:g}")
+                 "--shutdown-timeout", f"{self.config.term_timeout_s:g}",
+                 "--webhook-allow-port", str(self.run_state.receiver.port))
         return Server(self.run_state.db, log, extra_args=hooks + self.config.server_args).start()
 
     def _say(self, message: str) -> None:

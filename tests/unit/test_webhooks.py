@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.delivery import refusal
 from toolkit.engine import ManualClock
 from toolkit.model import validate
 from toolkit.model import workflow as m
@@ -19,7 +18,8 @@ from toolkit.services.context import Services
 from toolkit.services.workflow.deliveries import Outcome, due, next_due, record
 from toolkit.services.workspaces import Authenticator, create_workspace
 from toolkit.store import Store
-from toolkit.webhooks import RETRY_DELAYS_MS, iso_timestamp, retry_delay_ms, sign, url_problem, verify_webhook_signature
+from toolkit.webhook_urls import refusal, url_problem
+from toolkit.webhooks import RETRY_DELAYS_MS, iso_timestamp, retry_delay_ms, sign, verify_webhook_signature
 
 
 # ---------------------------------------------------------------------------- signatures
@@ -87,26 +87,23 @@ def test_ordinary_https_urls_are_accepted(url):
     ("100.64.0.1", "non-public"), ("224.0.0.1", "non-public"), ("8.8.8.8", None), ("2606:4700::1111", None),
 ])
 def test_destinations_that_are_not_public_are_refused(address, reason):
-    assert refusal(ipaddress.ip_address(address), allow_loopback=False) == reason
+    expected = None if reason is None else f"a {reason} address"
+    assert refusal(ipaddress.ip_address(address), allow_loopback=False) == expected
 
 
 def test_the_loopback_setting_allows_loopback_only():
     assert refusal(ipaddress.ip_address("127.0.0.1"), allow_loopback=True) is None
     assert refusal(ipaddress.ip_address("::1"), allow_loopback=True) is None
-    assert refusal(ipaddress.ip_address("10.0.0.1"), allow_loopback=True) == "private"
+    assert refusal(ipaddress.ip_address("10.0.0.1"), allow_loopback=True) == "a private address"
 
 
 # ---------------------------------------------------------------------------- the outbox
 
 
-@pytest.fixture
-def hooked(tmp_path):
-    """A store on a real file, a workspace, and a waiting execution that pushes to a webhook."""
-    store = Store(tmp_path / "outbox.duckdb")
-    clock = ManualClock(1_000_000)
-    services = Services(store, clock=clock)
-    creds = create_workspace(store, now_ms=clock.now())
-    workspace = Authenticator(store).authenticate(creds.api_key, creds.auth_token)
+def _hooked_workspace(services: Services, executions: int) -> tuple[object, list[str]]:
+    """A new workspace with ``executions`` waiting executions that push to a webhook."""
+    creds = create_workspace(services.store, now_ms=services.clock.now())
+    workspace = Authenticator(services.store).authenticate(creds.api_key, creds.auth_token)
     workflow.create_definition(services, workspace, {
         "definitionId": "review", "name": "Review",
         "nodes": [{"nodeId": "review", "type": "human", "config": {"reviewers": [{"userId": "ann"}]}},
@@ -115,7 +112,15 @@ def hooked(tmp_path):
         "edges": [{"from": "review", "to": "done", "on": "approve"}, {"from": "review", "to": "no", "on": "reject"}]})
     request = validate(m.Dispatch, {"definitionId": "review", "webhookUrl": "https://hooks.example.com/x",
                                     "webhookSecret": "s3cret"})
-    execution_id = workflow.dispatch(services, workspace, request)["executionId"]
+    return workspace, [workflow.dispatch(services, workspace, request)["executionId"] for _ in range(executions)]
+
+
+@pytest.fixture
+def hooked(tmp_path):
+    """A store on a real file, a workspace, and a waiting execution that pushes to a webhook."""
+    store = Store(tmp_path / "outbox.duckdb")
+    services = Services(store, clock=ManualClock(1_000_000))
+    workspace, (execution_id,) = _hooked_workspace(services, 1)
     yield services, workspace, execution_id
     store.close()
 
@@ -186,3 +191,20 @@ def test_redrive_restarts_the_schedule_and_keeps_counting_attempts(hooked):
     assert result == {"redriven": 1, "eventIds": [head.event_id]}
     again = due(services, services.clock.now(), 1)[0]
     assert again.event_id == head.event_id and again.attempts == 1 and again.failures == 0
+
+
+def test_due_deliveries_are_shared_round_robin_between_workspaces(hooked):
+    services, first, _ = hooked
+    busy, _ = _hooked_workspace(services, 12)
+    services.clock.advance(1_000)
+    quiet, _ = _hooked_workspace(services, 1)  # the newest rows of all
+    now = services.clock.now()
+    picked = due(services, now, 3)
+    assert sorted(d.workspace_id for d in picked) == sorted(w.workspace_id for w in (first, busy, quiet))
+    # However many are due, a workspace gets at most its share at once, in-flight ones counted.
+    assert [d.workspace_id for d in due(services, now, 30)].count(busy.workspace_id) == 8
+    counted = due(services, now, 30, busy={busy.workspace_id: 5})
+    assert [d.workspace_id for d in counted].count(busy.workspace_id) == 3
+    assert quiet.workspace_id in {d.workspace_id for d in counted}
+    assert due(services, now, 30, busy={busy.workspace_id: 8}, per_workspace=8) == [
+        d for d in due(services, now, 30) if d.workspace_id != busy.workspace_id]

@@ -9,7 +9,7 @@ from pydantic import Field, StringConstraints, model_validator
 
 from toolkit.model.base import ApiModel, JsonObject
 from toolkit.model.definition import Scope
-from toolkit.webhooks import url_problem
+from toolkit.webhook_urls import url_problem
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 Actor = Annotated[str, StringConstraints(min_length=1, max_length=256)]

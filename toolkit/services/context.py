@@ -10,6 +10,7 @@ from typing import Any
 from toolkit.engine import AgentRunner, DefaultAgentRunner
 from toolkit.services.runtime import SystemClock, SystemIds
 from toolkit.store import Store
+from toolkit.webhook_urls import WebhookPolicy
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Services:
     heads: dict = field(default_factory=dict)        # (workspace, definition) -> current row (writer only)
     listeners: list = field(default_factory=list)    # callables(workspace_id, committed execution rows)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    webhook_policy: WebhookPolicy = field(default_factory=WebhookPolicy)  # where dispatch lets webhooks go
 
     @property
     def runs_agents_inline(self) -> bool:

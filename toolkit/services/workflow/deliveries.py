@@ -1,5 +1,6 @@
-"""The webhook outbox (semantics §6): what is due, what an attempt came to, and the dead
-letters an operator lists and redrives.
+"""The webhook outbox (semantics §6): what is due (shared fairly between workspaces), what an
+attempt came to, the dead letters a workspace lists and redrives, and the server operator's
+tools to dead-letter or purge a workspace's outbox (``collab deliveries``).
 
 Rows are created with the events they carry (``persist.save``); a deliverer — the server's
 background task — reads the due ones, POSTs them and records each outcome here. A row that
@@ -9,6 +10,7 @@ restart with the same event id: deliveries are at least once, never lost.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from toolkit.model import workflow as m
@@ -23,6 +25,7 @@ class Delivery:
     """One due delivery, with what signing and sending it needs."""
 
     event_id: str
+    workspace_id: str
     url: str
     body: str
     secret: str
@@ -47,16 +50,32 @@ class Outcome:
 _HEADS = ("WITH heads AS (SELECT * FROM outbox WHERE status = 'pending' "
           "QUALIFY row_number() OVER (PARTITION BY execution_id ORDER BY seq) = 1) ")
 
+# Fair shares: each workspace's due heads are numbered oldest first (its turns), and the
+# deliveries it already has in flight count as turns taken. Rows go out by turn, so every
+# workspace with something due gets a slot before any gets a second (round-robin), and no
+# workspace holds more than ``per_workspace`` slots: a slow or failing receiver of one
+# workspace can only ever tie up that workspace's share.
+_FAIR = (_HEADS + ", ready AS (SELECT h.*, row_number() OVER (PARTITION BY h.workspace_id "
+         "ORDER BY h.next_attempt_at, h.list_key) AS turn FROM heads h "
+         "WHERE h.next_attempt_at <= ? AND NOT list_contains(?::VARCHAR[], h.event_id)) "
+         "SELECT r.event_id, r.workspace_id, r.url, r.body, x.webhook_secret, r.attempts, r.failures FROM ready r "
+         "JOIN executions x ON x.execution_id = r.execution_id "
+         "LEFT JOIN (SELECT unnest(?::VARCHAR[]) AS workspace_id, unnest(?::INTEGER[]) AS n) b "
+         "ON b.workspace_id = r.workspace_id "
+         "WHERE r.turn + coalesce(b.n, 0) <= ? "
+         "ORDER BY r.turn + coalesce(b.n, 0), r.next_attempt_at, r.list_key LIMIT ?")
 
-def due(services: Services, now: int, limit: int, skip: frozenset[str] | set[str] = frozenset()) -> list[Delivery]:
-    """Deliveries whose time has come — the head of each execution's queue — oldest first,
-    leaving out ``skip`` (in flight)."""
-    rows = services.store.read(
-        _HEADS + "SELECT o.event_id, o.url, o.body, x.webhook_secret, o.attempts, o.failures FROM heads o "
-        "JOIN executions x ON x.execution_id = o.execution_id "
-        "WHERE o.next_attempt_at <= ? ORDER BY o.next_attempt_at, o.list_key LIMIT ?",
-        [now, limit + len(skip)]).fetchall()
-    return [Delivery(*r) for r in rows if r[0] not in skip][:limit]
+
+def due(services: Services, now: int, limit: int, skip: Collection[str] = (),
+        busy: Mapping[str, int] | None = None, per_workspace: int = 8) -> list[Delivery]:
+    """Up to ``limit`` deliveries whose time has come — the head of each execution's queue,
+    leaving out ``skip`` (in flight or held back) — shared fairly between workspaces:
+    round-robin, and at most ``per_workspace`` in flight per workspace counting ``busy``
+    (workspace id -> deliveries of it in flight)."""
+    busy = dict(busy or {})
+    rows = services.store.read(_FAIR, [now, list(skip), list(busy), list(busy.values()), per_workspace,
+                                       limit]).fetchall()
+    return [Delivery(*r) for r in rows]
 
 
 def next_due(services: Services, after: int) -> int | None:
@@ -132,3 +151,47 @@ def redrive_deliveries(services: Services, workspace: Workspace, request: m.Redr
 
     redriven = services.store.write(job)
     return {"redriven": len(redriven), "eventIds": redriven}
+
+
+# ---------------------------------------------------------------- operator tools (no workspace credentials)
+
+OPERATOR_DEAD_LETTER = "dead-lettered by an operator"
+
+
+def outbox_summary(services: Services) -> list[dict]:
+    """Per workspace that has deliveries: ``{workspaceId, label, pending, dead, delivered,
+    oldestPendingAt}``, the workspaces with the most pending first."""
+    rows = services.store.read(
+        "SELECT o.workspace_id, any_value(w.label), count(*) FILTER (WHERE o.status = 'pending'), "
+        "count(*) FILTER (WHERE o.status = 'dead'), count(*) FILTER (WHERE o.status = 'delivered'), "
+        "min(o.created_at) FILTER (WHERE o.status = 'pending') "
+        "FROM outbox o LEFT JOIN workspaces w ON w.workspace_id = o.workspace_id "
+        "GROUP BY o.workspace_id ORDER BY 3 DESC, 1").fetchall()
+    keys = ("workspaceId", "label", "pending", "dead", "delivered", "oldestPendingAt")
+    return [dict(zip(keys, r)) for r in rows]
+
+
+def dead_letter_outbox(services: Services, workspace_id: str, execution_id: str | None = None) -> int:
+    """Every pending delivery of the workspace (or of one of its executions) becomes a dead
+    letter, with ``lastError`` saying an operator did it: nothing more is sent, and the
+    workspace can still list and redrive them. Returns how many."""
+    filters = Filters("workspace_id = ?", workspace_id).add("status = 'pending'").equal(execution_id=execution_id)
+
+    def job(tx):
+        now = services.clock.now()
+        return len(tx.execute(f"UPDATE outbox SET status = 'dead', dead_at = ?, last_error = ? WHERE {filters.sql} "
+                              "RETURNING event_id", [now, OPERATOR_DEAD_LETTER] + filters.params).fetchall())
+
+    return services.store.write(job)
+
+
+def purge_outbox(services: Services, workspace_id: str, execution_id: str | None = None) -> int:
+    """Delete the workspace's undelivered deliveries (pending and dead), or one execution's:
+    they are never sent and no longer listed; delivered ones stay as history. Returns how many."""
+    filters = Filters("workspace_id = ?", workspace_id).add("status IN ('pending', 'dead')").equal(
+        execution_id=execution_id)
+
+    def job(tx):
+        return len(tx.execute(f"DELETE FROM outbox WHERE {filters.sql} RETURNING event_id", filters.params).fetchall())
+
+    return services.store.write(job)

@@ -35,6 +35,7 @@ from toolkit.services.paging import Filters, keyset_page
 from toolkit.services.workflow.definitions import plan_for
 from toolkit.services.workflow.persist import save
 from toolkit.services.workspaces import Workspace
+from toolkit.webhook_urls import url_problem
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,10 @@ def _command(services: Services, workspace: Workspace, execution_id: str, make_c
 
 def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> dict:
     ws = workspace.workspace_id
+    if request.webhook_url is not None:  # the syntax is checked by the model; this adds the server's policy
+        problem = url_problem(request.webhook_url, services.webhook_policy)
+        if problem is not None:
+            raise ApiError(ErrorCode.INVALID_ARGUMENT, f"data.webhookUrl: {problem}")
 
     def job(tx):
         clock = _job_clock(services)
