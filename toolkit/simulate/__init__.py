@@ -122,6 +122,10 @@ def simulate(definition, runs: int = 1000, seed: int = 0, policy=None, script=No
     # collector would otherwise rescan the growing buffers over and over.
     collecting = gc.isenabled()
     gc.disable()
+    # One DuckDB thread for the inserts: they are CPU-bound appends, and a second thread
+    # costs about as much CPU again in coordination (and competes with the workers).
+    threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+    con.execute("SET threads = 1")
     try:
         for tables in batches(job, workers):
             n = writer.write(tables)
@@ -129,7 +133,9 @@ def simulate(definition, runs: int = 1000, seed: int = 0, policy=None, script=No
             bar.update(n)
             if report is not None:
                 report(done, total)
+        writer.flush()
     finally:
+        con.execute(f"SET threads = {int(threads)}")
         if collecting:
             gc.enable()
         bar.close()

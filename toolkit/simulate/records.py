@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+from operator import attrgetter
+
 import orjson
 import pyarrow as pa
 
@@ -44,16 +47,25 @@ def outcome(log) -> tuple:
     return state.status, state.failure_reason, path, iterations, cycle, breaches, len(state.steps)
 
 
+# Attribute getters and list.extend(map(...)) iterate in C: no comprehension frame per column.
+_STEP_COLUMNS = ("step_id", "node_id", "node_type", "status", "group_id", "iteration", "started_at", "completed_at")
+_EVENT_COLUMNS = ("seq", "type", "step_id", "timestamp")
+_GET = {name: attrgetter(name) for name in set(_STEP_COLUMNS + _EVENT_COLUMNS + ("data", "output"))}
+_JSON_COLUMNS = {"steps": "output", "events": "data"}
+
+
 class TableBuilder:
-    """Column buffers for a batch of runs: one Python list per column, filled with a list
-    comprehension per run (no tuple per row, no transposing), and turned into Arrow tables by
-    :meth:`tables`. Per-run values of the events and steps (execution id, correlation id)
-    are dictionary columns indexed by the run's position ``x`` in the batch; the writer adds
-    the database keys (:class:`toolkit.simulate.results.BatchWriter`)."""
+    """Column buffers for a batch of runs: one Python list per column, extended per run by
+    mapping an attribute getter over its events and steps (no tuple per row, no transposing),
+    and turned into Arrow tables by :meth:`tables`. JSON columns are kept as one byte string
+    per run plus each value's length, which become an Arrow string column without a Python
+    string per value. Per-run values of the events and steps (execution id, correlation id)
+    are dictionary columns indexed by the run's position ``x`` in the batch."""
 
     def __init__(self) -> None:
         self.columns: dict[str, dict[str, list]] = {
             table: {name: [] for name in schema.names} for table, schema in BATCH_SCHEMAS.items()}
+        self.json: dict[str, tuple[list[bytes], list[int]]] = {t: ([], []) for t in _JSON_COLUMNS}
         self.count = 0
 
     def add(self, run: int, replication: int, log) -> tuple:
@@ -62,47 +74,52 @@ class TableBuilder:
         x = self.count
         self.count += 1
         c = self.columns["executions"]
-        for name, value in (("x", x), ("run", run), ("execution_id", state.execution_id), ("definition_id", state.definition_id),
-                            ("definition_version", state.definition_version), ("status", state.status),
-                            ("failure_reason", state.failure_reason), ("correlation_id", state.correlation_id),
-                            ("started_at", state.started_at), ("completed_at", state.completed_at),
-                            ("cancelled_at", state.cancelled_at)):
+        for name, value in (("x", x), ("run", run), ("execution_id", state.execution_id),
+                            ("definition_id", state.definition_id), ("definition_version", state.definition_version),
+                            ("status", state.status), ("failure_reason", state.failure_reason),
+                            ("correlation_id", state.correlation_id), ("started_at", state.started_at),
+                            ("completed_at", state.completed_at), ("cancelled_at", state.cancelled_at)):
             c[name].append(value)
 
         steps = state.steps
         ordered = in_step_order(steps.values())
         c = self.columns["steps"]
         c["x"].extend([x] * len(ordered))
-        c["step_id"].extend([s.step_id for s in ordered])
-        c["node_id"].extend([s.node_id for s in ordered])
-        c["node_type"].extend([s.node_type for s in ordered])
-        c["status"].extend([s.status for s in ordered])
-        c["group_id"].extend([s.group_id for s in ordered])
-        c["iteration"].extend([s.iteration for s in ordered])
-        c["started_at"].extend([s.started_at for s in ordered])
-        c["completed_at"].extend([s.completed_at for s in ordered])
-        c["decision"].extend([_decision(s.output) for s in ordered])
+        for name in _STEP_COLUMNS:
+            c[name].extend(map(_GET[name], ordered))
+        outputs = [s.output if s.output is not None else {} for s in ordered]
+        c["decision"].extend(map(_decision, outputs))
         c["source_node_id"].extend([source_of(s.step_id, steps) for s in ordered])
-        c["output"].extend(_json_texts([s.output if s.output is not None else {} for s in ordered]))
         c["step_index"].extend(range(len(ordered)))
+        self._json("steps", outputs)
 
         events = log.events
         c = self.columns["events"]
         c["x"].extend([x] * len(events))
-        c["seq"].extend([e.seq for e in events])
-        c["type"].extend([e.type for e in events])
-        c["step_id"].extend([e.step_id for e in events])
-        c["timestamp"].extend([e.timestamp for e in events])
-        c["data"].extend(_json_texts([e.data for e in events]))
+        for name in _EVENT_COLUMNS:
+            c[name].extend(map(_GET[name], events))
+        self._json("events", list(map(_GET["data"], events)))
 
         result = outcome(log)
         c = self.columns["outcomes"]
         c["x"].append(x)
+        c["run"].append(run)
         for name, value in zip(("status", "failure_reason", "path", "iterations", "cycle_time_ms", "breaches",
                                 "steps"), result):
             c[name].append(value)
         c["replication"].append(replication)
         return result
+
+    def _json(self, table: str, values: list) -> None:
+        """Compact JSON, as :func:`toolkit.jsonio.dumps` writes it (orjson; the standard library
+        for integers orjson refuses), joined into one byte string for the run."""
+        try:
+            texts = list(map(_orjson_dumps, values))
+        except (orjson.JSONEncodeError, TypeError):
+            texts = [dumps(v).encode("utf-8") for v in values]
+        blobs, lengths = self.json[table]
+        blobs.append(b"".join(texts))
+        lengths.extend(map(len, texts))
 
     def tables(self) -> dict[str, pa.Table]:
         """The buffered runs as Arrow tables (of :data:`BATCH_SCHEMAS`); empties the buffers."""
@@ -110,13 +127,22 @@ class TableBuilder:
         out = {}
         for table, schema in BATCH_SCHEMAS.items():
             columns = self.columns[table]
+            x = pa.array(columns["x"], type=_INT)
             arrays = []
             for f in schema:
-                if f.name in _PER_RUN and table != "executions":  # execution_id / correlation_id of events and steps
-                    arrays.append(pa.DictionaryArray.from_arrays(
-                        pa.array(columns["x"], type=_INT), pa.array(executions[f.name], type=_STR)))
-                elif f.name == "run" and table != "executions":
-                    arrays.append(pa.array(executions["run"], type=_INT).take(pa.array(columns["x"], type=_INT)))
+                if f.name == _JSON_COLUMNS.get(table):
+                    blobs, lengths = self.json[table]
+                    offsets = pa.array(itertools.accumulate(lengths, initial=0), type=_INT)
+                    arrays.append(pa.StringArray.from_buffers(len(lengths), offsets.buffers()[1],
+                                                              pa.py_buffer(b"".join(blobs))))
+                elif table == "executions":
+                    arrays.append(pa.array(columns[f.name], type=f.type))
+                elif f.name in _PER_RUN:  # execution_id / correlation_id of events, steps, outcomes
+                    arrays.append(pa.DictionaryArray.from_arrays(x, pa.array(executions[f.name], type=_STR)))
+                elif f.name == "run" and table != "outcomes":
+                    arrays.append(pa.array(executions["run"], type=_INT).take(x))
+                elif f.name == "x":
+                    arrays.append(x)
                 else:
                     arrays.append(pa.array(columns[f.name], type=f.type))
             out[table] = pa.Table.from_arrays(arrays, schema=schema)
@@ -124,16 +150,6 @@ class TableBuilder:
         return out
 
 
-def _decision(output) -> str | None:
-    decision = output.get("decision") if output else None
+def _decision(output: dict) -> str | None:
+    decision = output.get("decision")
     return decision if isinstance(decision, str) else None
-
-
-def _json_texts(values: list) -> list[str]:
-    """Compact JSON texts, as :func:`toolkit.jsonio.dumps` writes them, inlined for the hot
-    loop. Decoding each at once matters: orjson's bytes are allocated by the system allocator,
-    and keeping thousands of them alive costs more than the short strings made from them."""
-    try:
-        return [_orjson_dumps(v).decode() for v in values]
-    except (orjson.JSONEncodeError, TypeError):
-        return [dumps(v) for v in values]

@@ -16,8 +16,8 @@ from toolkit.engine import EXTERNAL_TYPES
 _INT, _BIG, _STR, _BOOL = pa.int32(), pa.int64(), pa.string(), pa.bool_()
 
 # What a batch of runs holds per table (:class:`toolkit.simulate.records.TableBuilder`) and
-# how it lands in DuckDB. ``x`` is a run's position in the batch: the executions' keys are
-# the database's next key plus ``x``; event ids and the external flag are computed by SQL.
+# how it lands in DuckDB. ``x`` is a run's position in its batch (the index of the per-run
+# dictionary columns); event ids and the external flag are computed by SQL.
 _EXTERNAL = ", ".join(f"'{t}'" for t in sorted(EXTERNAL_TYPES))
 _DICT = pa.dictionary(_INT, _STR)
 BATCH_SCHEMAS: dict[str, pa.Schema] = {
@@ -35,10 +35,10 @@ BATCH_SCHEMAS: dict[str, pa.Schema] = {
                            ("failure_reason", _STR), ("path", _STR), ("iterations", _INT), ("cycle_time_ms", _BIG),
                            ("breaches", _INT), ("steps", _INT), ("replication", _INT)]),
 }
-# $1 is the database's next execution key, $2 the definition's key.
+# $1 + run is the execution's key, $2 the definition's key.
 _INSERTS = {
-    "executions": "INSERT INTO executions SELECT * EXCLUDE (x), $1 + x, $2 FROM _batch",
-    "steps": "INSERT INTO steps SELECT * EXCLUDE (x, step_index), $1 + x, step_index, $2 FROM _batch",
+    "executions": "INSERT INTO executions SELECT * EXCLUDE (x), $1 + run, $2 FROM _batch",
+    "steps": "INSERT INTO steps SELECT * EXCLUDE (x, step_index), $1 + run, step_index, $2 FROM _batch",
     "events": "INSERT INTO events SELECT run, execution_id, seq, 'evt_' || execution_id || '_' || seq, type, step_id, "
               f"timestamp, correlation_id, type IN ({_EXTERNAL}), data FROM _batch",
     "outcomes": "INSERT INTO outcomes SELECT * EXCLUDE (x) FROM _batch",
@@ -97,16 +97,21 @@ def _refusal(con: duckdb.DuckDBPyConnection, seed: int | None) -> str | None:
 
 class BatchWriter:
     """Moves batches of runs (Arrow tables from :class:`~toolkit.simulate.records.TableBuilder`)
-    into DuckDB, one INSERT per table. Executions get their ``exec_key`` here, counting on
-    from those already in the database, and their ``definition_key``: the one their
-    definition id already has there, else the next."""
+    into DuckDB, ``insert_runs`` runs per INSERT and table (each statement costs milliseconds
+    however small, so batches are concatenated first). Executions get ``exec_key`` = the number
+    of executions already in the database plus ``run`` (runs are written in order, from 0, so
+    the keys count on densely), and their ``definition_key``: the one their definition id
+    already has there, else the next."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection):
+    def __init__(self, con: duckdb.DuckDBPyConnection, insert_runs: int = 5000):
         self.con = con
-        self.next_key = con.execute("SELECT count(*) FROM executions").fetchone()[0]
+        self.insert_runs = insert_runs
+        self.base_key = con.execute("SELECT count(*) FROM executions").fetchall()[0][0]
         self.definition_keys: dict[str, int] = dict(con.execute(
             "SELECT definition_id, min(definition_key) FROM executions WHERE definition_key IS NOT NULL "
             "GROUP BY definition_id").fetchall())
+        self.pending: list[dict[str, pa.Table]] = []
+        self.pending_runs = 0
 
     def _definition_key(self, definition_id: str) -> int:
         if definition_id not in self.definition_keys:
@@ -114,18 +119,27 @@ class BatchWriter:
         return self.definition_keys[definition_id]
 
     def write(self, tables: dict[str, pa.Table]) -> int:
-        """Insert one batch (all runs of one definition); returns how many runs it held.
-        The statements scan the batch by name (``_batch``), so several simulations may share
-        one database."""
+        """Queue one batch (runs of one definition) for insertion; returns how many runs it held."""
         runs = tables["executions"].num_rows
-        if not runs:
-            return 0
-        params = [self.next_key, self._definition_key(tables["executions"].column("definition_id")[0].as_py())]
-        for table, sql in _INSERTS.items():
-            _batch = tables[table]  # noqa: F841 - read by the SQL
-            self.con.execute(sql, params if "$1" in sql else None)
-        self.next_key += runs
+        if runs:
+            self.pending.append(tables)
+            self.pending_runs += runs
+            if self.pending_runs >= self.insert_runs:
+                self.flush()
         return runs
+
+    def flush(self) -> None:
+        """Insert what is queued. The statements scan the batch by name (``_batch``), so
+        several simulations may share one database."""
+        if not self.pending:
+            return
+        first = self.pending[0]["executions"]
+        params = [self.base_key, self._definition_key(first.column("definition_id")[0].as_py())]
+        for table, sql in _INSERTS.items():
+            _batch = pa.concat_tables([t[table] for t in self.pending])  # noqa: F841 - read by the SQL
+            self.con.execute(sql, params if "$1" in sql else None)
+        self.pending.clear()
+        self.pending_runs = 0
 
 
 @dataclass
