@@ -88,6 +88,17 @@ def test_interval_renderings_list_every_metric():
     assert completed["low"] <= completed["mean"] <= completed["high"] and len(completed["values"]) == 3
 
 
+def test_comparing_two_definitions_flags_the_metrics_whose_intervals_do_not_overlap():
+    slow = simulate(ONE_REVIEW, runs=40, seed=6, policy=APPROVE, replications=8)
+    fast = simulate(ONE_REVIEW, runs=40, seed=6, replications=8,
+                    policy={"reviewers": {"*": {"approve": P_APPROVE, "latencyMs": {"exponential": H / 4}}}})
+    compared = slow.intervals.compare(fast.intervals)
+    assert set(compared) == set(slow.intervals)
+    ours, theirs, differs = compared["cycle_time_ms.p50"]
+    assert differs and ours.low > theirs.high  # a quarter of the latency: clearly faster
+    assert not compared["share.completed"][2]  # same approve chance, same draws: no difference
+
+
 def table_rows(path) -> dict[str, str]:
     """Every table of a results file, rows in stored order (no ORDER BY), as JSON text."""
     with duckdb.connect(str(path), read_only=True) as con:

@@ -109,6 +109,11 @@ class Intervals(dict):
                     values[metric].append(float(value))
         return cls(values, len(rows))
 
+    def compare(self, other: "Intervals") -> dict[str, tuple[Interval, Interval, bool]]:
+        """Metric by metric (those both have): ``(ours, theirs, differs)``, where ``differs``
+        says the two 95% intervals do not overlap — how ``whatif`` flags a change."""
+        return {m: (iv, other[m], not iv.overlaps(other[m])) for m, iv in self.items() if m in other}
+
     def to_json(self) -> dict:
         """``{metric: {mean, low, high, values}}`` plus ``replications``."""
         return {"replications": self.replications,
