@@ -7,8 +7,12 @@
 >>> result.summary.runs, sorted(result.summary.outcomes)
 (200, ['completed', 'failed'])
 
-A scripted run (exact inputs at exact virtual times) is how an author unit-tests a
-definition; see :mod:`toolkit.simulate.script` for the format and :mod:`.policy` for policies.
+With ``replications=R`` the result carries 95% intervals across R independent sets of runs
+(:mod:`.intervals`); ``workers=N`` computes the runs in N processes with the same result
+(:mod:`.jobs`). A scripted run (exact inputs at exact virtual times) is how an author
+unit-tests a definition; see :mod:`toolkit.simulate.script` for the format, :mod:`.policy` for
+policies (with :mod:`.calendars`, :mod:`.queues` for reviewer capacity and
+:mod:`.distributions` for latencies).
 """
 
 from __future__ import annotations
