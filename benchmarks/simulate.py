@@ -9,10 +9,18 @@ Measured in one run, on one core:
   2. ours, engine + driver only (no recording) — the like-for-like comparison, since the
      SpiffWorkflow driver records nothing;
   3. SpiffWorkflow 3.x on the same process (``spiff_baseline.py``).
-Both sides' outcome distributions are checked against each other and against the exact
-values. Then peak memory of a 100,000-run simulation, in a child process.
+Each is timed twice: CPU seconds of the process (``time.process_time``, every thread
+included) and wall-clock seconds. The ratios are given on both; on a machine shared with
+other work the CPU ratio is the one that means "one core", since wall time then also counts
+the time the process waited for a core. Both sides' outcome distributions are checked against
+each other and against the exact values.
 
-Run: ``.venv/bin/python benchmarks/simulate.py [--runs 10000] [--memory-runs 100000]``
+Then worker scaling: ``simulate(workers=1)`` against ``simulate(workers=N)`` (wall clock: what
+the user waits for), with the load average before and after, which says how many cores the
+machine really had to give; and the two must give the same summary. Then peak memory of a
+100,000-run simulation, in a child process.
+
+Run: ``.venv/bin/python benchmarks/simulate.py [--runs 10000] [--workers 2] [--memory-runs 100000]``
 (``make bench`` installs SpiffWorkflow through the ``bench`` extra).
 """
 
@@ -22,6 +30,7 @@ import argparse
 from importlib import metadata
 import gc
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -43,22 +52,42 @@ P_LEGAL, P_BRAND = 0.8, 0.85
 POLICY = {"reviewers": {"alice@legal": {"approve": P_LEGAL}, "bob@brand": {"approve": P_BRAND}}}
 
 
-def ours_full(runs: int, seed: int) -> dict:
-    start = time.perf_counter()
-    result = simulate(examples.load("parallel-review"), runs=runs, seed=seed, policy=POLICY, progress=False)
-    seconds = time.perf_counter() - start
+def timed(run) -> tuple[dict, float, float, float]:
+    """``run()``'s result, its CPU seconds (this process, all threads), wall seconds and the CPU
+    seconds of the child processes it started and waited for (the workers)."""
+    gc.collect()
+    before, cpu, wall = os.times(), time.process_time(), time.perf_counter()
+    result = run()
+    cpu, wall, after = time.process_time() - cpu, time.perf_counter() - wall, os.times()
+    children = after.children_user - before.children_user + after.children_system - before.children_system
+    return result, cpu, wall, children
+
+
+def rates(result: dict, runs: int, steps: int, cpu: float, wall: float, children: float = 0.0) -> dict:
+    return {**result, "cpu": cpu, "wall": wall, "children_cpu": children, "exec_cpu": runs / cpu,
+            "exec_wall": runs / wall, "steps_cpu": steps / cpu}
+
+
+def ours_full(runs: int, seed: int, workers: int = 1) -> dict:
+    result, cpu, wall, children = timed(lambda: simulate(examples.load("parallel-review"), runs=runs, seed=seed,
+                                                         policy=POLICY, progress=False, workers=workers))
     s = result.summary
-    return {"seconds": seconds, "executions_per_s": runs / seconds, "steps_per_s": sum(s.node_counts.values()) / seconds,
-            "outcomes": s.outcomes, "iterations": s.iteration_histogram}
+    result.con.close()
+    return rates({"summary": s, "outcomes": s.outcomes, "iterations": s.iteration_histogram}, runs,
+                 sum(s.node_counts.values()), cpu, wall, children)
 
 
 def ours_engine(runs: int, seed: int) -> dict:
+    (outcomes, iterations, steps), cpu, wall, _ = timed(lambda: engine_loop(runs, seed))
+    return rates({"outcomes": outcomes, "iterations": iterations}, runs, steps, cpu, wall)
+
+
+def engine_loop(runs: int, seed: int) -> tuple[dict, dict, int]:
     plan = to_plan(examples.load("parallel-review"))
     behaviour = ResolvedPolicy(Policy.load(POLICY), plan)
     outcomes: dict[str, int] = {}
     iterations: dict[int, int] = {}
     steps = 0
-    start = time.perf_counter()
     for run in range(runs):
         log = run_execution(plan, execution_id=f"sim-{seed}-{run}", start_ms=EPOCH_MS, rng=run_rng(seed, run),
                             behaviour=behaviour, horizon_ms=behaviour.horizon_ms)
@@ -67,9 +96,12 @@ def ours_engine(runs: int, seed: int) -> dict:
         it = max((lp.iteration for lp in state.loops.values()), default=1)
         iterations[it] = iterations.get(it, 0) + 1
         steps += len(state.steps)
-    seconds = time.perf_counter() - start
-    return {"seconds": seconds, "executions_per_s": runs / seconds, "steps_per_s": steps / seconds,
-            "outcomes": outcomes, "iterations": iterations}
+    return outcomes, iterations, steps
+
+
+def spiff(runs: int, seed: int) -> dict:
+    result, cpu, wall, _ = timed(lambda: run_spiff(runs, seed, P_LEGAL, P_BRAND))
+    return rates(result, runs, 0, cpu, wall)
 
 
 def shares(result: dict, runs: int) -> dict:
@@ -88,44 +120,69 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--workers", type=int, default=2, help="the N of the worker scaling (0 to skip it)")
     parser.add_argument("--memory-runs", type=int, default=100_000, help="0 to skip the memory measurement")
+    parser.add_argument("--scaling-only", action="store_true", help="only the worker scaling")
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:
         memory_child(args.memory_child)
         return
 
-    runs = args.runs
     simulate(examples.load("parallel-review"), runs=200, seed=0, policy=POLICY, progress=False)  # warm up imports
-    gc.collect()
-    full = ours_full(runs, args.seed)
-    engine = ours_engine(runs, args.seed)
-    spiff = run_spiff(runs, args.seed, P_LEGAL, P_BRAND)
+    if not args.scaling_only:
+        compare_with_spiff(args.runs, args.seed)
+    if args.workers > 1:
+        scaling(args.runs * 2, args.seed + 1, args.workers)  # long enough that starting processes does not count
+    if args.memory_runs and not args.scaling_only:
+        out = subprocess.run([sys.executable, __file__, "--memory-child", str(args.memory_runs)],
+                             capture_output=True, text=True, check=True)
+        rss = json.loads(out.stdout.strip().splitlines()[-1])["max_rss_mib"]
+        print(f"\npeak memory, {args.memory_runs:,} runs to a DuckDB file: {rss:,.0f} MiB (target < 1024)")
+
+
+def compare_with_spiff(runs: int, seed: int) -> None:
+    full = ours_full(runs, seed)
+    engine = ours_engine(runs, seed)
+    base = spiff(runs, seed)
 
     exact = expected_distribution(P_LEGAL, P_BRAND)
-    print(f"parallel-review, {runs:,} runs (one core)")
-    print(f"{'':<34}{'exec/s':>10}{'steps/s':>12}{'vs Spiff':>10}")
-    for name, r in (("ours: simulate() -> DuckDB", full), ("ours: engine + driver only", engine)):
-        print(f"{name:<34}{r['executions_per_s']:>10,.0f}{r['steps_per_s']:>12,.0f}"
-              f"{r['executions_per_s'] / spiff['executions_per_s']:>9.1f}x")
-    print(f"{'SpiffWorkflow ' + metadata.version('SpiffWorkflow'):<34}{spiff['executions_per_s']:>10,.0f}{'':>12}{1:>9.1f}x")
+    print(f"parallel-review, {runs:,} runs (one core; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(f"{'':<34}{'exec/s CPU':>11}{'steps/s CPU':>13}{'vs Spiff CPU':>14}{'exec/s wall':>13}{'vs Spiff wall':>15}")
+    for name, r in (("ours: simulate() -> DuckDB", full), ("ours: engine + driver only", engine),
+                    ("SpiffWorkflow " + metadata.version("SpiffWorkflow"), base)):
+        steps = f"{r['steps_cpu']:>13,.0f}" if r["steps_cpu"] else f"{'':>13}"
+        print(f"{name:<34}{r['exec_cpu']:>11,.0f}{steps}{r['exec_cpu'] / base['exec_cpu']:>13.1f}x"
+              f"{r['exec_wall']:>13,.0f}{r['exec_wall'] / base['exec_wall']:>14.1f}x")
 
     print("\noutcome shares      ours(full)  ours(engine)  spiff    exact")
-    ours_s, engine_s, spiff_s = shares(full, runs), shares(engine, runs), shares(spiff, runs)
+    ours_s, engine_s, spiff_s = shares(full, runs), shares(engine, runs), shares(base, runs)
     exact_s = {"completed": exact["completed"], **{f"rounds={k}": exact["iterations"][k] for k in (1, 2, 3)}}
     for key in ours_s:
         print(f"  {key:<17}{ours_s[key]:>10.3f}{engine_s[key]:>13.3f}{spiff_s[key]:>8.3f}{exact_s[key]:>9.3f}")
         for name, value in (("ours", ours_s[key]), ("spiff", spiff_s[key])):
             if abs(value - exact_s[key]) > 0.03:
                 raise SystemExit(f"{name} {key} share {value:.3f} is off the exact {exact_s[key]:.3f}")
-    if spiff.get("misrouted"):
-        raise SystemExit(f"SpiffWorkflow misrouted {spiff['misrouted']} runs")
+    if base.get("misrouted"):
+        raise SystemExit(f"SpiffWorkflow misrouted {base['misrouted']} runs")
 
-    if args.memory_runs:
-        out = subprocess.run([sys.executable, __file__, "--memory-child", str(args.memory_runs)],
-                             capture_output=True, text=True, check=True)
-        rss = json.loads(out.stdout.strip().splitlines()[-1])["max_rss_mib"]
-        print(f"\npeak memory, {args.memory_runs:,} runs to a DuckDB file: {rss:,.0f} MiB (target < 1024)")
+
+def scaling(runs: int, seed: int, workers: int) -> None:
+    before = os.getloadavg()
+    one = ours_full(runs, seed)
+    many = ours_full(runs, seed, workers=workers)
+    after = os.getloadavg()
+    if one["summary"] != many["summary"]:
+        raise SystemExit(f"{workers} workers gave another summary than one")
+    print(f"\nworkers, {runs:,} runs to DuckDB (load average {before[0]:.1f} before, {after[0]:.1f} after, "
+          f"{os.cpu_count()} cores)")
+    print(f"  1 worker   {one['exec_wall']:>8,.0f} exec/s wall   CPU {one['cpu']:.1f} s")
+    print(f"  {workers} workers  {many['exec_wall']:>8,.0f} exec/s wall   CPU {many['cpu']:.1f} s in the writer + "
+          f"{many['children_cpu']:.1f} s in the workers   measured {many['exec_wall'] / one['exec_wall']:.2f}x one worker")
+    # What the same work gives on idle cores: the writer is one process, the workers share the rest.
+    total = many["cpu"] + many["children_cpu"]
+    bound = max(many["cpu"], total / min(workers + 1, os.cpu_count() or 1))
+    print(f"  on {os.cpu_count()} idle cores (from the CPU seconds): at best {one['cpu'] / bound:.2f}x one worker")
 
 
 if __name__ == "__main__":

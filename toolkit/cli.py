@@ -73,6 +73,16 @@ def _load_json_arg(path: str | None, what: str):
     return document
 
 
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1")
+    return value
+
+
 def cmd_simulate(args) -> int:
     from toolkit.errors import ApiError
     from toolkit.model import validate
@@ -108,14 +118,17 @@ def cmd_simulate(args) -> int:
         return 1 if run.mismatches() else 0
     try:
         result = simulate(definition, runs=args.runs, seed=args.seed, policy=policy, script=script, db=args.db,
-                          progress=not args.json and sys.stderr.isatty())
-    except ValueError as exc:  # --db holds tables of another shape
+                          progress=not args.json and sys.stderr.isatty(), replications=args.replications,
+                          workers=args.workers)
+    except ValueError as exc:  # --db holds tables of another shape, or a count below 1
         print(f"collab: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(result.summary.to_json(), indent=2))
+        print(json.dumps(result.to_json(), indent=2))
     else:
         print(result.summary)
+        if result.intervals is not None:
+            print(result.intervals.markdown() if args.markdown else result.intervals.table())
         if args.db:
             print(f"results in {args.db}: tables executions, steps, events, outcomes")
     return 0
@@ -408,6 +421,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--script", help="script JSON: exact actions at exact virtual times (see README)")
     p.add_argument("--json", action="store_true", help="print the summary (or scripted run) as JSON")
     p.add_argument("--db", help="write executions, steps, events and outcomes to this DuckDB file")
+    p.add_argument("--replications", type=_at_least_one, default=1,
+                   help="R independent sets of --runs runs: prints 95%% confidence intervals across them")
+    p.add_argument("--markdown", action="store_true", help="print the intervals as a Markdown table")
+    p.add_argument("--workers", type=_at_least_one, default=1,
+                   help="simulate in N processes (same results as one; default 1)")
     p.set_defaults(func=cmd_simulate)
 
     from toolkit.store import DEFAULT_PATH

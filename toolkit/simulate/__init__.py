@@ -7,30 +7,36 @@
 >>> result.summary.runs, sorted(result.summary.outcomes)
 (200, ['completed', 'failed'])
 
-A scripted run (exact inputs at exact virtual times) is how an author unit-tests a
-definition; see :mod:`toolkit.simulate.script` for the format and :mod:`.policy` for policies.
+With ``replications=R`` the result carries 95% intervals across R independent sets of runs
+(:mod:`.intervals`); ``workers=N`` computes the runs in N processes with the same result
+(:mod:`.jobs`). A scripted run (exact inputs at exact virtual times) is how an author
+unit-tests a definition; see :mod:`toolkit.simulate.script` for the format, :mod:`.policy` for
+policies (with :mod:`.calendars`, :mod:`.queues` for reviewer capacity and
+:mod:`.distributions` for latencies).
 """
 
 from __future__ import annotations
 
 import gc
 import json
-import random
 from pathlib import Path
 
 from toolkit.engine import Plan, external_view
 from toolkit.model import Definition
 from toolkit.simulate.behaviour import ResolvedPolicy
 from toolkit.simulate.driver import RunLog, run_execution
+from toolkit.simulate.intervals import Interval, Intervals
+from toolkit.simulate.jobs import Job, batches, run_rng
 from toolkit.simulate.policy import Policy
-from toolkit.simulate.records import outcome, write_run
+from toolkit.simulate.records import outcome
 from toolkit.simulate.results import BatchWriter, Summary, connect, summarise
 from toolkit.simulate.script import Script
 
-__all__ = ["Policy", "Script", "Summary", "SimulationResult", "ScriptedRun", "simulate", "run_script", "to_plan"]
+__all__ = ["Policy", "Script", "Summary", "SimulationResult", "ScriptedRun", "Interval", "Intervals", "simulate",
+           "run_script", "to_plan", "run_rng", "EPOCH_MS"]
 
-# Virtual time starts at 2026-01-01T00:00:00Z, so timestamps read as real dates.
-EPOCH_MS = 1_767_225_600_000
+# The default ``startAt``, 2026-01-01T00:00:00Z, so timestamps read as real dates.
+EPOCH_MS = Policy().start_ms
 
 
 def to_plan(definition) -> Plan:
@@ -42,20 +48,19 @@ def to_plan(definition) -> Plan:
     return Plan.from_definition(definition)
 
 
-def run_rng(seed: int, run: int) -> random.Random:
-    """Each run draws from its own generator, so run k is the same whatever runs precede it."""
-    return random.Random(f"{seed}:{run}")
-
-
 class SimulationResult:
     """Results of :func:`simulate`: DuckDB tables ``executions``, ``steps``, ``events``,
-    ``outcomes`` on ``con``, and the :class:`Summary`."""
+    ``outcomes`` on ``con``, the :class:`Summary` over every run, and with ``replications``
+    of 2 or more the :class:`Intervals` (``metric -> Interval(mean, low, high)``)."""
 
-    def __init__(self, con, summary: Summary, runs: int, seed: int):
+    def __init__(self, con, summary: Summary, runs: int, seed: int, replications: int = 1,
+                 intervals: Intervals | None = None):
         self.con = con
         self.summary = summary
         self.runs = runs
         self.seed = seed
+        self.replications = replications
+        self.intervals = intervals
 
     def sql(self, query: str, params=None):
         """Run SQL over the result tables; returns a DuckDB relation (``.df()``, ``.fetchall()``)."""
@@ -72,62 +77,74 @@ class SimulationResult:
         return [{"eventId": eid, "seq": seq, "type": t, "stepId": sid, "timestamp": ts, "correlationId": cid,
                  "data": json.loads(data)} for seq, eid, t, sid, ts, cid, data in rows]
 
+    def to_json(self) -> dict:
+        """The summary, and the intervals when there are replications (``collab simulate --json``)."""
+        data = self.summary.to_json()
+        if self.intervals is not None:
+            data["intervals"] = self.intervals.to_json()
+        return data
+
     def __repr__(self) -> str:
-        return f"SimulationResult(runs={self.runs}, seed={self.seed})\n{self.summary}"
+        text = f"SimulationResult(runs={self.runs}, seed={self.seed}, replications={self.replications})\n{self.summary}"
+        return text + (f"\n{self.intervals}" if self.intervals is not None else "")
 
 
 def simulate(definition, runs: int = 1000, seed: int = 0, policy=None, script=None,
-             db: str | Path | None = None, progress=None, batch_runs: int = 2000) -> SimulationResult:
-    """Run ``runs`` executions of ``definition`` and store everything in DuckDB.
+             db: str | Path | None = None, progress=None, batch_runs: int = 1000, replications: int = 1,
+             workers: int = 1) -> SimulationResult:
+    """Run ``runs`` executions of ``definition`` (``runs × replications`` with replications)
+    and store everything in DuckDB.
 
     ``policy`` (a :class:`Policy` or its JSON dict) decides reviewers and agents; ``script``
     adds exact actions to every run; ``db`` is a DuckDB file (default: in memory) — new, or
     holding earlier results of this simulator with other seeds (``ValueError`` for tables of
     another shape, or runs of the same seed already there). Identical
-    arguments give byte-identical event logs. A progress bar shows when ``progress`` is true
-    (by default for 5,000 runs or more); ``progress`` may also be a callable
-    ``progress(done, total)``, called after every batch (a widget's progress bar, say).
+    arguments give byte-identical event logs, whatever ``workers`` is.
+
+    ``replications=R`` simulates R independent sets of ``runs`` runs (each starting at the
+    policy's ``startAt``; ``outcomes.replication`` says which) and gives ``result.intervals``:
+    95% t intervals across them (:mod:`toolkit.simulate.intervals`). ``workers=N`` computes
+    batches of runs in N processes (with reviewer capacity, whole replications). A progress
+    bar shows when ``progress`` is true (by default for 5,000 runs or more); ``progress`` may
+    also be a callable ``progress(done, total)``, called after every batch.
     """
     from tqdm.auto import tqdm
 
-    plan = to_plan(definition)
-    resolved = ResolvedPolicy(Policy.load(policy), plan)
-    script = Script.load(script) if script is not None else None
+    if runs < 1 or replications < 1 or workers < 1 or batch_runs < 1:
+        raise ValueError("runs, replications, workers and batch_runs must be at least 1")
+    job = Job(to_plan(definition), Policy.load(policy), Script.load(script) if script is not None else None,
+              seed, runs, replications, batch_runs)
+    job.resolved  # noqa: B018 - resolve in the parent: a bad policy fails here, before any worker starts
+    total = runs * replications
     con = connect(db, seed)
     writer = BatchWriter(con)
-    if callable(progress):
-        report, bar = progress, tqdm(total=runs, disable=True)
-    else:
-        report = None
-        bar = tqdm(total=runs, unit="run", disable=not (progress if progress is not None else runs >= 5000))
+    report = progress if callable(progress) else None
+    bar = tqdm(total=total, unit="run",
+               disable=callable(progress) or not (progress if progress is not None else total >= 5000))
     done = 0
-    trigger_context = script.input if script is not None else None
-    # The loop allocates millions of short-lived tuples and no reference cycles; the cyclic
-    # collector would otherwise rescan the growing row buffers over and over.
+    # The loop allocates millions of short-lived objects and no reference cycles; the cyclic
+    # collector would otherwise rescan the growing buffers over and over.
     collecting = gc.isenabled()
     gc.disable()
+    # One DuckDB thread for the inserts: they are CPU-bound appends, and a second thread
+    # costs about as much CPU again in coordination (and competes with the workers).
+    threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
+    con.execute("SET threads = 1")
     try:
-        for run in range(runs):
-            log = run_execution(plan, execution_id=f"sim-{seed}-{run}",
-                                start_ms=EPOCH_MS + run * resolved.arrival_interval_ms, rng=run_rng(seed, run),
-                                behaviour=resolved, script=script, trigger_context=trigger_context,
-                                horizon_ms=resolved.horizon_ms)
-            write_run(writer, run, log)
-            if writer.pending() >= batch_runs:
-                done += writer.pending()
-                writer.flush()
-                bar.update(batch_runs)
-                if report is not None:
-                    report(done, runs)
-        bar.update(writer.pending())
+        for tables in batches(job, workers):
+            n = writer.write(tables)
+            done += n
+            bar.update(n)
+            if report is not None:
+                report(done, total)
         writer.flush()
-        if report is not None:
-            report(runs, runs)
     finally:
+        con.execute(f"SET threads = {int(threads)}")
         if collecting:
             gc.enable()
         bar.close()
-    return SimulationResult(con, summarise(con), runs, seed)
+    intervals = Intervals.from_outcomes(con, seed) if replications >= 2 else None
+    return SimulationResult(con, summarise(con), runs, seed, replications, intervals)
 
 
 class ScriptedRun:
@@ -173,6 +190,7 @@ def run_script(definition, script, policy=None, seed: int = 0) -> ScriptedRun:
     script = Script.load(script)
     resolved = ResolvedPolicy(Policy.load(policy), plan) if policy is not None else None
     horizon = resolved.horizon_ms if resolved else Policy().horizon_ms
-    log = run_execution(plan, execution_id=f"script-{seed}", start_ms=EPOCH_MS, rng=run_rng(seed, 0),
+    start = resolved.start_ms if resolved else EPOCH_MS
+    log = run_execution(plan, execution_id=f"script-{seed}", start_ms=start, rng=run_rng(seed, 0),
                         behaviour=resolved, script=script, trigger_context=script.input, horizon_ms=horizon)
     return ScriptedRun(log, script)

@@ -6,6 +6,7 @@ JSON forms (all values in milliseconds)::
     {"uniform": [60000, 600000]}
     {"exponential": 3600000}                     # the mean
     {"lognormal": {"medianMs": 3600000, "sigma": 0.8}}
+    {"empirical": [120000, 340000, 3600000]}    # observed latencies, drawn uniformly
 
 A bare number is shorthand for ``{"fixed": n}``.
 """
@@ -16,7 +17,7 @@ import math
 import random
 from typing import Annotated, Any, Union
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Discriminator, Field, Tag
 
 from toolkit.model.base import ApiModel
 
@@ -60,13 +61,38 @@ class LogNormal(ApiModel):
         return lambda rng: int(rng.lognormvariate(mu, sigma))
 
 
+class Empirical(ApiModel):
+    empirical: Annotated[list[Ms], Field(min_length=1)]
+
+    def sampler(self):
+        values = tuple(self.empirical)
+        return lambda rng: rng.choice(values)
+
+
 def _shorthand(value: Any) -> Any:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return {"fixed": int(value)}
     return value
 
 
-Distribution = Annotated[Union[Fixed, Uniform, Exponential, LogNormal], BeforeValidator(_shorthand)]
+_KINDS = {"fixed": Fixed, "uniform": Uniform, "exponential": Exponential, "lognormal": LogNormal,
+          "empirical": Empirical}
+
+
+def _kind(value: Any) -> str | None:
+    """The union member by the one key given, so an error names that member's rule only."""
+    if isinstance(value, dict):
+        return next(iter(value)) if len(value) == 1 and next(iter(value)) in _KINDS else None
+    return next((k for k, cls in _KINDS.items() if isinstance(value, cls)), None)
+
+
+Distribution = Annotated[
+    Union[tuple(Annotated[cls, Tag(k)] for k, cls in _KINDS.items())],
+    Discriminator(_kind, custom_error_type="distribution",
+                  custom_error_message="a number or exactly one of {fixed}, {uniform}, {exponential}, {lognormal}, "
+                                       "{empirical}"),
+    BeforeValidator(_shorthand),
+]
 
 
 def immediate(rng: random.Random) -> int:

@@ -1,9 +1,18 @@
-"""Turning one run's log into table rows and an outcome."""
+"""Turning runs' logs into table columns (Arrow) and outcomes."""
 
 from __future__ import annotations
 
+import itertools
+from operator import attrgetter
+
+import orjson
+import pyarrow as pa
+
 from toolkit.jsonio import dumps
-from toolkit.simulate.results import BatchWriter
+from toolkit.simulate.results import _INT, _STR, BATCH_SCHEMAS
+
+_orjson_dumps = orjson.dumps
+_PER_RUN = ("execution_id", "correlation_id")
 
 
 def source_of(step_id: str, steps: dict) -> str | None:
@@ -38,24 +47,109 @@ def outcome(log) -> tuple:
     return state.status, state.failure_reason, path, iterations, cycle, breaches, len(state.steps)
 
 
-def write_run(writer: BatchWriter, run: int, log) -> tuple:
-    state = log.state
-    eid = state.execution_id
-    rows = writer.rows
-    rows["executions"].append((run, eid, state.definition_id, state.definition_version, state.status,
-                                 state.failure_reason, state.correlation_id, state.started_at,
-                                 state.completed_at, state.cancelled_at))
-    steps = state.steps
-    step_rows = rows["steps"]
-    for index, step in enumerate(in_step_order(steps.values())):
-        output = step.output
-        decision = output.get("decision") if output else None
-        step_rows.append((run, step.step_id, step.node_id, step.node_type, step.status, step.group_id,
-                                step.iteration, step.started_at, step.completed_at,
-                                decision if isinstance(decision, str) else None,
-                                source_of(step.step_id, steps), dumps(output if output is not None else {}),
-                                index))
-    rows["events"].extend((run, e.seq, e.type, e.step_id, e.timestamp, dumps(e.data)) for e in log.events)
-    result = outcome(log)
-    rows["outcomes"].append((run, eid) + result)
-    return result
+# Attribute getters and list.extend(map(...)) iterate in C: no comprehension frame per column.
+_STEP_COLUMNS = ("step_id", "node_id", "node_type", "status", "group_id", "iteration", "started_at", "completed_at")
+_EVENT_COLUMNS = ("seq", "type", "step_id", "timestamp")
+_GET = {name: attrgetter(name) for name in set(_STEP_COLUMNS + _EVENT_COLUMNS + ("data", "output"))}
+_JSON_COLUMNS = {"steps": "output", "events": "data"}
+
+
+class TableBuilder:
+    """Column buffers for a batch of runs: one Python list per column, extended per run by
+    mapping an attribute getter over its events and steps (no tuple per row, no transposing),
+    and turned into Arrow tables by :meth:`tables`. JSON columns are kept as one byte string
+    per run plus each value's length, which become an Arrow string column without a Python
+    string per value. Per-run values of the events and steps (execution id, correlation id)
+    are dictionary columns indexed by the run's position ``x`` in the batch."""
+
+    def __init__(self) -> None:
+        self.columns: dict[str, dict[str, list]] = {
+            table: {name: [] for name in schema.names} for table, schema in BATCH_SCHEMAS.items()}
+        self.json: dict[str, tuple[list[bytes], list[int]]] = {t: ([], []) for t in _JSON_COLUMNS}
+        self.count = 0
+
+    def add(self, run: int, replication: int, log) -> tuple:
+        """Buffer one run's rows; returns its outcome (see :func:`outcome`)."""
+        state = log.state
+        x = self.count
+        self.count += 1
+        c = self.columns["executions"]
+        for name, value in (("x", x), ("run", run), ("execution_id", state.execution_id),
+                            ("definition_id", state.definition_id), ("definition_version", state.definition_version),
+                            ("status", state.status), ("failure_reason", state.failure_reason),
+                            ("correlation_id", state.correlation_id), ("started_at", state.started_at),
+                            ("completed_at", state.completed_at), ("cancelled_at", state.cancelled_at)):
+            c[name].append(value)
+
+        steps = state.steps
+        ordered = in_step_order(steps.values())
+        c = self.columns["steps"]
+        c["x"].extend([x] * len(ordered))
+        for name in _STEP_COLUMNS:
+            c[name].extend(map(_GET[name], ordered))
+        outputs = [s.output if s.output is not None else {} for s in ordered]
+        c["decision"].extend(map(_decision, outputs))
+        c["source_node_id"].extend([source_of(s.step_id, steps) for s in ordered])
+        c["step_index"].extend(range(len(ordered)))
+        self._json("steps", outputs)
+
+        events = log.events
+        c = self.columns["events"]
+        c["x"].extend([x] * len(events))
+        for name in _EVENT_COLUMNS:
+            c[name].extend(map(_GET[name], events))
+        self._json("events", list(map(_GET["data"], events)))
+
+        result = outcome(log)
+        c = self.columns["outcomes"]
+        c["x"].append(x)
+        c["run"].append(run)
+        for name, value in zip(("status", "failure_reason", "path", "iterations", "cycle_time_ms", "breaches",
+                                "steps"), result):
+            c[name].append(value)
+        c["replication"].append(replication)
+        return result
+
+    def _json(self, table: str, values: list) -> None:
+        """Compact JSON, as :func:`toolkit.jsonio.dumps` writes it (orjson; the standard library
+        for integers orjson refuses), joined into one byte string for the run."""
+        try:
+            texts = list(map(_orjson_dumps, values))
+        except (orjson.JSONEncodeError, TypeError):
+            texts = [dumps(v).encode("utf-8") for v in values]
+        blobs, lengths = self.json[table]
+        blobs.append(b"".join(texts))
+        lengths.extend(map(len, texts))
+
+    def tables(self) -> dict[str, pa.Table]:
+        """The buffered runs as Arrow tables (of :data:`BATCH_SCHEMAS`); empties the buffers."""
+        executions = self.columns["executions"]
+        out = {}
+        for table, schema in BATCH_SCHEMAS.items():
+            columns = self.columns[table]
+            x = pa.array(columns["x"], type=_INT)
+            arrays = []
+            for f in schema:
+                if f.name == _JSON_COLUMNS.get(table):
+                    blobs, lengths = self.json[table]
+                    offsets = pa.array(itertools.accumulate(lengths, initial=0), type=_INT)
+                    arrays.append(pa.StringArray.from_buffers(len(lengths), offsets.buffers()[1],
+                                                              pa.py_buffer(b"".join(blobs))))
+                elif table == "executions":
+                    arrays.append(pa.array(columns[f.name], type=f.type))
+                elif f.name in _PER_RUN:  # execution_id / correlation_id of events, steps, outcomes
+                    arrays.append(pa.DictionaryArray.from_arrays(x, pa.array(executions[f.name], type=_STR)))
+                elif f.name == "run" and table != "outcomes":
+                    arrays.append(pa.array(executions["run"], type=_INT).take(x))
+                elif f.name == "x":
+                    arrays.append(x)
+                else:
+                    arrays.append(pa.array(columns[f.name], type=f.type))
+            out[table] = pa.Table.from_arrays(arrays, schema=schema)
+        self.__init__()
+        return out
+
+
+def _decision(output: dict) -> str | None:
+    decision = output.get("decision")
+    return decision if isinstance(decision, str) else None

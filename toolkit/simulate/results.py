@@ -15,32 +15,33 @@ from toolkit.engine import EXTERNAL_TYPES
 
 _INT, _BIG, _STR, _BOOL = pa.int32(), pa.int64(), pa.string(), pa.bool_()
 
-# What the hot loop buffers per table (plain tuples), and how each batch lands in DuckDB.
-# Events carry only what differs per event; execution ids, event ids, correlation ids and
-# the external flag are filled in by SQL from the executions of the same batch.
+# What a batch of runs holds per table (:class:`toolkit.simulate.records.TableBuilder`) and
+# how it lands in DuckDB. ``x`` is a run's position in its batch (the index of the per-run
+# dictionary columns); event ids and the external flag are computed by SQL.
 _EXTERNAL = ", ".join(f"'{t}'" for t in sorted(EXTERNAL_TYPES))
-BUFFERS: dict[str, tuple[pa.Schema, str]] = {
-    "executions": (pa.schema([("run", _INT), ("execution_id", _STR), ("definition_id", _STR),
-                              ("definition_version", _INT), ("status", _STR), ("failure_reason", _STR),
-                              ("correlation_id", _STR), ("started_at", _BIG), ("completed_at", _BIG),
-                              ("cancelled_at", _BIG), ("exec_key", _INT), ("definition_key", _INT)]),
-                   "INSERT INTO executions SELECT * FROM _batch"),
-    "steps": (pa.schema([("run", _INT), ("step_id", _STR), ("node_id", _STR), ("node_type", _STR),
-                         ("status", _STR), ("group_id", _STR), ("iteration", _INT), ("started_at", _BIG),
-                         ("completed_at", _BIG), ("decision", _STR), ("source_node_id", _STR), ("output", _STR),
-                         ("step_index", _INT)]),
-              "INSERT INTO steps SELECT b.run, x.execution_id, b.* EXCLUDE (run, step_index), x.exec_key, "
-              "b.step_index, x.definition_key FROM _batch b JOIN _executions x ON x.run = b.run "
-              "ORDER BY x.exec_key, b.step_index"),
-    "events": (pa.schema([("run", _INT), ("seq", _INT), ("type", _STR), ("step_id", _STR), ("timestamp", _BIG),
-                          ("data", _STR)]),
-               "INSERT INTO events SELECT b.run, x.execution_id, b.seq, 'evt_' || x.execution_id || '_' || b.seq, "
-               f"b.type, b.step_id, b.timestamp, x.correlation_id, b.type IN ({_EXTERNAL}), b.data FROM _batch b "
-               "JOIN _executions x ON x.run = b.run ORDER BY b.run, b.seq"),
-    "outcomes": (pa.schema([("run", _INT), ("execution_id", _STR), ("status", _STR), ("failure_reason", _STR),
-                            ("path", _STR), ("iterations", _INT), ("cycle_time_ms", _BIG), ("breaches", _INT),
-                            ("steps", _INT)]),
-                 "INSERT INTO outcomes SELECT * FROM _batch"),
+_DICT = pa.dictionary(_INT, _STR)
+BATCH_SCHEMAS: dict[str, pa.Schema] = {
+    "executions": pa.schema([("x", _INT), ("run", _INT), ("execution_id", _STR), ("definition_id", _STR),
+                             ("definition_version", _INT), ("status", _STR), ("failure_reason", _STR),
+                             ("correlation_id", _STR), ("started_at", _BIG), ("completed_at", _BIG),
+                             ("cancelled_at", _BIG)]),
+    "steps": pa.schema([("x", _INT), ("run", _INT), ("execution_id", _DICT), ("step_id", _STR), ("node_id", _STR),
+                        ("node_type", _STR), ("status", _STR), ("group_id", _STR), ("iteration", _INT),
+                        ("started_at", _BIG), ("completed_at", _BIG), ("decision", _STR), ("source_node_id", _STR),
+                        ("output", _STR), ("step_index", _INT)]),
+    "events": pa.schema([("x", _INT), ("run", _INT), ("execution_id", _DICT), ("seq", _INT), ("type", _STR),
+                         ("step_id", _STR), ("timestamp", _BIG), ("correlation_id", _DICT), ("data", _STR)]),
+    "outcomes": pa.schema([("x", _INT), ("run", _INT), ("execution_id", _DICT), ("status", _STR),
+                           ("failure_reason", _STR), ("path", _STR), ("iterations", _INT), ("cycle_time_ms", _BIG),
+                           ("breaches", _INT), ("steps", _INT), ("replication", _INT)]),
+}
+# $1 + run is the execution's key, $2 the definition's key.
+_INSERTS = {
+    "executions": "INSERT INTO executions SELECT * EXCLUDE (x), $1 + run, $2 FROM _batch",
+    "steps": "INSERT INTO steps SELECT * EXCLUDE (x, step_index), $1 + run, step_index, $2 FROM _batch",
+    "events": "INSERT INTO events SELECT run, execution_id, seq, 'evt_' || execution_id || '_' || seq, type, step_id, "
+              f"timestamp, correlation_id, type IN ({_EXTERNAL}), data FROM _batch",
+    "outcomes": "INSERT INTO outcomes SELECT * EXCLUDE (x) FROM _batch",
 }
 
 
@@ -95,47 +96,50 @@ def _refusal(con: duckdb.DuckDBPyConnection, seed: int | None) -> str | None:
 
 
 class BatchWriter:
-    """Row buffers per table (plain tuples: the cheapest thing to build in the hot loop);
-    ``flush`` transposes each into columns and moves it into DuckDB as one Arrow table.
-    Executions get their ``exec_key`` here, counting on from those already in the database,
-    and their ``definition_key``: the one their definition id already has there, else the next."""
+    """Moves batches of runs (Arrow tables from :class:`~toolkit.simulate.records.TableBuilder`)
+    into DuckDB, ``insert_runs`` runs per INSERT and table (each statement costs milliseconds
+    however small, so batches are concatenated first). Executions get ``exec_key`` = the number
+    of executions already in the database plus ``run`` (runs are written in order, from 0, so
+    the keys count on densely), and their ``definition_key``: the one their definition id
+    already has there, else the next."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection):
+    def __init__(self, con: duckdb.DuckDBPyConnection, insert_runs: int = 5000):
         self.con = con
-        self.rows: dict[str, list[tuple]] = {t: [] for t in BUFFERS}
-        self.next_key = con.execute("SELECT count(*) FROM executions").fetchone()[0]
+        self.insert_runs = insert_runs
+        self.base_key = con.execute("SELECT count(*) FROM executions").fetchall()[0][0]
         self.definition_keys: dict[str, int] = dict(con.execute(
             "SELECT definition_id, min(definition_key) FROM executions WHERE definition_key IS NOT NULL "
             "GROUP BY definition_id").fetchall())
+        self.pending: list[dict[str, pa.Table]] = []
+        self.pending_runs = 0
 
     def _definition_key(self, definition_id: str) -> int:
         if definition_id not in self.definition_keys:
             self.definition_keys[definition_id] = max(self.definition_keys.values(), default=-1) + 1
         return self.definition_keys[definition_id]
 
-    def pending(self) -> int:
-        return len(self.rows["outcomes"])
+    def write(self, tables: dict[str, pa.Table]) -> int:
+        """Queue one batch (runs of one definition) for insertion; returns how many runs it held."""
+        runs = tables["executions"].num_rows
+        if runs:
+            self.pending.append(tables)
+            self.pending_runs += runs
+            if self.pending_runs >= self.insert_runs:
+                self.flush()
+        return runs
 
     def flush(self) -> None:
-        """Steps and events join the executions of *this* batch (scanned by name in the SQL,
-        like the batches themselves), so several simulations may share one database."""
-        if not self.rows["executions"]:
+        """Insert what is queued. The statements scan the batch by name (``_batch``), so
+        several simulations may share one database."""
+        if not self.pending:
             return
-        _executions = None
-        for table, (schema, sql) in BUFFERS.items():
-            rows = self.rows[table]
-            if not rows:
-                continue
-            columns = [pa.array(values, type=f.type) for values, f in zip(zip(*rows), schema)]
-            if table == "executions":
-                columns.append(pa.array(range(self.next_key, self.next_key + len(rows)), type=_INT))
-                columns.append(pa.array([self._definition_key(d) for d in columns[2].to_pylist()], type=_INT))
-                self.next_key += len(rows)
-            _batch = pa.Table.from_arrays(columns, schema=schema)
-            if table == "executions":
-                _executions = _batch  # noqa: F841 - read by the steps and events SQL
-            self.con.execute(sql)
-            rows.clear()
+        first = self.pending[0]["executions"]
+        params = [self.base_key, self._definition_key(first.column("definition_id")[0].as_py())]
+        for table, sql in _INSERTS.items():
+            _batch = pa.concat_tables([t[table] for t in self.pending])  # noqa: F841 - read by the SQL
+            self.con.execute(sql, params if "$1" in sql else None)
+        self.pending.clear()
+        self.pending_runs = 0
 
 
 @dataclass

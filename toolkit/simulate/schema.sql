@@ -3,7 +3,8 @@
 -- server's tables lack let `directly_follows` sort and group by integers: `exec_key`, a dense
 -- integer per execution (unique in the database, also when several simulations share it),
 -- `step_index`, each step's position in its execution in the views' step order (0, 1, 2, …),
--- and `definition_key`, one integer per definition id in the database.
+-- and `definition_key`, one integer per definition id in the database. `outcomes.replication`
+-- numbers the replications of a simulate(..., replications=R) call (0 without replications).
 CREATE TABLE IF NOT EXISTS executions (
     run               INTEGER,
     execution_id      VARCHAR,
@@ -57,5 +58,6 @@ CREATE TABLE IF NOT EXISTS outcomes (
     iterations        INTEGER,
     cycle_time_ms     BIGINT,
     breaches          INTEGER,
-    steps             INTEGER
+    steps             INTEGER,
+    replication       INTEGER
 );

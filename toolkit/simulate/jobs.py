@@ -1,0 +1,136 @@
+"""A simulation split into batches of runs, computed in this process or in worker processes.
+
+Run *k* (0 ≤ k < runs × replications) belongs to replication ``k // runs``, is dispatched at
+``startAt + (k % runs) × arrivalIntervalMs`` (every replication starts at ``startAt``), draws
+from its own generator ``random.Random("<seed>:<k>")`` and is execution ``sim-<seed>-<k>``.
+So a run is a pure function of (definition, policy, script, seed, k), whichever process
+computes it. The batches are fixed by ``runs``, ``replications`` and ``batch_runs`` only, and
+are written in order, so 1 or N workers give the same database, row for row.
+
+Independent runs are batched ``batch_runs`` at a time. With reviewer capacity the runs of a
+replication share their reviewers and are simulated together (:func:`toolkit.simulate.queues.
+run_coupled`): the unit of work is then a replication, still written ``batch_runs`` runs at a
+time.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import random
+import sys
+from typing import Iterator
+
+import pyarrow as pa
+
+from toolkit.engine import Plan
+from toolkit.simulate.behaviour import ResolvedPolicy
+from toolkit.simulate.driver import run_execution
+from toolkit.simulate.policy import Policy
+from toolkit.simulate.queues import run_coupled
+from toolkit.simulate.records import TableBuilder
+
+
+def run_rng(seed: int, run: int) -> random.Random:
+    """Each run draws from its own generator, so run k is the same whatever runs precede it."""
+    return random.Random(f"{seed}:{run}")
+
+
+class Job:
+    """Everything a worker needs to compute any batch: picklable (the definition, policy and
+    script models); the plan and resolved policy are rebuilt once per process."""
+
+    def __init__(self, plan: Plan, policy: Policy, script, seed: int, runs: int, replications: int,
+                 batch_runs: int) -> None:
+        self.definition, self.version = plan.definition, plan.version
+        self.policy, self.script = policy, script
+        self.seed, self.runs, self.replications, self.batch_runs = seed, runs, replications, batch_runs
+        self._plan, self._resolved = plan, None
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_plan"] = state["_resolved"] = None  # samplers are closures: rebuilt in the worker
+        return state
+
+    @property
+    def plan(self) -> Plan:
+        if self._plan is None:
+            self._plan = Plan.from_definition(self.definition, self.version)
+        return self._plan
+
+    @property
+    def resolved(self) -> ResolvedPolicy:
+        if self._resolved is None:
+            self._resolved = ResolvedPolicy(self.policy, self.plan)
+        return self._resolved
+
+    @property
+    def coupled(self) -> bool:
+        """Reviewer capacity couples the runs of a replication."""
+        return bool(self.resolved.capacity)
+
+    def units(self) -> list[tuple[int, int]]:
+        """The units of work, ``(first run, end run)``, in the order they are written."""
+        total = self.runs * self.replications
+        if self.coupled:
+            return [(r * self.runs, (r + 1) * self.runs) for r in range(self.replications)]
+        return [(a, min(a + self.batch_runs, total)) for a in range(0, total, self.batch_runs)]
+
+    def start_of(self, k: int) -> int:
+        return self.resolved.start_ms + (k % self.runs) * self.resolved.arrival_interval_ms
+
+    def execution_id(self, k: int) -> str:
+        return f"sim-{self.seed}-{k}"
+
+    def rng(self, k: int) -> random.Random:
+        return run_rng(self.seed, k)
+
+    def batches(self, unit: tuple[int, int]) -> Iterator[dict[str, pa.Table]]:
+        """The Arrow tables of one unit, ``batch_runs`` runs at a time."""
+        first, end = unit
+        plan, resolved, script = self.plan, self.resolved, self.script
+        trigger_context = script.input if script is not None else None
+        if self.coupled:
+            logs = run_coupled(plan, runs=range(first, end), start_of=self.start_of, execution_id_of=self.execution_id,
+                               rng_of=self.rng, behaviour=resolved, script=script, trigger_context=trigger_context,
+                               horizon_ms=resolved.horizon_ms)
+        else:
+            logs = ((k, run_execution(plan, execution_id=self.execution_id(k), start_ms=self.start_of(k),
+                                      rng=self.rng(k), behaviour=resolved, script=script,
+                                      trigger_context=trigger_context, horizon_ms=resolved.horizon_ms))
+                    for k in range(first, end))
+        builder = TableBuilder()
+        for k, log in logs:
+            builder.add(k, k // self.runs, log)
+            if builder.count >= self.batch_runs:
+                yield builder.tables()
+        if builder.count:
+            yield builder.tables()
+
+
+_JOB: Job | None = None
+
+
+def _init_worker(job: Job) -> None:
+    global _JOB
+    _JOB = job
+
+
+def _compute(unit: tuple[int, int]) -> list[dict[str, pa.Table]]:
+    return list(_JOB.batches(unit))
+
+
+def batches(job: Job, workers: int = 1) -> Iterator[dict[str, pa.Table]]:
+    """Every batch of the job, in order: computed here (``workers=1``) or by ``workers``
+    processes, each unit in whichever process is free, and yielded in unit order."""
+    units = job.units()
+    workers = min(workers, len(units))
+    if workers <= 1:
+        for unit in units:
+            yield from job.batches(unit)
+        return
+    # fork starts workers in milliseconds with the modules already imported; elsewhere
+    # (macOS, Windows) spawn re-imports them and gets the job by pickle.
+    method = "fork" if sys.platform.startswith("linux") else "spawn"
+    with multiprocessing.get_context(method).Pool(workers, _init_worker, (job,)) as pool:
+        for result in pool.imap(_compute, units):
+            yield from result
