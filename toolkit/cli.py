@@ -525,10 +525,11 @@ def _run(args) -> int:
     try:
         return args.func(args)
     except ModuleNotFoundError as exc:
-        extra = extra_providing((exc.name or "").partition(".")[0])
+        library = (exc.name or "").partition(".")[0]
+        extra = extra_providing(library)
         if extra is None:
             raise
-        print(f"collab {args.command}: needs {exc.name}, which the '{extra}' extra installs: "
+        print(f"collab {args.command}: needs {library}, which the '{extra}' extra installs: "
               f"pip install 'collab-workflows[{extra}]'", file=sys.stderr)
         return 2
 
