@@ -150,12 +150,13 @@ class _Builder:
 
 class LinearPattern:
     """A compiled pattern; :meth:`search` tells whether it matches anywhere in a text.
+    ``positions`` is its number of character tests once counted repeats are expanded.
 
     Safe to share between threads: the memos only ever gain entries that any thread would
     compute the same way, and are cleared whole when they grow past a bound.
     """
 
-    __slots__ = ("pattern", "_kind", "_arg", "_next", "_start", "_chars", "_bits", "_match", "_tests", "_asserts",
+    __slots__ = ("pattern", "positions", "_kind", "_arg", "_next", "_start", "_chars", "_bits", "_match", "_tests", "_asserts",
                  "_assert_bit", "_words", "_masks", "_closures", "_follows", "_steps", "_contexts", "_literals",
                  "_shift")
 
@@ -169,6 +170,7 @@ class LinearPattern:
         self._kind, self._arg, self._next = b.kind, b.arg, b.next
         chars = [i for i, k in enumerate(b.kind) if k == _CHAR]
         self._chars = chars  # position -> node
+        self.positions = len(chars)  # the size of the state set a search carries (its cost per character)
         self._bits = {node: 1 << i for i, node in enumerate(chars)}
         self._match = 1 << len(chars)
         masks: dict[int, int] = {}
