@@ -17,12 +17,15 @@ Work per command (:mod:`toolkit.work`): one engine command may spend at most
 time, so the outcome is the same on every machine and in every replay:
 
 * one per predicate node evaluated (an op, a var, a literal);
-* a ``regex`` op: ``(REGEX_STEP_UNITS + positions)`` per character it scans, where
-  ``positions`` are the pattern's character tests (its state set, :mod:`toolkit.regex_linear`);
+* a ``regex`` op: ``REGEX_STEP_UNITS + positions + REGEX_TEST_UNITS × class tests`` per
+  character it scans, where ``positions`` are the pattern's character tests (the state set a
+  search carries) and ``class tests`` its distinct non-literal ones (each an ``re`` call per
+  new character), see :mod:`toolkit.regex_linear`;
 * deep equality (``eq``, ``ne``, ``in``, ``includes`` on arrays): one per value compared.
 
-On the project's 2-core machine a unit is about 0.1–0.3 µs, so the budget is well under a
-second of one core; measured in ``benchmarks/regex_predicates.py``.
+On the project's shared 2-core machine a unit costs 0.1–0.3 µs (the slowest patterns the
+matcher knows, under load), so the budget is at most about a second of one core; measured
+in ``benchmarks/regex_predicates.py``.
 
 API sizes (api-v2; the spec is silent on these):
 
@@ -38,7 +41,7 @@ from __future__ import annotations
 __all__ = [
     "WHEN_MAX_CHARS", "PREDICATE_MAX_DEPTH", "REGEX_MAX_PATTERN_CHARS", "REGEX_INPUT_CAP",
     "MAX_REGEX_PER_PREDICATE", "MAX_REGEX_PER_NODE", "MAX_CUSTOM_EDGES_PER_NODE",
-    "REGEX_STEP_UNITS", "COMMAND_WORK_BUDGET",
+    "REGEX_STEP_UNITS", "REGEX_TEST_UNITS", "COMMAND_WORK_BUDGET",
     "MAX_ID_CHARS", "MAX_CURSOR_KEY", "PAGE_MAX_BYTES", "MAX_LISTED_IN_MESSAGE",
 ]
 
@@ -56,10 +59,13 @@ MAX_CUSTOM_EDGES_PER_NODE = 16
 
 # ---------------------------------------------------------------- work per command
 # Every search pays a memo lookup per character (worth about 8 positions); a pattern with
-# more positions may carry a larger state set, which costs in proportion on a memo miss.
+# more positions may carry a larger state set, which costs in proportion on a memo miss, and
+# a character class is an `re` call (about 4 positions' worth) for each new character.
 REGEX_STEP_UNITS = 8
-# Sixteen searches of a full 16 KiB text by an 8-position pattern (2**22 units): every
-# ordinary definition stays far below it; a command past it fails its execution.
+REGEX_TEST_UNITS = 4
+# Sixteen searches of a full 16 KiB text by an 8-position literal pattern (2**22 units): an
+# ordinary node (8 regex routes over one output at the cap) stays below it; a command past
+# it fails its execution.
 COMMAND_WORK_BUDGET = 16 * REGEX_INPUT_CAP * (REGEX_STEP_UNITS + 8)
 
 # ---------------------------------------------------------------- API sizes

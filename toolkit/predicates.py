@@ -43,6 +43,7 @@ from re import _parser as _sre_parser
 
 from toolkit.limits import (
     MAX_REGEX_PER_PREDICATE, PREDICATE_MAX_DEPTH, REGEX_INPUT_CAP, REGEX_MAX_PATTERN_CHARS, REGEX_STEP_UNITS,
+    REGEX_TEST_UNITS,
     WHEN_MAX_CHARS,
 )
 from toolkit.regex_linear import LinearPattern, UnsupportedPattern, compile_linear
@@ -319,7 +320,7 @@ def _regex(value, linear: LinearPattern):
     """The `regex` op: linear in the text (toolkit.regex_linear), so no pattern and input can
     stall the caller, and charged to the command's Work per character scanned."""
     search, pattern = linear.search, linear.pattern
-    units = REGEX_STEP_UNITS + linear.positions
+    units = REGEX_STEP_UNITS + linear.positions + REGEX_TEST_UNITS * linear.class_tests
 
     def fn(ctx):
         v = value(ctx)
