@@ -151,7 +151,7 @@ def _list_agents(services: Services, workspace: Workspace, request: GetAgent) ->
     """Built-ins first (catalogue order), then custom agents in creation order."""
     ws, read = workspace.workspace_id, services.store.read
     size = request.page_size or DEFAULT_PAGE_SIZE
-    after = decode_cursor(request.page_token, "pageToken")
+    after = decode_cursor(request.page_token, "pageToken", minimum=-len(BUILT_IN) - 1)  # built-ins come first
     after = -len(BUILT_IN) - 1 if after is None else after
     if not -len(BUILT_IN) - 1 <= after < 2**62:
         raise ApiError(ErrorCode.INVALID_ARGUMENT, "data.pageToken: not a cursor this API returned")

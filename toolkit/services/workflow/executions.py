@@ -32,7 +32,7 @@ from toolkit.engine import (
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import workflow as m
 from toolkit.services.context import Services
-from toolkit.services.paging import Filters, keyset_page
+from toolkit.services.paging import Filters, fitting, keyset_page
 from toolkit.services.workflow.definitions import plan_for
 from toolkit.services.workflow.persist import save
 from toolkit.services.workflow.rehearsal import rehearse, rehearse_dispatch
@@ -230,8 +230,9 @@ def get_events(services: Services, workspace: Workspace, request: m.GetEvents) -
         [request.execution_id, workspace.workspace_id, request.since_seq, request.page_size + 1]).fetchall()
     if not rows:  # nothing new, or no such execution: only now pay for the second question
         _state_row(services, workspace.workspace_id, request.execution_id)
-    more = len(rows) > request.page_size
-    rows = rows[: request.page_size]
+    size = fitting(len(r[6]) for r in rows[: request.page_size])  # PAGE_MAX_BYTES, as stored JSON
+    more = len(rows) > size
+    rows = rows[:size]
     events = [{"eventId": eid, "seq": seq, "type": t, "stepId": sid, "timestamp": ts, "correlationId": cid,
                "data": json.loads(data)} for eid, seq, t, sid, ts, cid, data in rows]
     return {"executionId": request.execution_id, "events": events,
