@@ -428,12 +428,16 @@ class Predicate:
         """Run against {"output": ..., "step": ..., "execution": {"input": ...}}.
 
         With ``work`` (a :class:`~toolkit.work.Work`), charge it for this evaluation; raises
-        :class:`~toolkit.work.WorkLimitExceeded` when that passes its limit.
+        :class:`~toolkit.work.WorkLimitExceeded` when that passes its limit. The context then
+        keeps the work under a private key no path can read (not copied: the engine builds a
+        context per routed step, and evaluates it once per edge).
         """
         if work is None:
             return self._fn(context)
         work.charge(self.size)
-        return self._fn({**context, _WORK: work} if type(context) is dict else context)
+        if type(context) is dict:
+            context[_WORK] = work
+        return self._fn(context)
 
     def __reduce__(self):  # closures do not pickle; re-parsing the AST does
         return parse_ast, (self.ast,)
