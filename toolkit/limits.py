@@ -23,9 +23,9 @@ time, so the outcome is the same on every machine and in every replay:
   new character), see :mod:`toolkit.regex_linear`;
 * deep equality (``eq``, ``ne``, ``in``, ``includes`` on arrays): one per value compared.
 
-On the project's shared 2-core machine a unit costs 0.1–0.3 µs (the slowest patterns the
-matcher knows, under load), so the budget is at most about a second of one core; measured
-in ``benchmarks/regex_predicates.py``.
+On the project's shared 2-core machine a unit costs at most about 0.13 µs (the slowest
+patterns the matcher knows, under load), so the budget is at most about half a second of one
+core; measured in ``benchmarks/regex_predicates.py``.
 
 API sizes (api-v2; the spec is silent on these):
 

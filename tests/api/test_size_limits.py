@@ -136,6 +136,25 @@ def test_a_page_stops_at_its_byte_cap_and_the_rest_follows(api):
     assert seen == ids and pages >= 2
 
 
+def test_a_definitions_page_stops_at_its_byte_cap(api):
+    """Six definitions of about 900 KB each (a large mockOutput): the first page stops past
+    4 MiB although the page size allows 100, and the next page holds the rest."""
+    tag = uid("big")[:20]
+    ids = []
+    for _ in range(6):
+        body = human_definition(uid("big"), tags=[tag])
+        body["nodes"][1]["config"]["mockOutput"] = {"text": "z" * 900_000}
+        api.create(body)
+        ids.append(body["definitionId"])
+    first = api.post(DEF_LIST, {"tags": [tag], "pageSize": 100})
+    assert first.status_code == 200 and len(first.content) < PAGE_MAX_BYTES + 1_000_000
+    page = first.json()["result"]
+    assert page["hasMore"] is True and 4 <= len(page["items"]) < 6
+    rest = api.ok(DEF_LIST, {"tags": [tag], "pageSize": 100, "cursor": page["nextCursor"]})
+    assert [d["definitionId"] for d in page["items"] + rest["items"]] == ids
+    assert rest["hasMore"] is False
+
+
 # ---------------------------------------------------------------- messages
 
 def test_a_message_about_many_problems_is_truncated_with_a_count(api):
