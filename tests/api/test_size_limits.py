@@ -54,23 +54,10 @@ def test_a_negative_position_is_invalid_argument(api, path, body, field):
     assert f"data.{field}" in api.err(path, {**body, field: forged("k-1")})
 
 
-@pytest.mark.parametrize("since", [2**63, 2**64, 10**30])
-def test_events_since_seq_out_of_range_is_invalid_argument(api, since):
-    execution_id = _execution(api)
-    message = api.err(EVENTS, {"executionId": execution_id, "sinceSeq": since})
-    assert "data.sinceSeq" in message
-
-
 def test_the_largest_valid_cursor_is_an_empty_page(api):
     for path, body, field in LISTS[:3]:
         page = api.ok(path, {**body, field: forged(f"k{2**63 - 1}")})
         assert page["items"] == [] and page["hasMore"] is False
-
-
-def _execution(api) -> str:
-    body = human_definition(uid("size"))
-    api.create(body)
-    return api.dispatch(body["definitionId"])
 
 
 # ---------------------------------------------------------------- ids

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from toolkit.limits import MAX_CURSOR_KEY, MAX_ID_CHARS
+from toolkit.limits import MAX_ID_CHARS
 from toolkit.model.base import ApiModel, JsonObject
 from toolkit.model.definition import Scope
 from toolkit.webhooks import url_problem
@@ -77,7 +77,7 @@ class CancelExecution(ApiModel):
 
 class GetEvents(ApiModel):
     execution_id: Id
-    since_seq: Annotated[int, Field(ge=0, le=MAX_CURSOR_KEY)] = 0
+    since_seq: Annotated[int, Field(ge=0)] = 0
     page_size: Annotated[int, Field(ge=1, le=500)] = 100
 
 
