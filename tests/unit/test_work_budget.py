@@ -213,3 +213,12 @@ def test_the_memo_of_a_rehearsal_gives_the_same_transition():
     rehearsed = run(memo)
     assert memo, "the rehearsal searched"
     assert run(memo) == rehearsed == run(None)
+
+
+def test_the_simulator_fails_the_same_runs_the_same_way():
+    """The simulator runs the same engine, so the same budget: every run of a definition whose
+    agent output is too costly to route fails with the same reason as on the server."""
+    from toolkit.simulate import simulate
+
+    result = simulate(heavy_flow([regex_when(HEAVY, HEAVY)]), runs=2, seed=1)
+    assert result.summary.failure_reasons == {"work-limit-exceeded:edge:0": 2}
