@@ -108,9 +108,11 @@ def test_heavy_predicates_do_not_stall_another_workspaces_writes(server, api, ap
     assert [s["nodeId"] for s in execution["steps"]] == [f"a{i}" for i in range(CHAIN)] + ["end"]
 
     during = [t1 - t0 for t0, t1 in b_writes if t0 < a1 and t1 > a0]
+    finished = sum(1 for _, t1 in b_writes if a0 < t1 < a1)
     a_time = a1 - a0
-    assert len(during) >= 2, f"B wrote {len(during)} times during A's {a_time:.2f} s request"
     # Were the searches made on the writer, a B write queued behind A's dispatch would wait
-    # for all of them: about A's whole time. A generous factor, measured in the same run.
-    assert max(during) * 3 < a_time, (f"a write of workspace B took {max(during):.3f} s while A's dispatch "
+    # for all of them — about A's whole time — and B would finish one or two writes while A's
+    # request lasts. Generous bounds, measured in the same run, never against seconds.
+    assert finished >= 5, f"B finished {finished} writes during A's {a_time:.2f} s dispatch"
+    assert max(during) * 2 < a_time, (f"a write of workspace B took {max(during):.3f} s while A's dispatch "
                                       f"took {a_time:.3f} s ({len(during)} B writes)")
