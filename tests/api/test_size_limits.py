@@ -142,6 +142,27 @@ def test_a_definitions_page_stops_at_its_byte_cap(api):
     assert rest["hasMore"] is False
 
 
+def test_an_agents_page_stops_at_its_byte_cap(api):
+    """Six agents with a config of about 900 KB: listing them (page size 500) takes two pages
+    or more, each under the cap plus one agent, and every agent comes once."""
+    created = []
+    for i in range(6):
+        result = api.ok("/v2/agents/create", {"name": f"big {i}", "config": {"blob": "c" * 900_000}})
+        created.append(result["data"]["agentId"])
+    seen, token, pages = [], None, 0
+    while True:
+        data = {"pageSize": 500, **({"pageToken": token} if token else {})}
+        resp = api.post("/v2/agents/get", data)
+        assert resp.status_code == 200 and len(resp.content) < PAGE_MAX_BYTES + 1_000_000
+        result = resp.json()["result"]
+        pages += 1
+        seen += [a["agentId"] for a in result["data"]]
+        token = result["nextPageToken"]
+        if token is None:
+            break
+    assert pages >= 2 and [a for a in seen if a in created] == created and len(seen) == len(set(seen))
+
+
 # ---------------------------------------------------------------- messages
 
 def test_a_message_about_many_problems_is_truncated_with_a_count(api):
