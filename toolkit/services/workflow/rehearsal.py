@@ -57,8 +57,12 @@ def rehearse(services: Services, workspace_id: str, execution_id: str, make_comm
 
 def rehearse_dispatch(services: Services, workspace_id: str, definition_id: str, command: Dispatch) -> dict | None:
     """The regex memo of dispatching ``definition_id`` (its current version) with ``command``."""
-    row = services.store.read("SELECT version FROM definitions WHERE workspace_id = ? AND definition_id = ? "
-                              "AND status = 'active'", [workspace_id, definition_id]).fetchone()
+    # The writer caches each definition's current row for dispatch; its version is read here
+    # without a statement when it is there (a tuple, replaced whole, never changed in place).
+    row = services.heads.get((workspace_id, definition_id))
+    if row is None:
+        row = services.store.read("SELECT version FROM definitions WHERE workspace_id = ? AND definition_id = ?",
+                                  [workspace_id, definition_id]).fetchone()
     plan = _plan(services, workspace_id, definition_id, row[0]) if row is not None else None
     if plan is None or not plan.regex_ops:
         return None
