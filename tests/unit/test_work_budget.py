@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolkit.engine import ManualClock, Plan, SeededIds, apply, run_agents
-from toolkit.engine.commands import Dispatch
+from toolkit.engine.commands import CancelExecution, Dispatch
 from toolkit.engine.testing import G, Harness, agent, definition, edge, group, human
 from toolkit.limits import COMMAND_WORK_BUDGET, REGEX_INPUT_CAP, REGEX_STEP_UNITS, REGEX_TEST_UNITS
 from toolkit.predicates import json_equal, parse
@@ -222,3 +222,27 @@ def test_the_simulator_fails_the_same_runs_the_same_way():
 
     result = simulate(heavy_flow([regex_when(HEAVY, HEAVY)]), runs=2, seed=1)
     assert result.summary.failure_reasons == {"work-limit-exceeded:edge:0": 2}
+
+
+# ---------------------------------------------------------------- the server's rehearsal
+
+def test_the_service_rehearses_regex_commands_before_the_writer(tmp_path):
+    """On a real store: a dispatch of a definition with regex ops is rehearsed (its searches
+    are in the memo), one without is not; the dispatch then routes exactly as rehearsed."""
+    from toolkit.client import LocalClient
+    from toolkit.services.workflow.rehearsal import rehearse, rehearse_dispatch
+
+    misses = json.dumps({"op": "not", "args": [json.loads(regex_when("^x+$"))]})
+    with LocalClient.open(str(tmp_path / "r.duckdb")) as client:
+        services, ws = client.services, client.workspace.workspace_id
+        client.create_definition(heavy_flow([misses], text="y" * 5000) | {"definitionId": "with-regex"})
+        client.create_definition(definition([agent("a"), agent("b")], [edge("a", "b")], definition_id="no-regex"))
+        memo = rehearse_dispatch(services, ws, "with-regex", Dispatch("ex_r"))
+        assert memo == {("^x+$", "y" * 5000): False}
+        assert rehearse_dispatch(services, ws, "no-regex", Dispatch("ex_r")) is None
+        assert rehearse_dispatch(services, ws, "missing", Dispatch("ex_r")) is None
+        execution_id = client.dispatch("with-regex")["executionId"]
+        assert [s["nodeId"] for s in client.get_execution(execution_id)["steps"]] == ["work", "t0"]
+        # the execution has ended: the rehearsed command is refused, and the writer will say so
+        assert rehearse(services, ws, execution_id, lambda state: CancelExecution("late")) == {}
+        assert rehearse(services, ws, "ex_unknown", lambda state: CancelExecution("late")) is None
