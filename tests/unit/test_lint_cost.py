@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from toolkit.engine.testing import G, agent, definition, edge, group
 from toolkit.limits import MAX_CUSTOM_EDGES_PER_NODE, MAX_REGEX_PER_NODE, MAX_REGEX_PER_PREDICATE
@@ -56,3 +58,18 @@ def test_the_create_error_names_key_and_source_and_keeps_the_list_short():
     message = err.value.message
     assert "too-many-custom-edges" in message and "node 'src' has 90 custom edges" in message
     assert "(edges 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19 … and 70 more)" in message
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(min_value=0, max_value=MAX_CUSTOM_EDGES_PER_NODE + 3),
+       st.integers(min_value=0, max_value=MAX_REGEX_PER_PREDICATE + 1))
+def test_the_limits_are_exactly_the_documented_ones(edges, regex_each):
+    """Whatever the shape, a finding appears exactly when its limit is passed."""
+    expected = set()
+    if edges > MAX_CUSTOM_EDGES_PER_NODE:
+        expected.add("too-many-custom-edges")
+    if edges and regex_each > MAX_REGEX_PER_PREDICATE:
+        expected.add("APPROVAL_EDGE_WHEN_INVALID")  # the per-node count ignores invalid predicates
+    elif edges * regex_each > MAX_REGEX_PER_NODE:
+        expected.add("too-many-regex-ops")
+    assert {key for key, _ in errors(fan(edges, regex_each))} == expected
