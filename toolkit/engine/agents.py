@@ -16,6 +16,7 @@ from typing import Protocol, runtime_checkable
 
 from toolkit.engine.commands import AgentCompleted, AgentRequest
 from toolkit.engine.handlers import apply
+from toolkit.work import Work
 
 __all__ = ["AgentRunner", "AgentFailure", "DefaultAgentRunner", "run_agents"]
 
@@ -64,12 +65,15 @@ def _copy_json(value):
     return value
 
 
-def run_agents(plan, state, transition, clock, ids, runner: AgentRunner | None = None) -> list:
+def run_agents(plan, state, transition, clock, ids, runner: AgentRunner | None = None,
+               memo: dict | None = None) -> list:
     """Run every agent request of ``transition`` now, and of the transitions that follow.
 
     Completing one agent may start more (its successors); they are run too, breadth-first.
     Requests whose step is no longer running by its turn (a loop restart, a quorum, the end
-    of the execution) are skipped. Returns the extra transitions, in order.
+    of the execution) are skipped. Returns the extra transitions, in order. Each completion
+    is a command with its own work budget; ``memo`` (regex results, :class:`~toolkit.work.Work`)
+    is shared by them all.
     """
     runner = runner if runner is not None else DefaultAgentRunner()
     pending = list(transition.agent_requests)
@@ -89,7 +93,7 @@ def run_agents(plan, state, transition, clock, ids, runner: AgentRunner | None =
             if output is None:
                 continue
             command = AgentCompleted(request.step_id, output, None)
-        result = apply(plan, state, command, clock, ids)
+        result = apply(plan, state, command, clock, ids, Work(memo=memo))
         extra.append(result)
         pending.extend(result.agent_requests)
     return extra

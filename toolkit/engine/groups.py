@@ -61,7 +61,7 @@ def _firing(run, group, instance, output: dict, roles: tuple) -> list:
             firing.append(edge)
         elif edge.role == "custom":
             context = context or _context(run, instance, output)
-            if edge.predicate.evaluate(context):
+            if run.holds(edge, context):
                 firing.append(edge)
     return firing
 

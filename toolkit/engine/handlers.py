@@ -27,13 +27,17 @@ EXECUTION_CANCEL_ACTOR = "system:execution-cancel"
 _NOT_FOUND, _PRECONDITION, _INVALID = ErrorCode.NOT_FOUND, ErrorCode.FAILED_PRECONDITION, ErrorCode.INVALID_ARGUMENT
 
 
-def apply(plan, state: ExecutionState | None, command, clock, ids) -> Transition:
+def apply(plan, state: ExecutionState | None, command, clock, ids, work=None) -> Transition:
     """Apply one command to one execution and return what happened.
 
     ``state`` is None only for :class:`Dispatch`. For speed, the given state object is
     mutated and returned as ``transition.state`` (copy it first with
     :meth:`ExecutionState.copy` if you need the old one). All checks that can raise
     :class:`ApiError` run before the first mutation, so on an error ``state`` is unchanged.
+
+    ``work`` is the command's :class:`~toolkit.work.Work` budget (a fresh one by default);
+    a command that would spend more fails its execution with ``work-limit-exceeded``
+    (:mod:`toolkit.engine.routing`) instead of running on.
 
     >>> from toolkit.engine import Plan, ManualClock, SeededIds, Dispatch
     >>> plan = Plan.from_definition({"definitionId": "abc", "name": "x",
@@ -52,7 +56,7 @@ def apply(plan, state: ExecutionState | None, command, clock, ids) -> Transition
         # A host bug, not a client error: an execution runs the version it was dispatched with.
         raise ValueError(f"execution {state.execution_id} runs {state.definition_id} "
                          f"v{state.definition_version}, not {plan.definition_id} v{plan.version}")
-    return handler(plan, state, command, clock, ids)
+    return handler(plan, state, command, clock, ids, work)
 
 
 def suppress_duplicate_dispatch(state: ExecutionState, clock) -> Transition:
@@ -85,7 +89,7 @@ def _require_object(value, field: str) -> None:
 
 # ---------------------------------------------------------------- handlers
 
-def _dispatch(plan, state, cmd: Dispatch, clock, ids) -> Transition:
+def _dispatch(plan, state, cmd: Dispatch, clock, ids, work) -> Transition:
     if state is not None:
         raise ApiError(_PRECONDITION, f"execution {state.execution_id} was already dispatched")
     if not isinstance(cmd.execution_id, str) or not cmd.execution_id:
@@ -97,7 +101,7 @@ def _dispatch(plan, state, cmd: Dispatch, clock, ids) -> Transition:
                            cmd.idempotency_key, cmd.trigger_context, now)
     for loop_id in plan.loops:
         state.loops[loop_id] = LoopState(loop_id)
-    run = Run(plan, state, now, ids)
+    run = Run(plan, state, now, ids, work)
     planned = []
     for kind, ref in plan.roots:
         planned.extend(run.plan_targets(None, [(-1, kind, ref)]))
@@ -110,8 +114,8 @@ def _dispatch(plan, state, cmd: Dispatch, clock, ids) -> Transition:
                            "deduplicated": False})
 
 
-def _tick(plan, state, cmd: Tick, clock, ids) -> Transition:
-    run = Run(plan, state, clock.now(), ids)
+def _tick(plan, state, cmd: Tick, clock, ids, work) -> Transition:
+    run = Run(plan, state, clock.now(), ids, work)
     fired = 0
     while state.status == "running":
         due = _earliest_due(state, run.now)
@@ -146,7 +150,7 @@ def _earliest_due(state: ExecutionState, now: int):
     return best
 
 
-def _agent_completed(plan, state, cmd: AgentCompleted, clock, ids) -> Transition:
+def _agent_completed(plan, state, cmd: AgentCompleted, clock, ids, work) -> Transition:
     _require_object(cmd.output, "output")
     _require_object(cmd.error, "error")
     step = _step(state, cmd.step_id)
@@ -155,7 +159,7 @@ def _agent_completed(plan, state, cmd: AgentCompleted, clock, ids) -> Transition
         raise ApiError(_PRECONDITION, f"step {step.step_id} is not a non-blocking agent step")
     if step.status != "running":
         raise ApiError(_PRECONDITION, f"step {step.step_id} is {step.status}, not running")
-    run = Run(plan, state, clock.now(), ids)
+    run = Run(plan, state, clock.now(), ids, work)
     output = cmd.output if cmd.output is not None else {}
     if cmd.error is not None:
         error = {"code": str(cmd.error.get("code", "agent-error")), "message": str(cmd.error.get("message", ""))}
@@ -169,14 +173,14 @@ def _agent_completed(plan, state, cmd: AgentCompleted, clock, ids) -> Transition
     return run.transition({"completed": True, "stepId": step.step_id, "status": step.status})
 
 
-def _record_reviewer_decision(plan, state, cmd: RecordReviewerDecision, clock, ids) -> Transition:
+def _record_reviewer_decision(plan, state, cmd: RecordReviewerDecision, clock, ids, work) -> Transition:
     if cmd.decision not in ("approve", "reject"):
         raise ApiError(_INVALID, "data.decision: must be approve or reject")
     step = _step(state, cmd.step_id)
     node = plan.nodes[step.node_id]
     if node.type != "human":
         raise ApiError(_PRECONDITION, f"step {step.step_id} is not a human step")
-    run = Run(plan, state, clock.now(), ids)
+    run = Run(plan, state, clock.now(), ids, work)
     if step.responses and cmd.reviewer_id in step.responses:
         return run.transition(_decision_result(False, decisions.status_of(step), False, "idempotent"))
     if step.status != "waiting":
@@ -196,7 +200,7 @@ def _decision_result(recorded: bool, status: str, resumed: bool, why: str | None
     return result
 
 
-def _record_agent_resolution(plan, state, cmd: RecordAgentResolution, clock, ids) -> Transition:
+def _record_agent_resolution(plan, state, cmd: RecordAgentResolution, clock, ids, work) -> Transition:
     if cmd.status not in ("success", "failure"):
         raise ApiError(_INVALID, "data.status: must be success or failure")
     if not isinstance(cmd.resolution_id, str) or not cmd.resolution_id:
@@ -208,7 +212,7 @@ def _record_agent_resolution(plan, state, cmd: RecordAgentResolution, clock, ids
     node = plan.nodes[step.node_id]
     if node.type != "agent" or not node.blocking:
         raise ApiError(_PRECONDITION, f"step {step.step_id} is not a blocking agent step")
-    run = Run(plan, state, clock.now(), ids)
+    run = Run(plan, state, clock.now(), ids, work)
     if step.resolutions and cmd.resolution_id in step.resolutions:
         return run.transition({"recorded": False, "aggregatorStatus": decisions.status_of(step),
                                "resumeScheduled": False})
@@ -221,7 +225,7 @@ def _record_agent_resolution(plan, state, cmd: RecordAgentResolution, clock, ids
                            "resumeScheduled": resolved})
 
 
-def _resolve_step(plan, state, cmd: ResolveStep, clock, ids) -> Transition:
+def _resolve_step(plan, state, cmd: ResolveStep, clock, ids, work) -> Transition:
     if cmd.action not in RESOLVE_ACTIONS:
         raise ApiError(_INVALID, f"data.action: must be one of {', '.join(RESOLVE_ACTIONS)}")
     _require_object(cmd.output, "output")
@@ -242,27 +246,27 @@ def _resolve_step(plan, state, cmd: ResolveStep, clock, ids) -> Transition:
         if action.startswith("reviewer-") and cmd.actor_id not in node.reviewer_set:
             raise ApiError(ErrorCode.PERMISSION_DENIED,
                            f"actorId {cmd.actor_id} is not a reviewer of step {step.step_id}")
-    run = Run(plan, state, clock.now(), ids)
+    run = Run(plan, state, clock.now(), ids, work)
     decisions.resolve(run, node, step, cmd)
     drain(run)
     return run.transition({"resolved": True, "executionId": state.execution_id, "stepId": step.step_id,
                            "action": action})
 
 
-def _cancel_step(plan, state, cmd: CancelStep, clock, ids) -> Transition:
+def _cancel_step(plan, state, cmd: CancelStep, clock, ids, work) -> Transition:
     step = _step(state, cmd.step_id)
     if step.status in TERMINAL:
         raise ApiError(_PRECONDITION, f"step {step.step_id} is already {step.status}")
     _require_running(state)
-    run = Run(plan, state, clock.now(), ids)
+    run = Run(plan, state, clock.now(), ids, work)
     run.cancel(step, cmd.actor_id, cmd.reason, route=True)
     drain(run)
     return run.transition({"cancelled": True, "stepId": step.step_id, "executionId": state.execution_id})
 
 
-def _cancel_execution(plan, state, cmd: CancelExecution, clock, ids) -> Transition:
+def _cancel_execution(plan, state, cmd: CancelExecution, clock, ids, work) -> Transition:
     _require_running(state)
-    run = Run(plan, state, clock.now(), ids)
+    run = Run(plan, state, clock.now(), ids, work)
     run.cancel_all(EXECUTION_CANCEL_ACTOR, cmd.reason)
     state.status = "cancelled"
     state.cancelled_at = state.completed_at = run.now

@@ -16,6 +16,7 @@ from hashlib import sha256
 from toolkit.engine.commands import AgentRequest
 from toolkit.engine.events import Event
 from toolkit.engine.state import GroupInstance, StepState
+from toolkit.work import Work, WorkLimitExceeded
 
 __all__ = ["Run", "Transition", "resume_key", "MAX_STEP_ID"]
 
@@ -46,15 +47,17 @@ class Transition:
 
 
 class Run:
-    """Mutation helpers bound to (plan, state, now, ids) for one command."""
+    """Mutation helpers bound to (plan, state, now, ids) for one command, and the command's
+    :class:`~toolkit.work.Work` budget (a fresh one unless the host gives one)."""
 
-    __slots__ = ("plan", "state", "now", "ids", "events", "requests", "queue")
+    __slots__ = ("plan", "state", "now", "ids", "work", "events", "requests", "queue")
 
-    def __init__(self, plan, state, now: int, ids) -> None:
+    def __init__(self, plan, state, now: int, ids, work: Work | None = None) -> None:
         self.plan = plan
         self.state = state
         self.now = now
         self.ids = ids
+        self.work = work if work is not None else Work()
         self.events: list[Event] = []
         self.requests: list[AgentRequest] = []
         self.queue: deque[StepState] = deque()
@@ -75,6 +78,17 @@ class Run:
             steps = self.state.steps
             requests = [r for r in requests if steps[r.step_id].status == "running"]
         return Transition(self.state, self.events, result, requests)
+
+    # ------------------------------------------------------------ predicates
+
+    def holds(self, edge, context: dict) -> bool:
+        """Whether custom ``edge``'s predicate is true, charged to this command's budget; a
+        :class:`~toolkit.work.WorkLimitExceeded` leaves naming the edge."""
+        try:
+            return edge.predicate.evaluate(context, self.work)
+        except WorkLimitExceeded as exc:
+            exc.edge_index = edge.index
+            raise
 
     # ------------------------------------------------------------ ids
 
