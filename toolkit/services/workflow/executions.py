@@ -35,7 +35,7 @@ from toolkit.model import workflow as m
 from toolkit.services.context import Services
 from toolkit.services.paging import Filters, fitting, keyset_page
 from toolkit.services.workflow.definitions import plan_for
-from toolkit.services.workflow.persist import save
+from toolkit.services.workflow.persist import BY_EXECUTION_ID, save
 from toolkit.services.workflow.rehearsal import rehearse, rehearse_dispatch
 from toolkit.services.workspaces import Workspace
 from toolkit.webhook_urls import url_problem
@@ -61,13 +61,6 @@ class _Loaded:
 
     def __init__(self, state, version: int, plan, webhook_url: str | None) -> None:
         self.state, self.version, self.plan, self.webhook_url = state, version, plan, webhook_url
-
-
-# DuckDB looks a row up through an index only when the key's equality is the whole filter; any
-# other condition beside it turns the lookup into a scan of the table, whose cost grows with
-# every execution ever stored. So: find by id alone, and check the workspace in Python (or, for
-# events, behind a materialised CTE the optimiser does not push the other conditions into).
-BY_EXECUTION_ID = "SELECT {columns} FROM executions WHERE execution_id = ?"
 
 
 def _load(services: Services, tx, workspace_id: str, execution_id: str) -> _Loaded:

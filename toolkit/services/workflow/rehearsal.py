@@ -22,6 +22,7 @@ import json
 from toolkit.engine import Dispatch, ExecutionState, ManualClock, SeededIds, Tick, apply, run_agents
 from toolkit.services.context import Services
 from toolkit.services.workflow.definitions import plan_for
+from toolkit.services.workflow.persist import BY_EXECUTION_ID
 from toolkit.work import Work
 
 __all__ = ["rehearse", "rehearse_dispatch"]
@@ -36,9 +37,8 @@ def rehearse(services: Services, workspace_id: str, execution_id: str, make_comm
     plan = _plan(services, workspace_id, *where)
     if plan is None or not plan.regex_ops:
         return None
-    row = services.store.read("SELECT state FROM executions WHERE execution_id = ? AND workspace_id = ?",
-                              [execution_id, workspace_id]).fetchone()
-    if row is None:
+    row = services.store.read(BY_EXECUTION_ID.format(columns="state, workspace_id"), [execution_id]).fetchone()
+    if row is None or row[1] != workspace_id:
         return None
     state = ExecutionState.from_dict(json.loads(row[0]))
     memo: dict = {}
@@ -86,9 +86,9 @@ def _definition_of(services: Services, workspace_id: str, execution_id: str) -> 
     cached = services.states.get(execution_id)
     if cached is not None and cached[2] == workspace_id:
         return cached[0].definition_id, cached[0].definition_version
-    row = services.store.read("SELECT definition_id, definition_version FROM executions "
-                              "WHERE execution_id = ? AND workspace_id = ?", [execution_id, workspace_id]).fetchone()
-    return None if row is None else (row[0], row[1])
+    row = services.store.read(BY_EXECUTION_ID.format(columns="definition_id, definition_version, workspace_id"),
+                              [execution_id]).fetchone()
+    return None if row is None or row[2] != workspace_id else (row[0], row[1])
 
 
 def _plan(services: Services, workspace_id: str, definition_id: str, version: int):
