@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from toolkit.analytics.manifest import parts_after, save_state, sql_path
 
-__all__ = ["compact", "GRACE_MS"]
+__all__ = ["compact", "apply", "delete_retired", "GRACE_MS"]
 
 GRACE_MS = 15 * 60 * 1000  # how long a replaced file stays for readers that listed it
 _NEWEST = {"executions": "QUALIFY row_number() OVER (PARTITION BY execution_id ORDER BY version DESC) = 1",
@@ -46,17 +46,16 @@ def _listing(files: list[Path]) -> str:
     return "[" + ", ".join(f"'{sql_path(p)}'" for p in files) + "]"
 
 
-def compact(folder: Path, state: dict, tables: tuple[str, ...], *, now_ms: int, exclude=(),
-            grace_ms: int = GRACE_MS) -> tuple[dict, dict]:
-    """Compact ``folder`` whose current state is ``state``; returns the new state (already
-    saved) and a report ``{"merged": parts merged, "written": files written, "deleted": retired
-    files deleted}``. The caller keeps syncs out while it runs (:meth:`Mirror.compact` holds
-    the mirror's lock)."""
+def compact(folder: Path, state: dict, tables: tuple[str, ...], *, now_ms: int, exclude=()) -> dict:
+    """Write the compacted files of ``folder`` as of ``state`` (a snapshot: syncs may carry on
+    meanwhile, their parts come after ``state["batch"]``) and return the change to make to the
+    state — :func:`apply` makes it. The new files are in place but no reader reads them until
+    the state file names them."""
     folder = Path(folder)
-    new = copy.deepcopy(state)
-    compacted = new["compacted"]
+    compacted = state["compacted"]
     generation = compacted["generation"] + 1
-    upto = new["batch"]
+    upto = state["batch"]
+    files_now = {table: list(compacted["files"].get(table, [])) for table in tables}
     con = duckdb.connect()
     con.execute("SET enable_progress_bar = false")
     written: list[tuple[Path, Path]] = []
@@ -64,9 +63,9 @@ def compact(folder: Path, state: dict, tables: tuple[str, ...], *, now_ms: int, 
     merged = 0
     try:
         if exclude:
-            con.register("_excluded", pa.table({"execution_id": list(exclude)}))
+            con.register("_excluded", pa.table({"execution_id": pa.array(list(exclude), pa.string())}))
         for table in tables:
-            files = compacted["files"].setdefault(table, [])
+            files = files_now[table]
             by_day: dict[str, list[Path]] = defaultdict(list)
             for name in files:
                 by_day[name[4:14]].append(folder / table / name)
@@ -76,21 +75,20 @@ def compact(folder: Path, state: dict, tables: tuple[str, ...], *, now_ms: int, 
                 by_day[day].append(part)
                 touched.add(day)
                 merged += 1
-            if exclude and table != "definition_versions":
-                touched |= _days_holding(con, table, by_day, touched)
+            keyed = bool(exclude) and table != "definition_versions"
+            if keyed:
+                touched |= _days_holding(con, by_day, touched)
             for day in sorted(touched):
                 sources = by_day[day]
                 name = f"day-{day}-g{generation:06d}.parquet"
                 final = folder / table / name
                 tmp = final.with_name(name + ".tmp")
-                where = ("WHERE execution_id NOT IN (SELECT execution_id FROM _excluded)"
-                         if exclude and table != "definition_versions" else "")
+                where = "WHERE execution_id NOT IN (SELECT execution_id FROM _excluded)" if keyed else ""
                 con.execute(f"COPY (SELECT * FROM read_parquet({_listing(sources)}, union_by_name = true) {where} "
                             f"{_NEWEST.get(table, '')}) TO '{sql_path(tmp)}' (FORMAT parquet, COMPRESSION zstd)")
                 written.append((tmp, final))
                 retired += [f"{table}/{p.name}" for p in sources]
-                files[:] = [n for n in files if n[4:14] != day] + [name]
-                files.sort()
+                files[:] = sorted([n for n in files if n[4:14] != day] + [name])
     except BaseException:
         for tmp, _ in written:
             tmp.unlink(missing_ok=True)
@@ -99,14 +97,19 @@ def compact(folder: Path, state: dict, tables: tuple[str, ...], *, now_ms: int, 
         con.close()
     for tmp, final in written:
         os.replace(tmp, final)
-    compacted.update(upto=upto, generation=generation)
-    new["retired"] = new["retired"] + [[path, now_ms] for path in retired]
-    save_state(folder, new)
-    deleted = _delete_retired(folder, new, now_ms - grace_ms)
-    return new, {"merged": merged, "written": len(written), "deleted": deleted}
+    return {"upto": upto, "generation": generation, "files": files_now,
+            "retired": [[path, now_ms] for path in retired], "merged": merged, "written": len(written)}
 
 
-def _days_holding(con, table: str, by_day: dict[str, list[Path]], already: set[str]) -> set[str]:
+def apply(folder: Path, state: dict, change: dict) -> None:
+    """Make a :func:`compact` change to ``state`` (the mirror's current one) and save it: the
+    one moment readers switch from the parts to the compacted files."""
+    state["compacted"] = {"upto": change["upto"], "generation": change["generation"], "files": change["files"]}
+    state["retired"] = state["retired"] + change["retired"]
+    save_state(folder, state)
+
+
+def _days_holding(con, by_day: dict[str, list[Path]], already: set[str]) -> set[str]:
     """The days whose compacted files hold a row of an excluded execution."""
     days = set()
     for day, files in by_day.items():
@@ -119,8 +122,9 @@ def _days_holding(con, table: str, by_day: dict[str, list[Path]], already: set[s
     return days
 
 
-def _delete_retired(folder: Path, state: dict, before_ms: int) -> int:
-    """Delete the files retired before ``before_ms`` and forget them (state saved again)."""
+def delete_retired(folder: Path, state: dict, before_ms: int) -> int:
+    """Delete the files retired before ``before_ms`` and forget them (the state is saved again
+    when any was); returns how many were deleted."""
     keep, deleted = [], 0
     for path, at in state["retired"]:
         if at <= before_ms:

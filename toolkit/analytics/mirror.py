@@ -42,6 +42,7 @@ again when it moved. A prune syncs first and calls :meth:`Mirror.rebase` after i
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from pathlib import Path
@@ -93,7 +94,8 @@ class Mirror:
         for table in TABLES:
             (self.folder / table).mkdir(exist_ok=True)
         self._cursor = con.cursor()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held by a sync and by each change of the state
+        self._compacting = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self.state = load_state(self.folder, APPEND_ONLY)
@@ -165,12 +167,17 @@ class Mirror:
     def compact(self, *, now_ms: int, exclude: list[str] | tuple[str, ...] = (),
                 grace_ms: int = compaction.GRACE_MS) -> dict:
         """Merge the parts into one file per table and day, leave out the rows of the executions
-        in ``exclude`` (pruned ones), and delete files replaced more than ``grace_ms`` ago.
-        Readers see every row exactly once throughout; see :mod:`toolkit.analytics.compact`."""
-        with self._lock:
-            self.state, report = compaction.compact(self.folder, self.state, TABLES, now_ms=now_ms,
-                                                    exclude=exclude, grace_ms=grace_ms)
-            return report
+        in ``exclude`` (pruned ones), and delete files replaced more than ``grace_ms`` ago;
+        returns ``{"merged", "written", "deleted"}``. Syncs carry on while it merges; readers
+        see every row exactly once throughout (see :mod:`toolkit.analytics.compact`)."""
+        with self._compacting:
+            with self._lock:
+                snapshot = copy.deepcopy(self.state)
+            change = compaction.compact(self.folder, snapshot, TABLES, now_ms=now_ms, exclude=exclude)
+            with self._lock:
+                compaction.apply(self.folder, self.state, change)
+                deleted = compaction.delete_retired(self.folder, self.state, now_ms - grace_ms)
+            return {"merged": change["merged"], "written": change["written"], "deleted": deleted}
 
     # ------------------------------------------------------------------ sync
 
