@@ -41,12 +41,15 @@ NODES = ("draft", "legal-review", "brand-review", "publish")
 T0 = 1_760_000_000_000
 
 
-def build_aged_mirror(folder: Path, syncs: int, *, events_per_sync: int = 4, change_every: int = 10) -> None:
+def build_aged_mirror(folder: Path, syncs: int, *, events_per_sync: int = 4,
+                      change_every: int = 10) -> dict[str, pa.Table]:
     """A mirror folder as ``syncs`` syncs of a steady load would leave it: each sync a part of
     ``events`` (``events_per_sync`` rows); every ``change_every``-th sync an execution changed
     (a part each of ``commands``, ``executions`` and ``steps``, a new version of execution
-    ``x<sync // change_every % 50>``); the definition in the first sync's part."""
+    ``x<sync // change_every % 50>``); the definition in the first sync's part. Returns every
+    row written, per table."""
     folder = Path(folder)
+    everything: dict[str, list] = {table: [] for table in TABLES}
     for table in TABLES:
         (folder / table).mkdir(parents=True, exist_ok=True)
     versions: dict[str, int] = {}
@@ -64,12 +67,14 @@ def build_aged_mirror(folder: Path, syncs: int, *, events_per_sync: int = 4, cha
         if batch % change_every == 0:
             _change(rows, versions, batch, t, f"x{batch // change_every % 50}")
         for table, table_rows in rows.items():
+            everything[table] += table_rows
             if table_rows:  # compression and statistics off: the build is about file count, not size
                 pq.write_table(pa.Table.from_pylist(table_rows, schema=SCHEMAS[table]),
                                folder / table / part_name(batch), compression="NONE", write_statistics=False)
     state = empty_state(APPEND_ONLY)
     state["batch"] = syncs
     save_state(folder, state)
+    return {table: pa.Table.from_pylist(rows, schema=SCHEMAS[table]) for table, rows in everything.items()}
 
 
 def _change(rows: dict, versions: dict, batch: int, t: int, execution: str) -> None:
