@@ -50,6 +50,7 @@ def build_aged_mirror(folder: Path, syncs: int, *, events_per_sync: int = 4,
     row written, per table."""
     folder = Path(folder)
     everything: dict[str, list] = {table: [] for table in TABLES}
+    sizes: dict[str, list[tuple[int, int]]] = {table: [] for table in TABLES}
     for table in TABLES:
         (folder / table).mkdir(parents=True, exist_ok=True)
     versions: dict[str, int] = {}
@@ -68,13 +69,19 @@ def build_aged_mirror(folder: Path, syncs: int, *, events_per_sync: int = 4,
             _change(rows, versions, batch, t, f"x{batch // change_every % 50}")
         for table, table_rows in rows.items():
             everything[table] += table_rows
-            if table_rows:  # compression and statistics off: the build is about file count, not size
-                pq.write_table(pa.Table.from_pylist(table_rows, schema=SCHEMAS[table]),
-                               folder / table / part_name(batch), compression="NONE", write_statistics=False)
+            sizes[table].append((batch, len(table_rows)))
+    tables = {table: pa.Table.from_pylist(rows, schema=SCHEMAS[table]) for table, rows in everything.items()}
+    for table, data in tables.items():  # one file per sync: slices of the table, in order
+        offset = 0
+        for batch, n in sizes[table]:
+            if n:  # compression and statistics off: the build is about file count, not size
+                pq.write_table(data.slice(offset, n), folder / table / part_name(batch), compression="NONE",
+                               write_statistics=False)
+            offset += n
     state = empty_state(APPEND_ONLY)
     state["batch"] = syncs
     save_state(folder, state)
-    return {table: pa.Table.from_pylist(rows, schema=SCHEMAS[table]) for table, rows in everything.items()}
+    return tables
 
 
 def _change(rows: dict, versions: dict, batch: int, t: int, execution: str) -> None:

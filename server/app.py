@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from server.admin import admin_routes
 from server.background import Background
 from server.delivery import DeliverySettings
 from server.envelope import DEFAULT_MAX_BODY, Payload, error, ok, parse_data, read_body
@@ -37,6 +38,9 @@ class Settings:
     timers: bool = True
     mirror_every_s: float | None = 5.0  # the Parquet mirror for analysts (None: off)
     delivery: DeliverySettings = field(default_factory=DeliverySettings)  # webhook push delivery
+    retention_ms: int | None = None  # prune finished executions older than this (None: keep all)
+    maintenance_every_s: float = 3600.0  # how often retention and mirror compaction run
+    admin_token: str | None = None  # the operator token of /admin/* (None: those endpoints are off)
 
 
 def _handler(endpoint: Endpoint, app_state):
@@ -96,7 +100,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         state.services = Services(state.store, runner=settings.agent_runner)
         state.authenticator = Authenticator(state.store)
         state.background = Background(state.services, mirror_every_s=settings.mirror_every_s,
-                                      delivery=settings.delivery)
+                                      delivery=settings.delivery, retention_ms=settings.retention_ms,
+                                      maintenance_every_s=settings.maintenance_every_s)
         app.state.services = state.services
         if settings.timers:
             await state.background.start()
@@ -111,4 +116,5 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     routes = [Route(e.path, _handler(e, state), methods=["POST"]) for e in ROUTES]
     routes.append(Route("/openapi.json", openapi, methods=["GET"]))
+    routes += admin_routes(state)
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})

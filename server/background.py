@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from starlette.concurrency import run_in_threadpool
 
 from server.delivery import Deliverer, DeliverySettings
+from server.maintenance import Maintenance
 from toolkit.analytics import Mirror
 from toolkit.engine import AgentFailure, AgentRequest, ExecutionState
 from toolkit.services.context import Services
@@ -30,7 +31,8 @@ log = logging.getLogger("collab.background")
 
 class Background:
     def __init__(self, services: Services, agent_threads: int = 4, mirror_every_s: float | None = 5.0,
-                 delivery: DeliverySettings | None = None) -> None:
+                 delivery: DeliverySettings | None = None, retention_ms: int | None = None,
+                 maintenance_every_s: float = 3600.0) -> None:
         self.services = services
         self.deliverer = Deliverer(services, delivery or DeliverySettings())
         self.mirror: Mirror | None = None
@@ -40,6 +42,7 @@ class Background:
         self.wake: asyncio.Event | None = None
         self.task: asyncio.Task | None = None
         self.agents = ThreadPoolExecutor(agent_threads, thread_name_prefix="collab-agent")
+        self.maintenance = Maintenance(services, retention_ms, maintenance_every_s)
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -58,6 +61,7 @@ class Background:
         if self.mirror_every_s and store.path != ":memory:":
             self.mirror = Mirror(store, Path(store.path).parent / "events")
             self.mirror.start(interval=self.mirror_every_s)
+        self.maintenance.start(self.mirror)
 
     async def stop(self) -> None:
         if self._on_commit in self.services.listeners:
@@ -68,6 +72,7 @@ class Background:
                 await self.task
             except asyncio.CancelledError:
                 pass
+        await self.maintenance.stop()
         await self.deliverer.stop()
         self.agents.shutdown(wait=True, cancel_futures=True)
         if self.mirror is not None:
