@@ -15,7 +15,6 @@ import os
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 from toolkit.analytics.manifest import load_state, part_name, save_state, sql_path, table_files
 from toolkit.analytics.mirror import APPEND_ONLY, PRIVATE_COLUMNS, TABLES
@@ -33,7 +32,7 @@ def archive_executions(cur: duckdb.DuckDBPyConnection, folder: str | Path, ids: 
     batch = state["batch"] + 1
     for table in TABLES + ("outbox",):
         (folder / table).mkdir(parents=True, exist_ok=True)
-    cur.register("_archived_ids", pa.table({"execution_id": pa.array(ids, pa.string())}))
+    cur.execute("CREATE OR REPLACE TEMP TABLE _archived_ids AS SELECT unnest(?::VARCHAR[]) AS execution_id", [ids])
     # The archived executions as a TEMP table named `executions`: it shadows the real table
     # for this cursor, so the `steps` view parses only their states.
     cur.execute("CREATE OR REPLACE TEMP TABLE executions AS SELECT * FROM main.executions "
@@ -63,7 +62,7 @@ def archive_executions(cur: duckdb.DuckDBPyConnection, folder: str | Path, ids: 
         raise
     finally:
         cur.execute("DROP TABLE IF EXISTS temp.executions")
-        cur.unregister("_archived_ids")
+        cur.execute("DROP TABLE IF EXISTS temp._archived_ids")
     for tmp, final in written:
         os.replace(tmp, final)
     state["batch"] = batch

@@ -14,7 +14,6 @@ goes with its execution):
 from __future__ import annotations
 
 import duckdb
-import pyarrow as pa
 
 __all__ = ["FINISHED", "KEYED_TABLES", "finished_before", "count_rows", "delete_executions"]
 
@@ -39,7 +38,7 @@ def finished_before(con: duckdb.DuckDBPyConnection, cutoff_ms: int, limit: int |
 
 
 def _selection(con: duckdb.DuckDBPyConnection, ids: list[str]) -> None:
-    con.register("_pruned_ids", pa.table({"execution_id": pa.array(ids, pa.string())}))
+    con.execute("CREATE OR REPLACE TEMP TABLE _pruned_ids AS SELECT unnest(?::VARCHAR[]) AS execution_id", [ids])
 
 
 def count_rows(con: duckdb.DuckDBPyConnection, ids: list[str]) -> dict[str, int]:
@@ -53,7 +52,7 @@ def count_rows(con: duckdb.DuckDBPyConnection, ids: list[str]) -> dict[str, int]
             "SELECT coalesce(sum(json_array_length(state, '$.steps')), 0) FROM executions "
             "WHERE execution_id IN (SELECT execution_id FROM _pruned_ids)").fetchall()[0][0]
     finally:
-        con.unregister("_pruned_ids")
+        con.execute("DROP TABLE IF EXISTS temp._pruned_ids")
     return counts
 
 
@@ -71,5 +70,5 @@ def delete_executions(con: duckdb.DuckDBPyConnection, ids: list[str]) -> dict[st
         con.execute("ROLLBACK")
         raise
     finally:
-        con.unregister("_pruned_ids")
+        con.execute("DROP TABLE IF EXISTS temp._pruned_ids")
     return deleted
