@@ -9,9 +9,10 @@ DuckDB connection with the same tables and views over those files.
 Layout of ``folder`` (``data/events`` next to the server's database)::
 
     events/part-00000001.parquet        one file per table per sync that found new rows
+    events/day-2026-11-24-g000003.parquet   parts merged by a compaction: one per table and day
     commands/…  definition_versions/…   (append-only tables, as on the server)
     executions/…  steps/…               (snapshots of the executions that changed)
-    _mirror.json                        the batch number and high-water marks
+    _mirror.json                        batch number, high-water marks, the files readers read
 
 What each sync exports, read in ONE snapshot (a read transaction on the server's own
 database instance, so it never blocks the writer):
