@@ -24,6 +24,7 @@ from pathlib import Path
 
 import duckdb
 
+from toolkit.analytics.archive import archive_executions
 from toolkit.store import retention as sql
 
 __all__ = ["PruneReport", "parse_age", "prune"]
@@ -102,8 +103,6 @@ def _round(con: duckdb.DuckDBPyConnection, report: PruneReport, archive, mirror,
             return []
         steps = sql.count_rows(cur, ids)["steps"]
         if archive is not None:
-            from toolkit.analytics.archive import archive_executions
-
             report.add(archive_executions(cur, archive, ids), report.archived)
     finally:
         cur.close()
