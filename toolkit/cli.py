@@ -330,15 +330,25 @@ def _age(text: str) -> int:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
 def _add_serve_data_flags(p) -> None:
     """collab serve: retention, upkeep interval and the operator token (issue 16)."""
     data = p.add_argument_group("retention and backups")
-    retention = os.environ.get("COLLAB_RETENTION")
-    data.add_argument("--retention", metavar="AGE", type=_age, default=_age(retention) if retention else None,
+    # string defaults go through `type` like a value given on the command line (argparse)
+    data.add_argument("--retention", metavar="AGE", type=_age, default=os.environ.get("COLLAB_RETENTION"),
                       help="prune finished executions older than AGE (e.g. 90d) every --maintenance-every "
                            "seconds; default keep everything [COLLAB_RETENTION]")
-    data.add_argument("--maintenance-every", metavar="SECONDS", type=float,
-                      default=float(os.environ.get("COLLAB_MAINTENANCE_EVERY", "3600")),
+    data.add_argument("--maintenance-every", metavar="SECONDS", type=_seconds,
+                      default=os.environ.get("COLLAB_MAINTENANCE_EVERY", "3600"),
                       help="how often retention and the mirror's compaction run (default 3600) "
                            "[COLLAB_MAINTENANCE_EVERY]")
     data.add_argument("--admin-token", metavar="TOKEN", default=os.environ.get("COLLAB_ADMIN_TOKEN"),
