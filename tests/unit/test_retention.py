@@ -170,3 +170,5 @@ def test_ages_and_refusals():
             parse_age(bad)
     proc = collab("prune", "--db", "nowhere.duckdb", "--older-than", "soon", ok=False)
     assert proc.returncode == 2 and "--older-than: 'soon' is not a positive age" in proc.stderr
+    proc = collab("serve", "--db", "nowhere.duckdb", "--retention", "0d", ok=False)
+    assert proc.returncode == 2 and "--retention" in proc.stderr and "not a positive age" in proc.stderr
