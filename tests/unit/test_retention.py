@@ -172,3 +172,22 @@ def test_ages_and_refusals():
     assert proc.returncode == 2 and "--older-than: 'soon' is not a positive age" in proc.stderr
     proc = collab("serve", "--db", "nowhere.duckdb", "--retention", "0d", ok=False)
     assert proc.returncode == 2 and "--retention" in proc.stderr and "not a positive age" in proc.stderr
+
+
+def test_the_mirror_carries_on_when_a_prune_removed_the_newest_rows(tmp_path):
+    """The last rows of `events` and `commands` belong to a pruned execution: their rowids are
+    not reused, so the next rows come after a gap the mirror must step over."""
+    db = tmp_path / "server.duckdb"
+    r, ids = build(db, start=1_767_225_600_000)
+    mirror = Mirror(r.store, tmp_path / "events")
+    mirror.sync()
+    assert prune(r.store, older_than_ms=90 * DAY, now_ms=r.start + 200 * DAY, mirror=mirror).executions == 3
+    r.at(200 * DAY).decide(ids["old-waiting"], "review", "ann", "approve")
+    mirror.sync()
+    live = r.store.cursor()
+    with open_mirror(tmp_path / "events") as view:
+        for table in ("executions", "events", "commands", "steps"):
+            query = f"SELECT execution_id, count(*) FROM {table} GROUP BY 1 ORDER BY 1"
+            assert view.execute(query).fetchall() == live.execute(query).fetchall(), table
+    mirror.close()
+    r.close()

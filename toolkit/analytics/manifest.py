@@ -12,6 +12,7 @@ State (format 2; format 1, written before compaction existed, has only the first
      "batch": 812,                       # the last sync batch: parts part-00000001 … part-00000812
      "marks": {"events": 90211, …},      # the mirror's high-water marks (rowids) per append-only table
      "fingerprints": {"events": [...]},  # the key of the last mirrored row of each, to notice renumbering
+     "pruned": true,                     # rows were deleted: rowids past a mark may have gaps
      "compacted": {"upto": 800,          # parts up to this batch are merged into the files below
                    "generation": 3,
                    "files": {"events": ["day-2026-11-24-g000003.parquet", …], …}},
@@ -44,7 +45,7 @@ def sql_path(path: Path | str) -> str:
 
 
 def empty_state(append_only: tuple[str, ...]) -> dict:
-    return {"format": 2, "batch": 0, "marks": {t: 0 for t in append_only}, "fingerprints": {},
+    return {"format": 2, "batch": 0, "marks": {t: 0 for t in append_only}, "fingerprints": {}, "pruned": False,
             "compacted": {"upto": 0, "generation": 0, "files": {}}, "retired": []}
 
 
@@ -58,6 +59,7 @@ def load_state(folder: Path, append_only: tuple[str, ...]) -> dict:
     state["batch"] = int(raw["batch"])
     state["marks"].update({t: int(v) for t, v in raw.get("marks", {}).items()})
     state["fingerprints"] = raw.get("fingerprints", {})
+    state["pruned"] = bool(raw.get("pruned", False))
     state["compacted"] = raw.get("compacted", state["compacted"])
     state["retired"] = raw.get("retired", [])
     return state

@@ -38,7 +38,9 @@ read only the files the state file names (:mod:`toolkit.analytics.manifest`), an
 Pruning (:mod:`toolkit.services.retention`) deletes rows, and DuckDB renumbers the rowids of a
 table whose deleted rows it vacuums at a checkpoint; each sync therefore checks that the last
 row it mirrored still sits just below its mark (its *fingerprint*, the row's key) and finds it
-again when it moved. A prune syncs first and calls :meth:`Mirror.rebase` after it deleted.
+again when it moved. A prune syncs first and calls :meth:`Mirror.rebase` after it deleted;
+from then on the rowids past a mark may have gaps (rows deleted at the end of a table keep
+their numbers), so a sync no longer expects exactly ``end - mark`` new rows.
 """
 
 from __future__ import annotations
@@ -161,6 +163,7 @@ class Mirror:
                     end = cur.execute(f"SELECT coalesce(max(rowid) + 1, 0) FROM {table}").fetchall()[0][0]
                     self.state["marks"][table] = end
                     self.state["fingerprints"][table] = self._fingerprint(cur, table, end - 1) if end else None
+                self.state["pruned"] = True
             finally:
                 cur.execute("COMMIT")
             save_state(self.folder, self.state)
@@ -207,7 +210,9 @@ class Mirror:
                                       "another database (move the folder away to start a new mirror)")
                 query = f"SELECT * FROM {table} WHERE rowid >= {lo} AND rowid < {hi}"
                 n = self._copy(cur, table, query, batch, hi > lo, written)
-                if n != hi - lo:
+                # Rowids are dense until a prune deletes rows: then rows deleted at the end
+                # leave gaps past the mark (their numbers are not reused).
+                if n > hi - lo or (n < hi - lo and not self.state["pruned"]):
                     raise MirrorError(f"{table}: expected {hi - lo} new rows, read {n}")
                 counts[table] = n
                 marks[table] = hi
