@@ -179,7 +179,8 @@ class Mirror:
                 snapshot = copy.deepcopy(self.state)
             change = compaction.compact(self.folder, snapshot, TABLES, now_ms=now_ms, exclude=exclude)
             with self._lock:
-                compaction.apply(self.folder, self.state, change)
+                if change["written"]:  # else nothing changed: readers keep their views
+                    compaction.apply(self.folder, self.state, change)
                 deleted = compaction.delete_retired(self.folder, self.state, now_ms - grace_ms)
             return {"merged": change["merged"], "written": change["written"], "deleted": deleted}
 
