@@ -291,6 +291,9 @@ def cmd_prune(args) -> int:
     rows = ", ".join(f"{n} {table}" for table, n in sorted(report.rows.items()))
     print(f"{verb} {report.executions} finished execution(s) that ended before the cut-off"
           + (f" ({rows})" if rows else ""))
+    if args.dry_run and report.execution_ids:
+        shown = report.execution_ids[:10]
+        print("  " + " ".join(shown) + (f" … and {len(report.execution_ids) - 10} more" if len(report.execution_ids) > 10 else ""))
     if report.archived:
         print(f"archived to {args.archive}: " + ", ".join(f"{n} {t}" for t, n in sorted(report.archived.items())))
     return 0

@@ -138,6 +138,8 @@ def test_collab_prune_archives_what_it_removes_where_collab_sql_mirror_reads_it(
 
     dry = collab("prune", "--db", str(db), "--older-than", "90d", "--dry-run", "--json")
     assert json.loads(dry.stdout)["executions"] == 2
+    assert sorted(json.loads(dry.stdout)["executionIds"]) == old
+    assert json.loads(dry.stdout)["rows"]["events"] == sum(n for _, n in events)
     with duckdb.connect(str(db), read_only=True) as check:
         assert check.execute("SELECT count(*) FROM executions").fetchall() == [(4,)], "a dry run removes nothing"
     assert not archive.exists()

@@ -56,14 +56,18 @@ class PruneReport:
     rows: dict[str, int] = field(default_factory=dict)       # removed (or, dry run, to remove) per table
     archived: dict[str, int] = field(default_factory=dict)   # rows written to the archive per table
     mirror: dict | None = None                                # the mirror's compaction, when there is one
+    execution_ids: list[str] = field(default_factory=list)   # dry run: the executions that would go
 
     def add(self, counts: dict[str, int], into: dict[str, int]) -> None:
         for table, n in counts.items():
             into[table] = into.get(table, 0) + n
 
     def to_json(self) -> dict:
-        return {"cutoffMs": self.cutoff_ms, "dryRun": self.dry_run, "executions": self.executions,
-                "rows": self.rows, "archived": self.archived, "mirror": self.mirror}
+        out = {"cutoffMs": self.cutoff_ms, "dryRun": self.dry_run, "executions": self.executions,
+               "rows": self.rows, "archived": self.archived, "mirror": self.mirror}
+        if self.dry_run:
+            out["executionIds"] = self.execution_ids
+        return out
 
 
 def prune(store, *, older_than_ms: int, now_ms: int, archive: str | Path | None = None, dry_run: bool = False,
@@ -78,7 +82,7 @@ def prune(store, *, older_than_ms: int, now_ms: int, archive: str | Path | None 
     if dry_run:
         cur = store.cursor()
         ids = sql.finished_before(cur, report.cutoff_ms)
-        report.executions = len(ids)
+        report.executions, report.execution_ids = len(ids), ids
         report.rows = sql.count_rows(cur, ids) if ids else {}
         return report
     pruned: list[str] = []
