@@ -292,8 +292,8 @@ def cmd_prune(args) -> int:
     print(f"{verb} {report.executions} finished execution(s) that ended before the cut-off"
           + (f" ({rows})" if rows else ""))
     if args.dry_run and report.execution_ids:
-        shown = report.execution_ids[:10]
-        print("  " + " ".join(shown) + (f" … and {len(report.execution_ids) - 10} more" if len(report.execution_ids) > 10 else ""))
+        more = len(report.execution_ids) - 10
+        print("  " + " ".join(report.execution_ids[:10]) + (f" … and {more} more" if more > 0 else ""))
     if report.archived:
         print(f"archived to {args.archive}: " + ", ".join(f"{n} {t}" for t, n in sorted(report.archived.items())))
     return 0
