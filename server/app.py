@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from server.admin import admin_routes
 from server.background import Background
 from server.delivery import DeliverySettings
 from server.envelope import DEFAULT_MAX_BODY, Payload, error, ok, parse_data, read_body
@@ -46,6 +47,9 @@ class Settings:
     metrics_listen: tuple[str, int] | None = None  # serve /metrics there instead of on the API's port
     readiness: Readiness = field(default_factory=Readiness)  # the bounds of GET /readyz
     shutdown_timeout_s: float = 30.0  # what stopping may take; agent runs still going get a quarter of it
+    retention_ms: int | None = None  # prune finished executions older than this (None: keep all)
+    maintenance_every_s: float = 3600.0  # how often retention and mirror compaction run
+    admin_token: str | None = None  # the operator token of /admin/* (None: those endpoints are off)
 
 
 def _handler(endpoint: Endpoint, app_state):
@@ -108,7 +112,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
         state.services = Services(state.store, runner=settings.agent_runner, webhook_policy=settings.delivery.policy)
         state.authenticator = Authenticator(state.store)
         state.background = Background(state.services, mirror_every_s=settings.mirror_every_s,
-                                      delivery=settings.delivery,
+                                      delivery=settings.delivery, retention_ms=settings.retention_ms,
+                                      maintenance_every_s=settings.maintenance_every_s,
                                       stop_within_s=settings.shutdown_timeout_s / 4)
         app.state.services = probe.services = state.services
         if metrics is not None:
@@ -131,6 +136,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     routes += [Route(path, endpoint, methods=["GET"]) for path, endpoint in probe.routes()]
     if metrics is not None and settings.metrics_listen is None:
         routes.append(Route("/metrics", metrics.endpoint(), methods=["GET"]))
+    routes += admin_routes(state)
     observe = Middleware(Observe, routes={r.path for r in routes}, metrics=metrics)
     return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error},
                      middleware=[observe])

@@ -21,6 +21,7 @@ from starlette.concurrency import run_in_threadpool
 
 from server.delivery import Deliverer, DeliverySettings
 from server.logs import Origins, fields, log_delivery
+from server.maintenance import Maintenance
 from toolkit.analytics import Mirror
 from toolkit.engine import AgentFailure, AgentRequest, ExecutionState
 from toolkit.services.context import Services
@@ -32,7 +33,8 @@ log = logging.getLogger("collab.background")
 
 class Background:
     def __init__(self, services: Services, agent_threads: int = 4, mirror_every_s: float | None = 5.0,
-                 delivery: DeliverySettings | None = None, stop_within_s: float = 30.0) -> None:
+                 delivery: DeliverySettings | None = None, stop_within_s: float = 30.0,
+                 retention_ms: int | None = None, maintenance_every_s: float = 3600.0) -> None:
         self.services = services
         self.deliverer = Deliverer(services, delivery or DeliverySettings())
         self.origins = Origins()  # which request created each delivery, for the attempt's log line
@@ -47,6 +49,7 @@ class Background:
         self.wake: asyncio.Event | None = None
         self.task: asyncio.Task | None = None
         self.agents = ThreadPoolExecutor(agent_threads, thread_name_prefix="collab-agent")
+        self.maintenance = Maintenance(services, retention_ms, maintenance_every_s)
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -65,6 +68,7 @@ class Background:
         if self.mirror_every_s and store.path != ":memory:":
             self.mirror = Mirror(store, Path(store.path).parent / "events")
             self.mirror.start(interval=self.mirror_every_s)
+        self.maintenance.start(self.mirror)
 
     async def stop(self) -> None:
         """Stop at safe points: the timer after the tick it is firing, deliveries now (an
@@ -77,6 +81,7 @@ class Background:
         if self.task is not None:
             self.wake.set()
             await self.task
+        await self.maintenance.stop()
         await self.deliverer.stop()
         self.agents.shutdown(wait=False, cancel_futures=True)
         running = list(self.agent_runs)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -134,7 +135,7 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def _open_store(path: str):
+def _open_store(path: str, hint: str = "is a server running on it? stop it first"):
     import duckdb
 
     from toolkit.store import Store
@@ -142,7 +143,7 @@ def _open_store(path: str):
     try:
         return Store(path)
     except duckdb.IOException as exc:
-        raise SystemExit(f"collab: cannot open {path}: {exc} (is a server running on it? stop it first)") from None
+        raise SystemExit(f"collab: cannot open {path}: {exc} ({hint})") from None
 
 
 def cmd_workspace_create(args) -> int:
@@ -187,7 +188,9 @@ def cmd_serve(args) -> int:
     delivery = DeliverySettings(policy=policy, ca_bundle=args.webhook_ca_bundle,
                                 **({"retry_delays_ms": args.webhook_retry_delays} if args.webhook_retry_delays else {}))
     configure_logs(args.log_format, args.log_level)
-    settings = Settings(db=args.db, delivery=delivery, **_operations_settings(args))
+    settings = Settings(db=args.db, delivery=delivery, admin_token=args.admin_token or None,
+                        retention_ms=args.retention, maintenance_every_s=args.maintenance_every,
+                        **_operations_settings(args))
     return serve(create_app(settings), host=args.host, port=args.port, log_level=args.log_level,
                  shutdown_timeout_s=args.shutdown_timeout)
 
@@ -399,6 +402,115 @@ def _deliveries_parser(sub, default_db) -> None:
         c.set_defaults(func=cmd_deliveries_change)
 
 
+def cmd_prune(args) -> int:
+    from toolkit.analytics import Mirror
+    from toolkit.services.retention import parse_age, prune
+    from toolkit.services.runtime import SystemClock
+
+    try:
+        older_than = parse_age(args.older_than, "--older-than")
+    except ValueError as exc:
+        return _usage_error(str(exc))
+    with _open_store(args.db, hint="a running server prunes by itself: collab serve --retention AGE") as store:
+        folder = Path(args.db).parent / "events"  # the server's mirror, kept in step when there is one
+        mirror = Mirror(store, folder) if (folder / "_mirror.json").exists() and not args.dry_run else None
+        try:
+            report = prune(store, older_than_ms=older_than, now_ms=SystemClock().now(), archive=args.archive,
+                           dry_run=args.dry_run, mirror=mirror)
+        finally:
+            if mirror is not None:
+                mirror.close()
+    if args.json:
+        print(json.dumps(report.to_json()))
+        return 0
+    verb = "would remove" if args.dry_run else "removed"
+    rows = ", ".join(f"{n} {table}" for table, n in sorted(report.rows.items()))
+    print(f"{verb} {report.executions} finished execution(s) that ended before the cut-off"
+          + (f" ({rows})" if rows else ""))
+    if args.dry_run and report.execution_ids:
+        more = len(report.execution_ids) - 10
+        print("  " + " ".join(report.execution_ids[:10]) + (f" … and {more} more" if more > 0 else ""))
+    if report.archived:
+        print(f"archived to {args.archive}: " + ", ".join(f"{n} {t}" for t, n in sorted(report.archived.items())))
+    return 0
+
+
+def cmd_backup(args) -> int:
+    from toolkit.store.backup import BackupError, backup_file, fetch_backup
+
+    try:
+        if args.server:
+            size = fetch_backup(args.server, args.admin_token, args.to)
+        else:
+            size = backup_file(args.db, args.to)
+    except BackupError as exc:
+        return _usage_error(str(exc))
+    print(f"backup of {args.server or args.db} written to {args.to} ({size} bytes)")
+    return 0
+
+
+def cmd_restore(args) -> int:
+    from toolkit.store.backup import BackupError, restore
+
+    try:
+        counts = restore(args.source, args.db)
+    except BackupError as exc:
+        return _usage_error(str(exc))
+    print(f"restored {args.source} to {args.db}: " + ", ".join(f"{n} {t}" for t, n in counts.items()))
+    return 0
+
+
+def _age(text: str) -> int:
+    from toolkit.services.retention import parse_age
+
+    try:
+        return parse_age(text, "age")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_serve_data_flags(p) -> None:
+    """collab serve: retention, upkeep interval and the operator token (issue 16)."""
+    data = p.add_argument_group("retention and backups")
+    data.add_argument("--retention", metavar="AGE", type=_age,
+                      help="prune finished executions older than AGE (e.g. 90d) every --maintenance-every "
+                           "seconds; default keep everything")
+    data.add_argument("--maintenance-every", metavar="SECONDS", type=_positive_seconds, default=3600.0,
+                      help="how often retention and the mirror's compaction run (default 3600)")
+    data.add_argument("--admin-token", metavar="TOKEN", help="operator token for POST /admin/backup (off without one)")
+
+
+def _add_data_commands(sub, default_db: str) -> None:
+    """prune, backup and restore (issue 16)."""
+    p = sub.add_parser("prune", help="remove finished executions older than a cut-off (a stopped server's file)",
+                       description="Removes completed, failed and cancelled executions whose end is older than "
+                                   "--older-than, with their events, commands and deliveries; running ones stay. "
+                                   "The server's mirror next to the file (events/) is kept in step.")
+    p.add_argument("--db", default=default_db, help=f"database file (default {default_db})")
+    p.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 90d, 12h, 30m, 45s")
+    p.add_argument("--archive", metavar="DIR",
+                   help="first write them as Parquet to DIR, which `collab sql --mirror DIR` queries")
+    p.add_argument("--dry-run", action="store_true", help="only count what would be removed")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_prune)
+
+    p = sub.add_parser("backup", help="a consistent copy of a database, also while its server runs",
+                       description="Without --server, copies a database no server holds. With --server, the "
+                                   "running server makes the copy (POST /admin/backup, authenticated with the "
+                                   "operator token it was started with).")
+    p.add_argument("--db", default=default_db, help=f"database file (default {default_db})")
+    p.add_argument("--to", required=True, metavar="FILE", help="the backup file to write (must not exist)")
+    p.add_argument("--server", metavar="URL", help="the running server's base URL, e.g. http://127.0.0.1:8787")
+    p.add_argument("--admin-token", default=os.environ.get("COLLAB_ADMIN_TOKEN"),
+                   help="the server's operator token (default: $COLLAB_ADMIN_TOKEN)")
+    p.set_defaults(func=cmd_backup)
+
+    p = sub.add_parser("restore", help="restore a backup to a new database file")
+    p.add_argument("--from", dest="source", required=True, metavar="FILE", help="a file `collab backup` wrote")
+    p.add_argument("--db", required=True, metavar="NEW", help="the database file to create (must not exist)")
+    p.set_defaults(func=cmd_restore)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="collab", description="Design, lint, simulate and serve approval workflows.")
     _add_version(parser)
@@ -446,6 +558,9 @@ def build_parser() -> argparse.ArgumentParser:
     hooks.add_argument("--webhook-allow-port", metavar="PORT", type=_port, action="append", default=[],
                        help="let webhook URLs use this port besides 443 (repeat for more)")
     _add_operations_flags(p)
+
+
+    _add_serve_data_flags(p)
     p.set_defaults(func=cmd_serve)
     serve_parser = p
     _deliveries_parser(sub, DEFAULT_PATH)
@@ -495,6 +610,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the diff as JSON")
     p.set_defaults(func=cmd_replay)
     bind_environment(serve_parser)  # last: every serve flag, whoever added it, gets its variable
+
+
+    _add_data_commands(sub, str(DEFAULT_PATH))
     return parser
 
 
