@@ -9,8 +9,6 @@ screenshot and the JupyterLab log are saved under ``tests/artifacts/``.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 try:
@@ -18,26 +16,11 @@ try:
 except ImportError:   # the fixture reports it
     expect = None
 
-from e2e.lab import (ARTIFACTS, SKIP_VARIABLE, JupyterLab, chromium_path, missing_browser_message, open_browser,
-                     open_notebook, run_all_cells, wait_idle)
+from e2e.lab import ARTIFACTS, open_browser, open_notebook, run_all_cells, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NODES = ("draft", "legal-review", "brand-review", "publish")
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    if os.environ.get(SKIP_VARIABLE) == "1":
-        pytest.skip(f"{SKIP_VARIABLE}=1: the JupyterLab browser test is skipped on this machine")
-    if chromium_path() is None:
-        pytest.fail(missing_browser_message(), pytrace=False)
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        pytest.fail("the playwright package is missing: pip install -e '.[dev]' (or make test)", pytrace=False)
-    with JupyterLab(tmp_path_factory.mktemp("lab")) as server:
-        yield server
 
 
 def test_designer_runs_in_jupyterlab(lab, tmp_path):

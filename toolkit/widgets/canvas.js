@@ -131,14 +131,27 @@ function render({ model, el: host }) {
     const r = svg.getBoundingClientRect();
     return [(cx - r.left - tr.x) / tr.k, (cy - r.top - tr.y) / tr.k];
   };
-  const stageHeight = () => Math.max(220, Math.min(640, (scene ? scene.height : 200) * MIN_READABLE + 30));
+  // tall enough to show the graph at its natural size, up to a screenful (then pan or zoom)
+  const stageHeight = () => Math.max(240, Math.min(640, (scene ? extent()[3] : 200) * 1.1 + 24));
+
+  // The picture's extent: graphviz's page plus any node dragged outside it.
+  function extent() {
+    let [x0, y0, x1, y1] = [0, 0, scene.width, scene.height];
+    for (const n of scene.nodes) {
+      const [x, y] = centre(n.id);
+      x0 = Math.min(x0, x - n.w / 2 - 10); y0 = Math.min(y0, y - n.h / 2 - 10);
+      x1 = Math.max(x1, x + n.w / 2 + 10); y1 = Math.max(y1, y + n.h / 2 + 10);
+    }
+    return [x0, y0, x1 - x0, y1 - y0];
+  }
 
   function fit(floor) {
     if (!scene) return;
+    const [ex, ey, ew, eh] = extent();
     const w = stage.clientWidth || 800, h = stage.clientHeight || stageHeight();
-    let k = Math.min((w - 20) / scene.width, (h - 20) / scene.height, 1.5);
+    let k = Math.min((w - 20) / ew, (h - 20) / eh, 1.25);
     if (floor) k = Math.max(k, MIN_READABLE);
-    tr = { k, x: Math.max(10, (w - scene.width * k) / 2), y: Math.max(10, (h - scene.height * k) / 2) };
+    tr = { k, x: Math.max(10, (w - ew * k) / 2) - ex * k, y: Math.max(10, (h - eh * k) / 2) - ey * k };
     apply();
   }
 
@@ -280,7 +293,11 @@ function render({ model, el: host }) {
 
   // ------------------------------------------------------------------ popups
 
-  function closePopup() { popup.style.display = "none"; popup.textContent = ""; }
+  function closePopup() {
+    const hadFocus = popup.contains(document.activeElement);
+    popup.style.display = "none"; popup.textContent = "";
+    if (hadFocus) root.focus({ preventScroll: true });   // keys keep reaching the canvas
+  }
   function openPopup(clientX, clientY, title) {
     popup.textContent = "";
     html("div", "cc-title", popup, title);
@@ -328,7 +345,7 @@ function render({ model, el: host }) {
     html("button", "cc-danger cc-confirm", row, "Remove").addEventListener("click", () => {
       closePopup(); send({ type: "delete" });
     });
-    html("button", "cc-cancel", row, "Cancel").addEventListener("click", () => { closePopup(); root.focus(); });
+    html("button", "cc-cancel", row, "Cancel").addEventListener("click", closePopup);
   }
 
   function deleteSelection() {
