@@ -411,6 +411,7 @@ def test_export_is_what_the_server_accepts_as_is(tmp_path):
     from toolkit.store import Store
 
     d = build_parallel_review(Designer())
+    d.move_node("publish", 420.5, 260)                          # a dragged position rides along in custom
     d.export_path_field.value = str(tmp_path / "pr.json")
     d.export_button.click()
     path = tmp_path / "pr.json"
@@ -427,7 +428,12 @@ def test_export_is_what_the_server_accepts_as_is(tmp_path):
                                        "content-type": "application/json"})
     assert response.status_code == 200, response.text
     assert response.json()["result"]["definitionId"] == "parallel-review"
+    assert response.json()["result"]["custom"] == {"layout": {"publish": {"x": 420.5, "y": 260.0}}}
     assert Designer(str(path)).definition == d.definition      # and it opens again
+    echoed = Designer(response.json()["result"])               # so does what the server sends back
+    assert {k: echoed.definition[k] for k in ("nodes", "edges", "groups", "custom")} == \
+        {k: d.definition[k] for k in ("nodes", "edges", "groups", "custom")}
+    assert echoed.scene["layout"] == {"publish": [420.5, 260.0]}
 
 
 def test_export_refuses_a_definition_with_errors(tmp_path):

@@ -143,14 +143,14 @@ def find_node(raw: dict, node_id: str) -> dict:
     for node in raw.get("nodes") or []:
         if node.get("nodeId") == node_id:
             return node
-    raise KeyError(f"no node {node_id!r}; nodes: {', '.join(map(str, node_ids(raw))) or 'none'}")
+    raise KeyError(f"There is no node {node_id!r} (nodes: {', '.join(map(str, node_ids(raw))) or 'none'}).")
 
 
 def find_group(raw: dict, group_id: str) -> dict:
     for group in raw.get("groups") or []:
         if group.get("groupId") == group_id:
             return group
-    raise KeyError(f"no group {group_id!r}; groups: {', '.join(map(str, group_ids(raw))) or 'none'}")
+    raise KeyError(f"There is no group {group_id!r} (groups: {', '.join(map(str, group_ids(raw))) or 'none'}).")
 
 
 # ---------------------------------------------------------------- endpoints
