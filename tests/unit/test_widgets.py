@@ -74,7 +74,7 @@ def test_starts_empty_and_says_what_is_missing():
     assert d.model is None
     assert "Nothing to draw yet" in d.view.source
     assert [(f["where"], f["target"]) for f in d.scene["findings"]] == [("data.nodes", None)]
-    assert d.scene["empty"] and d.canvas.scene == d.scene
+    assert d.scene["empty"] and json.loads(d.canvas.scene) == d.scene
 
 
 def test_building_parallel_review_gives_the_example_graph():
@@ -83,7 +83,9 @@ def test_building_parallel_review_gives_the_example_graph():
     assert compile_definition(Definition.model_validate(d.definition)).to_json() == \
         compile_definition(Definition.model_validate(examples.load("parallel-review"))).to_json()
     assert node_ids_drawn(d.view) == {"draft", "legal-review", "brand-review", "publish"}
-    assert {n["id"] for n in d.canvas.scene["nodes"]} == {"draft", "legal-review", "brand-review", "publish"}
+    assert {n["id"] for n in d.scene["nodes"]} == {"draft", "legal-review", "brand-review", "publish"}
+    assert d.json_view.value == ""                                   # filled when its tab opens
+    d.tabs.selected_index = 3
     shown = re.search(r"<pre[^>]*>(.*)</pre>", d.json_view.value, re.S).group(1)
     assert json.loads(html.unescape(shown)) == d.definition        # the JSON tab shows what export writes
 
@@ -92,10 +94,10 @@ def test_lint_catches_a_missing_reject_path_and_the_fix_clears_it():
     d = build_parallel_review(Designer(), with_loop=False)
     assert set(keys(d)) == {"APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH"}
     assert {f.where for f in d.findings} == {"node:legal-review", "node:brand-review"}
-    assert {f["target"] for f in d.canvas.scene["findings"]} == {"node:legal-review", "node:brand-review"}
+    assert {f["target"] for f in d.scene["findings"]} == {"node:legal-review", "node:brand-review"}
     assert "APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH" in d.view.source   # outlined in the picture
     d.add_edge(("group", "review-board"), "draft", on="reject", max_iterations=3)
-    assert d.findings == [] and d.canvas.scene["findings"] == []
+    assert d.findings == [] and d.scene["findings"] == []
     assert "APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH" not in d.view.source
 
 
@@ -159,12 +161,12 @@ def test_reviewer_mandatory_flag_form(pr):
     nodes.list.value = "legal-review"
     user, mandatory, _ = nodes.reviewer_rows.children[0].children
     assert (user.value, mandatory.value) == ("alice@legal", True)
-    before = pr.canvas.scene
+    before = pr.scene
     mandatory.value = False
     assert pr.definition["nodes"][1]["config"]["reviewers"] == [{"userId": "alice@legal", "mandatory": False}]
     assert [(f.key, f.where) for f in pr.findings] == [("schema", "data.nodes[1].config")]
-    assert any("at least one reviewer must be mandatory" in f["message"] for f in pr.canvas.scene["findings"])
-    assert pr.canvas.scene != before and "at least one reviewer must be mandatory" in pr.view.source
+    assert any("at least one reviewer must be mandatory" in f["message"] for f in pr.scene["findings"])
+    assert pr.scene != before and "at least one reviewer must be mandatory" in pr.view.source
     mandatory.value = True
     nodes.add_reviewer.click()
     user2 = nodes.reviewer_rows.children[1].children[0]

@@ -28,7 +28,8 @@ function html(tag, cls, parent, text) {
 }
 
 // Replay graphviz's xdot operations (c/C colours, S style, F font, t bold, E/e P/p L B/b T).
-function drawOps(ops, parent) {
+// graphviz measures y upward: each y becomes flip - y.
+function drawOps(ops, parent, flip) {
   const st = { pen: "#000", fill: "none", width: 1, dash: null, size: 14, face: "Helvetica", bold: false,
                italic: false, invis: false };
   for (const op of ops || []) {
@@ -46,7 +47,7 @@ function drawOps(ops, parent) {
         else if (s.startsWith("setlinewidth(")) st.width = parseFloat(s.slice(13));
         break;
       }
-      default: drawShape(op, st, parent);
+      default: drawShape(op, st, parent, flip);
     }
   }
 }
@@ -56,21 +57,22 @@ function stroke(st, filled) {
            fill: filled ? st.fill : "none" };
 }
 
-function drawShape(op, st, parent) {
+function drawShape(op, st, parent, flip) {
   if (st.invis) return;
-  const pts = (op.points || []).map(p => p.join(",")).join(" ");
+  const points = (op.points || []).map(p => [p[0], flip - p[1]]);
+  const pts = points.map(p => p.join(",")).join(" ");
   if (op.op === "E" || op.op === "e") {
     const [cx, cy, rx, ry] = op.rect;
-    el("ellipse", { cx, cy, rx, ry, ...stroke(st, op.op === "E") }, parent);
+    el("ellipse", { cx, cy: flip - cy, rx, ry, ...stroke(st, op.op === "E") }, parent);
   } else if (op.op === "P" || op.op === "p") {
     el("polygon", { points: pts, ...stroke(st, op.op === "P") }, parent);
   } else if (op.op === "L") {
     el("polyline", { points: pts, ...stroke(st, false) }, parent);
   } else if (op.op === "B" || op.op === "b") {
-    el("path", { d: bezier(op.points), ...stroke(st, op.op === "b") }, parent);
+    el("path", { d: bezier(points), ...stroke(st, op.op === "b") }, parent);
   } else if (op.op === "T") {
     const anchor = { l: "start", c: "middle", r: "end" }[op.align] || "middle";
-    const t = el("text", { x: op.pt[0], y: op.pt[1], "text-anchor": anchor, "font-size": st.size,
+    const t = el("text", { x: op.pt[0], y: flip - op.pt[1], "text-anchor": anchor, "font-size": st.size,
                            "font-family": st.face.includes("Times") ? "Helvetica,Arial,sans-serif" : st.face,
                            "font-weight": st.bold ? "bold" : null, "font-style": st.italic ? "italic" : null,
                            fill: st.pen }, parent);
@@ -163,7 +165,7 @@ function render({ model, el: host }) {
     const [x, y] = centre(n.id);
     g.setAttribute("transform", `translate(${x - n.x},${y - n.y})`);
     el("rect", { x: n.x - n.w / 2, y: n.y - n.h / 2, width: n.w, height: n.h, fill: "transparent" }, g);
-    drawOps(n.ops, g);
+    drawOps(n.ops, g, scene.flip);
     if (n.declared) el("circle", { class: "cc-handle", cx: n.x + n.w / 2 + 3, cy: n.y, r: 5.5 }, g);
     n.g = g;
   }
@@ -188,14 +190,14 @@ function render({ model, el: host }) {
       const text = e.label.find(o => o.op === "T");
       if (text) {
         const lg = el("g", {}, g);
-        lg.setAttribute("transform", `translate(${(p[0] + q[0]) / 2 - text.pt[0]},${(p[1] + q[1]) / 2 - text.pt[1] - 4})`);
-        drawOps(e.label, lg);
+        lg.setAttribute("transform", `translate(${(p[0] + q[0]) / 2 - text.pt[0]},${(p[1] + q[1]) / 2 - (scene.flip - text.pt[1]) - 4})`);
+        drawOps(e.label, lg, scene.flip);
       }
     } else {
       const curve = e.ops.find(o => o.op === "b" || o.op === "B");
-      if (curve) el("path", { class: "cc-hit", d: bezier(curve.points) }, g);
-      drawOps(e.ops, g);
-      drawOps(e.label, g);
+      if (curve) el("path", { class: "cc-hit", d: bezier(curve.points.map(p => [p[0], scene.flip - p[1]])) }, g);
+      drawOps(e.ops, g, scene.flip);
+      drawOps(e.label, g, scene.flip);
     }
     e.g = g;
   }
@@ -219,11 +221,11 @@ function render({ model, el: host }) {
                    stroke: pen ? pen.color : "#90A4AE", "stroke-width": 1.2 }, g);
       const lg = el("g", {}, g);
       lg.setAttribute("transform", `translate(${bx - c.bbox[0]},${by - c.bbox[1]})`);
-      drawOps(c.label, lg);
+      drawOps(c.label, lg, scene.flip);
       el("rect", { class: "cc-cluster-ring", x: bx, y: by, width: bw, height: bh, rx: 6, fill: "none" }, g);
     } else {
-      drawOps(c.ops, g);
-      drawOps(c.label, g);
+      drawOps(c.ops, g, scene.flip);
+      drawOps(c.label, g, scene.flip);
       const [x0, y0, x1, y1] = c.bbox;
       el("rect", { class: "cc-cluster-ring", x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 6, fill: "none" }, g);
     }
@@ -232,15 +234,16 @@ function render({ model, el: host }) {
 
   let layers = {};
   function draw() {
-    scene = model.get("scene");
-    if (!scene || !scene.nodes) return;
+    const text = model.get("scene");
+    if (!text) return;
+    scene = JSON.parse(text);
     view.textContent = "";
     byId = {}; pos = {};
     for (const n of scene.nodes) { byId[n.id] = n; pos[n.id] = scene.layout[n.id] ? [...scene.layout[n.id]] : [n.x, n.y]; }
     layers = { bg: el("g", { class: "cc-bg" }, view), clusters: el("g", { class: "cc-clusters" }, view),
                edges: el("g", { class: "cc-edges" }, view), nodes: el("g", { class: "cc-nodes" }, view),
                marks: el("g", { class: "cc-marks" }, view) };
-    drawOps(scene.background, layers.bg);   // white page and the caption (name, findings, legend)
+    drawOps(scene.background, layers.bg, scene.flip);   // white page and the caption (name, findings, legend)
     for (const c of scene.clusters) drawCluster(c, layers.clusters);
     for (const e of scene.edges) drawEdge(e, layers.edges);
     for (const n of scene.nodes) drawNode(n, layers.nodes);

@@ -4,7 +4,8 @@ The browser side (``canvas.js``, ``canvas.css``, shipped in the package) draws
 :attr:`Canvas.scene` and reports gestures as messages; this side hands each message to the
 Designer method of the same name, so a click and a call from Python do the same thing.
 State is a few synced traits: ``scene`` (the picture's data,
-:func:`toolkit.widgets.canvas_scene.scene_data`), ``selection`` and ``highlight``
+:func:`toolkit.widgets.canvas_scene.scene_data`, as JSON text: sent as one string, which
+costs far less than ipywidgets walking a nested dict of every drawing operation), ``selection`` and ``highlight``
 (selection keys such as ``node:draft``), ``history`` (steps that can be undone / redone),
 ``status`` (the last canvas action's message) and ``zoom`` (written by the browser).
 """
@@ -27,7 +28,7 @@ class Canvas(anywidget.AnyWidget):
     _esm = _HERE / "canvas.js"
     _css = _HERE / "canvas.css"
 
-    scene = traitlets.Dict().tag(sync=True)
+    scene = traitlets.Unicode("").tag(sync=True)   # JSON text: one string, not a tree to walk
     selection = traitlets.Unicode("").tag(sync=True)
     highlight = traitlets.Unicode("").tag(sync=True)
     history = traitlets.List([0, 0]).tag(sync=True)

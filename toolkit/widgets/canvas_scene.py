@@ -7,10 +7,10 @@ colours, ellipses, polygons, splines, text at a font size). The canvas replays t
 operations, so it draws what the SVG views draw, deterministically, and knows where every
 node, edge and group is, to make them clickable and draggable.
 
-Coordinates are turned into screen orientation here (y grows downward, origin top-left), so
-the browser does no geometry beyond offsets for dragged nodes. Positions a person dragged
-are read from the definition's ``custom.layout`` (``{nodeId: {"x": …, "y": …}}``, node
-centres in these coordinates).
+Positions and boxes here are in screen orientation (y grows downward, origin top-left); the
+drawing operations keep graphviz's (y upward) and the browser flips them with ``height``.
+Positions a person dragged are read from the definition's ``custom.layout``
+(``{nodeId: {"x": …, "y": …}}``, node centres in screen orientation).
 
 >>> from toolkit import examples
 >>> from toolkit.lint import lint_document
@@ -24,11 +24,11 @@ centres in these coordinates).
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
 
 import graphviz
+import orjson
 
 from toolkit.viz import View
 from toolkit.viz.labels import duration
@@ -46,31 +46,16 @@ _PATH = re.compile(r"^data\.(nodes|edges|groups)\[(\d+)\]")
 def layout_json(source: str) -> dict:
     """graphviz's layout of a DOT text as parsed JSON (cached: a drag changes no DOT)."""
     try:
-        return json.loads(graphviz.Source(source).pipe(format="json", quiet=True))
+        return orjson.loads(graphviz.Source(source).pipe(format="json", quiet=True))
     except graphviz.ExecutableNotFound as exc:
         raise RuntimeError("the graphviz program 'dot' is not installed: run 'make graphviz' or "
                            "'sudo apt-get install graphviz'") from exc
 
 
-def _flip(ops: list, height: float) -> list:
-    """Drawing operations with y measured downward, numbers rounded to 0.1 pt."""
-    out = []
-    for op in ops or []:
-        op = dict(op)
-        if "points" in op:
-            op["points"] = [[round(x, 1), round(height - y, 1)] for x, y in op["points"]]
-        if "rect" in op:
-            x, y, rx, ry = op["rect"]
-            op["rect"] = [round(x, 1), round(height - y, 1), round(rx, 1), round(ry, 1)]
-        if "pt" in op:
-            op["pt"] = [round(op["pt"][0], 1), round(height - op["pt"][1], 1)]
-        op.pop("grad", None)
-        out.append(op)
-    return out
-
-
-def _ops(obj: dict, height: float, *keys: str) -> list:
-    return [op for key in keys for op in _flip(obj.get(key), height)]
+def _ops(obj: dict, *keys: str) -> list:
+    """The drawing operations of ``keys``, as graphviz wrote them (y upward: the browser
+    flips them, one subtraction per point, cheaper there than here)."""
+    return [op for key in keys for op in obj.get(key) or ()]
 
 
 def layout_of(raw: dict) -> dict:
@@ -101,19 +86,28 @@ def finding_target(finding, raw: dict) -> str | None:
     return None
 
 
-def roles_for(raw: dict, source: str) -> list[str]:
-    """The edge roles offered when connecting from ``source`` (a selection key), the ones that
-    fit that source first: a human node or a group approves and rejects, an agent usually
+def roles_for(kind: str) -> list[str]:
+    """The edge roles offered when connecting from a node of type ``kind`` (or a ``group``),
+    the ones that fit first: a human node or a group approves and rejects, an agent usually
     routes ``always``, a webhook ``always`` or by a predicate."""
-    kind, _, ref = source.partition(":")
-    if kind == "node":
-        node = next((n for n in raw.get("nodes") or [] if isinstance(n, dict) and n.get("nodeId") == ref), {})
-        kind = node.get("type", "human")
     first = _FIRST_ROLES.get(kind, ())
     return list(first) + [r for r in ROLE_CHOICES if r not in first]
 
 
-def _hover(node: dict, raw: dict) -> list[str]:
+def _loops(raw: dict) -> dict[str, list[str]]:
+    """``{nodeId or groupId: ["loop: a → b, at most n iterations", …]}`` for each loop-back."""
+    out: dict[str, list[str]] = {}
+    for edge in raw.get("edges") or []:
+        loop = edge.get("loop") if isinstance(edge, dict) else None
+        if isinstance(loop, dict):
+            src, dst = edits.endpoint_key(edge.get("from"))[1], edits.endpoint_key(edge.get("to"))[1]
+            text = f"loop: {src} → {dst}, at most {loop.get('maxIterations')} iterations"
+            for end in dict.fromkeys((src, dst)):
+                out.setdefault(end, []).append(text)
+    return out
+
+
+def _hover(node: dict, loops: dict) -> list[str]:
     """What hovering over a node shows: type, reviewers, agent, SLA, loop settings."""
     node_id = node.get("nodeId")
     config = node.get("config") if isinstance(node.get("config"), dict) else {}
@@ -134,13 +128,7 @@ def _hover(node: dict, raw: dict) -> list[str]:
         lines.append(f"url: {config['url']}")
     if isinstance(node.get("slaMs"), int):
         lines.append(f"SLA: {duration(node['slaMs'])}")
-    for edge in raw.get("edges") or []:
-        loop = edge.get("loop") if isinstance(edge, dict) else None
-        if isinstance(loop, dict) and node_id in (edits.endpoint_key(edge.get("from"))[1],
-                                                  edits.endpoint_key(edge.get("to"))[1]):
-            lines.append(f"loop: {edits.endpoint_key(edge.get('from'))[1]} → {edits.endpoint_key(edge.get('to'))[1]}, "
-                         f"at most {loop.get('maxIterations')} iterations")
-    return lines
+    return lines + loops.get(node_id, [])
 
 
 def _bbox(text: str, height: float) -> list[float]:
@@ -155,6 +143,7 @@ def scene_data(raw: dict, findings: list, view: View) -> dict:
     objects = laid.get("objects") or []
     names = {o["_gvid"]: o["name"] for o in objects if "_gvid" in o}
     declared = {n.get("nodeId"): n for n in raw.get("nodes") or [] if isinstance(n, dict)}
+    loops = _loops(raw)
     degree: dict[str, int] = {}
     for edge in raw.get("edges") or []:
         if isinstance(edge, dict):
@@ -165,7 +154,7 @@ def scene_data(raw: dict, findings: list, view: View) -> dict:
         svg_id = obj.get("id", "")
         if svg_id.startswith("group-") and "bb" in obj:
             clusters.append({"id": svg_id[6:], "bbox": _bbox(obj["bb"], height),
-                             "ops": _ops(obj, height, "_draw_"), "label": _ops(obj, height, "_ldraw_"),
+                             "ops": _ops(obj, "_draw_"), "label": _ops(obj, "_ldraw_"),
                              "members": [names[i] for i in obj.get("nodes") or [] if i in names],
                              "tooltip": obj.get("tooltip", "").split("\\n")})
         elif "pos" in obj and "_gvid" in obj and "nodes" not in obj:
@@ -175,8 +164,8 @@ def scene_data(raw: dict, findings: list, view: View) -> dict:
             nodes.append({"id": obj["name"], "x": round(x, 1), "y": round(height - y, 1),
                           "w": round(float(obj["width"]) * 72, 1), "h": round(float(obj["height"]) * 72, 1),
                           "shape": obj.get("shape", "box"), "declared": node is not None,
-                          "ops": _ops(obj, height, "_draw_", "_ldraw_"),
-                          "hover": _hover(node, raw) if node else [obj.get("tooltip", "").replace("\\n", " ")],
+                          "ops": _ops(obj, "_draw_", "_ldraw_"),
+                          "hover": _hover(node, loops) if node else [obj.get("tooltip", "").replace("\\n", " ")],
                           "edges": degree.get(key, 0)})
     edges = []
     for edge in laid.get("edges") or []:
@@ -185,19 +174,19 @@ def scene_data(raw: dict, findings: list, view: View) -> dict:
             continue
         indices = [int(i) for i in svg_id[5:].split("-")]
         edges.append({"id": f"edge:{indices[0]}", "indices": indices, "tail": names.get(edge["tail"]),
-                      "head": names.get(edge["head"]), "ops": _ops(edge, height, "_draw_", "_hdraw_", "_tdraw_"),
-                      "label": _ops(edge, height, "_ldraw_", "_hldraw_", "_tldraw_"),
+                      "head": names.get(edge["head"]), "ops": _ops(edge, "_draw_", "_hdraw_", "_tdraw_"),
+                      "label": _ops(edge, "_ldraw_", "_hldraw_", "_tldraw_"),
                       "hover": [t for t in edge.get("tooltip", "").split("\\n") if t]})
     members = {m for c in clusters for m in c["members"]}
     return {
-        "width": round(width - x0, 1), "height": round(height - y0, 1),
-        "background": _ops(laid, height, "_draw_", "_ldraw_"),
+        "width": round(width - x0, 1), "height": round(height - y0, 1), "flip": height,
+        "background": _ops(laid, "_draw_", "_ldraw_"),
         "nodes": nodes, "edges": edges, "clusters": clusters,
         "layout": {k: v for k, v in layout_of(raw).items() if k in declared},
         "findings": [{"severity": f.severity, "key": f.key, "message": f.message, "where": f.where,
                       "target": finding_target(f, raw)} for f in findings],
-        "roles": {f"node:{n}": roles_for(raw, f"node:{n}") for n in declared} |
-                 {f"group:{c['id']}": roles_for(raw, f"group:{c['id']}") for c in clusters},
+        "roles": {f"node:{n}": roles_for(node.get("type", "human")) for n, node in declared.items()} |
+                 {f"group:{c['id']}": roles_for("group") for c in clusters},
         "grouped": sorted(members),
         "empty": not declared,
     }

@@ -41,6 +41,10 @@ __all__ = ["Designer"]
 _KINDS = ("node", "edge", "group")
 
 
+def _not_json(word: str):
+    raise ValueError(f"{word} is not a JSON value (Python's json module reads it, no server does).")
+
+
 class Designer(DesignerPage):
     """A workflow designer: start from scratch, an example or a JSON file; edit nodes,
     edges and groups on the canvas or in the forms; undo and redo; export the JSON.
@@ -201,10 +205,10 @@ class Designer(DesignerPage):
         JSON string, or the path of a JSON file. One undoable step."""
         if isinstance(source, Path) or (isinstance(source, str) and not source.lstrip().startswith("{")):
             path = Path(source)
-            raw = json.loads(path.read_text(encoding="utf-8"))
+            raw = json.loads(path.read_text(encoding="utf-8"), parse_constant=_not_json)
             what = f"opened {path}"
         elif isinstance(source, str):
-            raw, what = json.loads(source), "loaded"
+            raw, what = json.loads(source, parse_constant=_not_json), "loaded"
         else:
             raw, what = copy.deepcopy(source), "loaded"
         raw = unwrap(raw)

@@ -14,6 +14,7 @@ import traceback
 from html import escape
 
 import ipywidgets as w
+import orjson
 
 from toolkit import examples
 from toolkit.widgets import edits
@@ -63,6 +64,7 @@ class DesignerPage:
         self.tabs = w.Tab(children=[self.node_editor.widget, self.edge_editor.widget, self.group_editor.widget,
                                     self.json_view])
         self.tabs.titles = ("Nodes", "Edges", "Groups", "JSON")
+        self.tabs.observe(lambda change: self._show_json() if change["new"] == 3 else None, names="selected_index")
         self.canvas = Canvas(self)
         self.canvas.add_class("collab-designer-graph")
         self.export_path_field = w.Text(placeholder="file name (default <definitionId>.json)",
@@ -209,9 +211,9 @@ class DesignerPage:
 
     def _show(self, message: str | None, select: tuple | None) -> None:
         """Put the new state on the page: canvas, JSON tab, info fields, forms, selection."""
-        self.canvas.scene = self.scene
-        self.json_view.value = (f'<pre style="font-size:11px;max-height:520px;overflow:auto">'
-                                f"{escape(json.dumps(self._raw, indent=2, ensure_ascii=False))}</pre>")
+        self.canvas.scene = orjson.dumps(self.scene).decode("utf-8")
+        if self.tabs.selected_index == 3:
+            self._show_json()
         self._set_quiet(self.id_field, str(self._raw.get("definitionId") or ""))
         self._set_quiet(self.name_field, str(self._raw.get("name") or ""))
         for editor in (self.node_editor, self.edge_editor, self.group_editor):
@@ -225,6 +227,12 @@ class DesignerPage:
         self.export_anyway_button.layout.display = "none"
         self.status.value = message_html(message, "ok") if message else ""
         self.canvas.say(message or "")
+
+    def _show_json(self) -> None:
+        """Fill the JSON tab (only while it is open: a 100-node definition takes a while to
+        indent and escape, and most edits happen with another tab open)."""
+        self.json_view.value = (f'<pre style="font-size:11px;max-height:520px;overflow:auto">'
+                                f"{escape(json.dumps(self._raw, indent=2, ensure_ascii=False))}</pre>")
 
     def _exists(self, key: tuple) -> bool:
         kind, ref = key

@@ -1,7 +1,7 @@
 """Undo and redo for the Designer: every change is one step, whatever made it.
 
 The Designer's definition is a plain JSON dict, so a step is kept as the definition's JSON
-text before the change (``json.dumps`` keeps key order). Undoing a step gives back that text
+text before the change (key order kept). Undoing a step gives back that text
 exactly, so an undone edit leaves the definition byte for byte as it was. Snapshots rather
 than inverse operations: one mechanism covers every edit (forms, canvas, code, loading a
 file) and cannot drift from the edit functions; at 200 steps of a 100-node definition this
@@ -20,14 +20,26 @@ from __future__ import annotations
 import json
 from collections import deque
 
-__all__ = ["History", "snapshot", "LIMIT"]
+import orjson
+
+__all__ = ["History", "snapshot", "restore", "LIMIT"]
 
 LIMIT = 200   # steps kept (issue 17); the oldest step is dropped first
 
 
 def snapshot(raw: dict) -> str:
-    """The definition as the text a history step keeps (key order preserved)."""
-    return json.dumps(raw, ensure_ascii=False)
+    """The definition as the text a history step keeps (key order preserved). orjson is
+    several times faster; what it cannot write exactly (an integer beyond 64 bits, a
+    non-string key) goes through :mod:`json`."""
+    try:
+        return orjson.dumps(raw).decode("utf-8")
+    except TypeError:
+        return json.dumps(raw, ensure_ascii=False)
+
+
+def restore(state: str) -> dict:
+    """The definition a snapshot holds."""
+    return json.loads(state)
 
 
 class History:
