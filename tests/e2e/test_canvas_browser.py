@@ -22,7 +22,7 @@ try:
 except ImportError:   # the fixture reports it
     expect = None
 
-from e2e.lab import ARTIFACTS, open_browser, open_notebook, run_all_cells, wait_idle
+from e2e.lab import ARTIFACTS, CURRENT, open_browser, open_notebook, run_all_cells, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -62,7 +62,7 @@ def test_canvas_gestures_in_jupyterlab(lab, tmp_path):
         try:
             open_notebook(page, lab, "canvas.ipynb")
             run_all_cells(page)
-            designer = page.locator(".collab-designer").first
+            designer = page.locator(f"{CURRENT} .collab-designer").first
             canvas = designer.locator(".collab-canvas")
             node = lambda node_id: canvas.locator(f".cc-node[data-key='node:{node_id}']")  # noqa: E731
             node("draft").wait_for(state="attached", timeout=120_000)
