@@ -223,10 +223,10 @@ def highlight_findings(scene: Scene, findings: list[Finding]) -> list[Finding]:
 
 
 def _wrap_key(text: str, width: int = 24) -> list[str]:
-    """A finding key on lines of at most ``width`` characters, broken after underscores, so
-    that the whole key shows inside a node shape (a clipped key names no rule)."""
+    """A finding key on lines of at most ``width`` characters, broken after underscores and
+    hyphens, so that the whole key shows inside a node shape (a clipped key names no rule)."""
     lines, line = [], ""
-    for part in text.replace("_", "_\0").split("\0"):
+    for part in text.replace("_", "_\0").replace("-", "-\0").split("\0"):
         if line and len(line) + len(part) > width:
             lines.append(line)
             line = ""

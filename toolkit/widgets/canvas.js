@@ -170,14 +170,40 @@ function render({ model, el: host }) {
     n.g = g;
   }
 
+  // A cluster's box now: graphviz's, or around its members once one of them was dragged.
+  function clusterBox(c) {
+    if (!c.members.some(m => byId[m] && moved(m))) return { box: c.bbox, movedMember: false };
+    let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
+    for (const m of c.members) {
+      const n = byId[m]; if (!n) continue;
+      const [x, y] = centre(m);
+      x0 = Math.min(x0, x - n.w / 2); y0 = Math.min(y0, y - n.h / 2);
+      x1 = Math.max(x1, x + n.w / 2); y1 = Math.max(y1, y + n.h / 2);
+    }
+    const labelRoom = Math.min(40, Math.max(24, c.bbox[3] - c.bbox[1] - (y1 - y0) - 12));
+    return { box: [x0 - 12, y0 - 12 - labelRoom, x1 + 12, y1 + 12], movedMember: true };
+  }
+
+  // One end of an edge: its node, or the frame of its group (an edge to or from a group).
+  function end(e, side) {
+    const groupId = side === "tail" ? e.tailGroup : e.headGroup;
+    const c = groupId && scene.clusters.find(k => k.id === groupId);
+    if (c) {
+      const { box, movedMember } = clusterBox(c);
+      return { c: [(box[0] + box[2]) / 2, (box[1] + box[3]) / 2], w: box[2] - box[0], h: box[3] - box[1],
+               shape: "box", moved: movedMember };
+    }
+    const id = side === "tail" ? e.tail : e.head, n = byId[id];
+    return n && { c: centre(id), w: n.w, h: n.h, shape: n.shape, moved: moved(id) };
+  }
+
   function drawEdge(e, layer, old) {
     const g = el("g", { class: "cc-edge", "data-key": e.id }, null);
     if (old) layer.replaceChild(g, old); else layer.appendChild(g);
-    const a = byId[e.tail], b = byId[e.head];
-    if (a && b && (moved(e.tail) || moved(e.head))) {
+    const a = end(e, "tail"), b = end(e, "head");
+    if (a && b && (a.moved || b.moved)) {
       // a dragged end: a straight edge between the current centres, clipped at the shapes
-      const ca = centre(e.tail), cb = centre(e.head);
-      const p = border(a, ca, cb[0], cb[1]), q = border(b, cb, ca[0], ca[1]);
+      const p = border(a, a.c, b.c[0], b.c[1]), q = border(b, b.c, a.c[0], a.c[1]);
       const colour = (e.ops.find(o => o.op === "c") || { color: "#555" }).color;
       const dash = (e.ops.find(o => o.op === "S" && o.style !== "solid") || {}).style;
       el("path", { class: "cc-hit", d: `M${p[0]},${p[1]} L${q[0]},${q[1]}` }, g);
@@ -205,33 +231,23 @@ function render({ model, el: host }) {
   function drawCluster(c, layer, old) {
     const g = el("g", { class: "cc-cluster", "data-key": `group:${c.id}` }, null);
     if (old) layer.replaceChild(g, old); else layer.appendChild(g);
-    if (c.members.some(m => byId[m] && moved(m))) {
-      // a member was dragged: the box follows its members (graphviz's box had them all inside)
-      let [x0, y0, x1, y1] = [Infinity, Infinity, -Infinity, -Infinity];
-      for (const m of c.members) {
-        const n = byId[m]; if (!n) continue;
-        const [x, y] = centre(m);
-        x0 = Math.min(x0, x - n.w / 2); y0 = Math.min(y0, y - n.h / 2);
-        x1 = Math.max(x1, x + n.w / 2); y1 = Math.max(y1, y + n.h / 2);
-      }
-      const labelRoom = Math.max(24, c.bbox[3] - c.bbox[1] - (y1 - y0) - 12);
+    const { box, movedMember } = clusterBox(c);
+    const [x0, y0, x1, y1] = box;
+    if (movedMember) {
+      // a member was dragged: the frame follows its members, in graphviz's colours
       const fill = [...c.ops].reverse().find(o => o.op === "C"), pen = c.ops.find(o => o.op === "c");
-      const bx = x0 - 12, by = y0 - 12 - Math.min(labelRoom, 40), bw = x1 - x0 + 24, bh = y1 - by + 12;
-      el("rect", { x: bx, y: by, width: bw, height: bh, rx: 6, fill: fill ? fill.color : "#F5F7FA",
+      el("rect", { x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 6, fill: fill ? fill.color : "#F5F7FA",
                    stroke: pen ? pen.color : "#90A4AE", "stroke-width": 1.2 }, g);
       const lg = el("g", {}, g);
-      lg.setAttribute("transform", `translate(${bx - c.bbox[0]},${by - c.bbox[1]})`);
+      lg.setAttribute("transform", `translate(${x0 - c.bbox[0]},${y0 - c.bbox[1]})`);
       drawOps(c.label, lg, scene.flip);
-      el("rect", { class: "cc-cluster-ring", x: bx, y: by, width: bw, height: bh, rx: 6, fill: "none" }, g);
     } else {
       drawOps(c.ops, g, scene.flip);
       drawOps(c.label, g, scene.flip);
-      const [x0, y0, x1, y1] = c.bbox;
-      el("rect", { class: "cc-cluster-ring", x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 6, fill: "none" }, g);
     }
+    el("rect", { class: "cc-cluster-ring", x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 6, fill: "none" }, g);
     c.g = g;
   }
-
   let layers = {};
   function draw() {
     const text = model.get("scene");
@@ -386,6 +402,7 @@ function render({ model, el: host }) {
 
   svg.addEventListener("pointermove", ev => {
     if (!gesture) { hover(ev); return; }
+    tooltip.style.display = "none";
     const dx = ev.clientX - (gesture.start ? gesture.start.x : 0), dy = ev.clientY - (gesture.start ? gesture.start.y : 0);
     if (gesture.kind === "connect") {
       const [x, y] = toScene(ev.clientX, ev.clientY);
@@ -395,9 +412,12 @@ function render({ model, el: host }) {
       const n = byId[gesture.id];
       pos[n.id] = [gesture.origin[0] + dx / tr.k, gesture.origin[1] + dy / tr.k];
       n.g.setAttribute("transform", `translate(${pos[n.id][0] - n.x},${pos[n.id][1] - n.y})`);
-      n.g.classList.add("dragging");
-      for (const e of scene.edges) if (e.tail === n.id || e.head === n.id) drawEdge(e, layers.edges, e.g);
-      for (const c of scene.clusters) if (c.members.includes(n.id)) drawCluster(c, layers.clusters, c.g);
+      if (!n.g.classList.contains("dragging")) { n.g.classList.add("dragging"); layers.nodes.appendChild(n.g); }
+      const groups = scene.clusters.filter(c => c.members.includes(n.id));
+      for (const c of groups) drawCluster(c, layers.clusters, c.g);
+      const ids = new Set(groups.map(c => c.id));
+      for (const e of scene.edges)
+        if (e.tail === n.id || e.head === n.id || ids.has(e.tailGroup) || ids.has(e.headGroup)) drawEdge(e, layers.edges, e.g);
       marks();
     } else if (gesture.kind === "pan" && (gesture.panning || Math.hypot(dx, dy) > 4)) {
       gesture.panning = true;

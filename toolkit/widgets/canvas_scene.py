@@ -174,7 +174,9 @@ def scene_data(raw: dict, findings: list, view: View) -> dict:
             continue
         indices = [int(i) for i in svg_id[5:].split("-")]
         edges.append({"id": f"edge:{indices[0]}", "indices": indices, "tail": names.get(edge["tail"]),
-                      "head": names.get(edge["head"]), "ops": _ops(edge, "_draw_", "_hdraw_", "_tdraw_"),
+                      "head": names.get(edge["head"]),
+                      # an edge from or to a group ends at the group's frame (graphviz's ltail/lhead)
+                      "tailGroup": edge.get("ltail", "")[8:] or None, "headGroup": edge.get("lhead", "")[8:] or None, "ops": _ops(edge, "_draw_", "_hdraw_", "_tdraw_"),
                       "label": _ops(edge, "_ldraw_", "_hldraw_", "_tldraw_"),
                       "hover": [t for t in edge.get("tooltip", "").split("\\n") if t]})
     members = {m for c in clusters for m in c["members"]}
