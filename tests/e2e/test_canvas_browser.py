@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -26,7 +27,11 @@ from e2e.lab import ARTIFACTS, CURRENT, open_browser, open_notebook, run_all_cel
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CELLS = ["from toolkit.widgets import Designer\ndesigner = Designer('parallel-review')\ndesigner"]
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+CELLS = ["from toolkit.widgets import Designer\ndesigner = Designer('parallel-review')\ndesigner",
+         # a large definition (60 nodes), to see that its labels stay readable
+         f"import sys\nsys.path.insert(0, {str(BENCHMARKS)!r})\nfrom designer import workload\n"
+         "big = Designer(workload(60))\nbig"]
 
 
 def box(locator) -> dict:
@@ -71,6 +76,14 @@ def test_canvas_gestures_in_jupyterlab(lab, tmp_path):
             lint = canvas.locator(".cc-lint")
             expect(lint).to_contain_text("No findings")
 
+            # a 60-node graph opens at a readable size (pan or zoom to see the rest), not shrunk to fit
+            big = page.locator(f"{CURRENT} .collab-designer").nth(1).locator(".collab-canvas")
+            big.locator(".cc-node[data-key='node:s11-publish']").wait_for(state="attached", timeout=120_000)
+            page.wait_for_timeout(300)
+            assert zoom_of(big) >= 0.85
+            label = big.locator(".cc-node[data-key='node:s0-legal'] text").first
+            assert box(label)["height"] >= 9                           # pixels on screen
+
             # select by click: the node is marked and its form opens
             node("legal-review").click()
             expect(node("legal-review")).to_have_class(re.compile(r"\bselected\b"))
@@ -100,6 +113,8 @@ def test_canvas_gestures_in_jupyterlab(lab, tmp_path):
             popup.locator("button.cc-role[data-role='approve']").click()
             canvas.locator(".cc-edge[data-key='edge:4']").wait_for(state="attached")
             expect(lint).to_contain_text("APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH")
+            message = lint.locator(".cc-finding .cc-msg").first         # the message reads on full lines
+            assert box(message)["width"] > 400 and box(message)["height"] < 40
 
             # select from a lint finding: the node it concerns is selected and flashes
             node("draft").click()
