@@ -165,6 +165,7 @@ def test_canvas_messages_call_the_designer_methods():
     assert d.selection == ("node", "human-1") and d.definition["custom"]["layout"]["human-1"] == {"x": 30.0, "y": 250.0}
     assert d.scene["roles"]["node:human-1"][:2] == ["approve", "reject"]      # valid roles for a human first
     assert d.scene["roles"]["node:draft"][0] == "always"
+    assert [(c["id"], c["edges"]) for c in d.scene["clusters"]] == [("review-board", 2)]   # Delete asks first
     act({"type": "connect", "source": "node:human-1", "target": "node:publish", "role": "approve"})
     assert d.definition["edges"][-1] == {"from": "human-1", "to": "publish", "on": "approve"}
     finding = next(i for i, f in enumerate(d.scene["findings"]) if f["target"] == "node:human-1")

@@ -370,7 +370,9 @@ function render({ model, el: host }) {
   function deleteSelection() {
     const sel = model.get("selection");
     if (!sel) return;
-    if (sel.startsWith("node:") && byId[sel.slice(5)] && byId[sel.slice(5)].edges > 0) confirmDelete(sel, byId[sel.slice(5)].edges);
+    const item = sel.startsWith("node:") ? byId[sel.slice(5)]
+      : sel.startsWith("group:") ? scene.clusters.find(c => c.id === sel.slice(6)) : null;
+    if (item && item.edges > 0) confirmDelete(sel, item.edges);   // edges go with it: ask first
     else send({ type: "delete" });
   }
 

@@ -156,7 +156,8 @@ def scene_data(raw: dict, findings: list, view: View) -> dict:
             clusters.append({"id": svg_id[6:], "bbox": _bbox(obj["bb"], height),
                              "ops": _ops(obj, "_draw_"), "label": _ops(obj, "_ldraw_"),
                              "members": [names[i] for i in obj.get("nodes") or [] if i in names],
-                             "tooltip": obj.get("tooltip", "").split("\\n")})
+                             "tooltip": obj.get("tooltip", "").split("\\n"),
+                             "edges": degree.get(f"group:{svg_id[6:]}", 0)})
         elif "pos" in obj and "_gvid" in obj and "nodes" not in obj:
             x, y = (float(v) for v in obj["pos"].split(","))
             node = declared.get(obj["name"])
