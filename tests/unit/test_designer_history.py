@@ -118,6 +118,10 @@ def _ops():
         st.tuples(st.just("relayout")),
         st.tuples(st.just("group"), st.lists(node, max_size=3, unique=True)),
         st.tuples(st.just("info"), st.text("abc ", min_size=1, max_size=5)),
+        st.tuples(st.just("connect"), node, st.sampled_from(["node:publish", "group:review-board"]),
+                  st.sampled_from(["approve", "reject-loop", "custom"])),
+        st.tuples(st.just("add_at"), st.sampled_from(["human", "agent", "webhook"]), st.integers(0, 400)),
+        st.tuples(st.just("delete"), st.sampled_from(["node:draft", "edge:0", "group:review-board"])),
     )
 
 
@@ -131,7 +135,10 @@ def _apply(d: Designer, op) -> None:
      "move": lambda: d.move_node(args[0], args[1], args[2]),
      "relayout": d.relayout,
      "group": lambda: d.update_group("review-board", members=args[0]),
-     "info": lambda: d.set_info(name=args[0])}[kind]()
+     "info": lambda: d.set_info(name=args[0]),
+     "connect": lambda: d.connect(f"node:{args[0]}", args[1], args[2]),
+     "add_at": lambda: d.add_node(None, args[0], position=(args[1], 50)),
+     "delete": lambda: (d.select(args[0]), d.delete_selection())}[kind]()
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -206,6 +213,11 @@ def test_form_errors_are_plain_words_beside_their_control(tmp_path):
     d.group_editor.new_id.value = "a__b"
     d.group_editor.add.click()
     assert "&#x27;__&#x27; is reserved" in d.group_editor.message.value
+    (tmp_path / "bad.json").write_text('{"definitionId": ')
+    d.path_field.value = str(tmp_path / "bad.json")
+    d.open_button.click()
+    d.confirm_button.click()
+    assert "This is not valid JSON (line 1, column 18" in d.start_status.value
     d.path_field.value = str(tmp_path / "missing.json")
     d.open_button.click()                                        # unsaved edits: asked first
     assert "Replace your unsaved edits" in d.confirm_text.value
