@@ -17,7 +17,6 @@ Target: median under 150 ms at 100 nodes.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time

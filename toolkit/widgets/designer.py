@@ -33,7 +33,7 @@ from toolkit.lint import errors_of, lint_document, unwrap
 from toolkit.widgets import edits
 from toolkit.widgets.canvas_scene import scene_data
 from toolkit.widgets.designer_page import DesignerPage
-from toolkit.widgets.history import History, snapshot
+from toolkit.widgets.history import History, restore, snapshot
 from toolkit.widgets.preview import preview
 
 __all__ = ["Designer"]
@@ -127,7 +127,7 @@ class Designer(DesignerPage):
         if state is None:
             self._say(nothing, "info")
             return False
-        self._raw, self._state = json.loads(state), state
+        self._raw, self._state = restore(state), state
         self._redraw(done)
         return True
 
@@ -371,7 +371,7 @@ class Designer(DesignerPage):
         try:
             result = change()
         except Exception:
-            self._raw = json.loads(self._state)
+            self._raw = restore(self._state)
             raise
         self._changed(message, select)
         return result
