@@ -168,6 +168,8 @@ def test_canvas_messages_call_the_designer_methods():
     assert d.selection == ("edge", 3) and d.edge_editor.list.value == 3 and d.tabs.selected_index == 1
     act({"type": "select", "target": "group:review-board"})
     assert d.group_editor.list.value == "review-board" and d.tabs.selected_index == 2
+    d.node_editor.list.value = "publish"                          # a pick in a form's list selects on the canvas
+    assert d.selection == ("node", "publish") and d.canvas.selection == "node:publish"
     act({"type": "add_node", "node_type": "human", "node_id": "", "x": 30, "y": 250})
     assert d.selection == ("node", "human-1") and d.definition["custom"]["layout"]["human-1"] == {"x": 30.0, "y": 250.0}
     assert d.scene["roles"]["node:human-1"][:2] == ["approve", "reject"]      # valid roles for a human first

@@ -119,7 +119,9 @@ function render({ model, el: host }) {
   const popup = html("div", "cc-popup", stage);
   const lint = html("div", "cc-lint collab-designer-lint", root);
 
-  let scene = null, byId = {}, tr = { x: 0, y: 0, k: 1 }, fitted = false;
+  // userView: the person has used the canvas, so redraws keep the view where it is (a node added by a
+  // double-click appears under the pointer); until then (changes made from code) every redraw fits
+  let scene = null, byId = {}, tr = { x: 0, y: 0, k: 1 }, userView = false;
   let pos = {};          // node id -> current centre (layout override or graphviz's)
   let gesture = null;
 
@@ -264,7 +266,7 @@ function render({ model, el: host }) {
     for (const e of scene.edges) drawEdge(e, layers.edges);
     for (const n of scene.nodes) drawNode(n, layers.nodes);
     stage.style.height = `${stageHeight()}px`;
-    if (!fitted) { fitted = true; requestAnimationFrame(() => fit(true)); }
+    if (!userView) requestAnimationFrame(() => fit(true));
     relayoutButton.disabled = !Object.keys(scene.layout).length;
     drawLint();
     marks();
@@ -382,6 +384,7 @@ function render({ model, el: host }) {
 
   svg.addEventListener("pointerdown", ev => {
     if (ev.button !== 0) return;
+    userView = true;
     root.focus({ preventScroll: true });
     closePopup();
     const key = keyOf(ev.target);
@@ -463,6 +466,7 @@ function render({ model, el: host }) {
     const r = svg.getBoundingClientRect(), mx = ev.clientX - r.left, my = ev.clientY - r.top;
     const k = Math.min(4, Math.max(0.15, tr.k * Math.exp(-ev.deltaY * 0.0015)));
     tr = { k, x: mx - (mx - tr.x) * k / tr.k, y: my - (my - tr.y) * k / tr.k };
+    userView = true;
     apply();
   }, { passive: false });
 
@@ -495,11 +499,11 @@ function render({ model, el: host }) {
     if (handled) { ev.preventDefault(); ev.stopPropagation(); }
   });
 
-  fitButton.addEventListener("click", () => fit(false));
+  fitButton.addEventListener("click", () => { userView = false; fit(false); });
   relayoutButton.addEventListener("click", () => send({ type: "relayout" }));
   undoButton.addEventListener("click", () => send({ type: "undo" }));
   redoButton.addEventListener("click", () => send({ type: "redo" }));
-  model.on("msg:custom", msg => { if (msg && msg.type === "fit") fit(false); });
+  model.on("msg:custom", msg => { if (msg && msg.type === "fit") { userView = false; fit(false); } });
   model.on("change:scene", draw);
   for (const name of ["selection", "highlight", "history", "status"]) model.on(`change:${name}`, () => scene && marks());
   draw();
