@@ -193,6 +193,23 @@ def test_canvas_messages_call_the_designer_methods():
     assert d.canvas.status == "There is no node 'nope' (nodes: draft, legal-review, brand-review, publish).\0error"
 
 
+def test_a_drag_keeps_the_findings_and_moves_only_the_node():
+    d = Designer("parallel-review")
+    d.remove_edge(3)
+    findings, view = d.findings, d.view
+    before = {n["id"]: n for n in d.scene["nodes"]}
+    d.move_node("publish", 700, 30)
+    assert d.findings is findings and d.view is view          # no lint, no new layout for a drag
+    assert d.model is None or d.model.custom["layout"] == {"publish": {"x": 700.0, "y": 30.0}}
+    assert {n["id"]: n for n in d.scene["nodes"]} == before and d.scene["layout"] == {"publish": [700.0, 30.0]}
+    d.definition["custom"] = "not an object"                   # a custom the schema refuses...
+    d.refresh()
+    assert "data.custom" in [f.where for f in d.findings]
+    d.move_node("publish", 1, 2)                               # ...replaced by the drag: linted again
+    assert "data.custom" not in [f.where for f in d.findings]
+    assert d.definition["custom"] == {"layout": {"publish": {"x": 1.0, "y": 2.0}}}
+
+
 def test_hover_says_reviewers_agent_sla_and_loops():
     d = Designer("parallel-review")
     d.update_node("legal-review", sla_ms=7_200_000)

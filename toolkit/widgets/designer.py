@@ -302,11 +302,12 @@ class Designer(DesignerPage):
     def move_node(self, node_id: str, x: float, y: float) -> dict:
         """Keep a node at (x, y) on the canvas (a drag): stored in ``custom.layout``, so it
         survives export, the server and reopening."""
-        return self._edit(lambda: edits.move_node(self._raw, node_id, x, y), select=("node", node_id))
+        return self._edit(lambda: edits.move_node(self._raw, node_id, x, y), select=("node", node_id),
+                          layout_only=True)
 
     def relayout(self) -> None:
         """Forget every dragged position: graphviz places every node again."""
-        self._edit(lambda: edits.clear_layout(self._raw), "every node placed by graphviz again")
+        self._edit(lambda: edits.clear_layout(self._raw), "every node placed by graphviz again", layout_only=True)
 
     def add_edge(self, source, target, on: str = "always", *, when: str | dict | None = None,
                  max_iterations: int | None = None) -> int:
@@ -365,31 +366,41 @@ class Designer(DesignerPage):
 
     # ------------------------------------------------------------------ one step
 
-    def _edit(self, change, message: str | None = None, select: tuple | None = None):
+    def _edit(self, change, message: str | None = None, select: tuple | None = None, layout_only: bool = False):
         """Apply ``change`` to the definition as one history step; when it fails half-way,
-        the definition is put back as it was (a refused edit changes nothing)."""
+        the definition is put back as it was (a refused edit changes nothing). A
+        ``layout_only`` change (dragged positions in ``custom.layout``) keeps the lint
+        findings and the picture's layout: the linter does not read ``custom``, and the DOT
+        text does not hold positions, so a drag costs no lint and no graphviz run."""
+        custom = self._raw.get("custom")
+        keep = layout_only and self.view is not None and (custom is None or isinstance(custom, dict))
         try:
             result = change()
         except Exception:
             self._raw = restore(self._state)
             raise
-        self._changed(message, select)
+        self._changed(message, select, keep_lint=keep)
         return result
 
-    def _changed(self, message: str | None = None, select: tuple | None = None, clean: bool = False) -> None:
+    def _changed(self, message: str | None = None, select: tuple | None = None, clean: bool = False,
+                 keep_lint: bool = False) -> None:
         state = snapshot(self._raw)
         if state != self._state:
             self.history.record(self._state)
             self._state = state
         if clean:
             self._clean = state
-        self._redraw(message, select)
+        self._redraw(message, select, keep_lint)
 
-    def _redraw(self, message: str | None = None, select: tuple | None = None) -> None:
-        definition, findings = lint_document(self._raw)
-        self.model, self.findings = definition, findings
-        self.view = preview(self._raw, findings, definition)
-        self.scene = scene_data(self._raw, findings, self.view)
+    def _redraw(self, message: str | None = None, select: tuple | None = None, keep_lint: bool = False) -> None:
+        if keep_lint:
+            if self.model is not None:
+                self.model = self.model.model_copy(update={"custom": copy.deepcopy(self._raw.get("custom"))})
+        else:
+            definition, findings = lint_document(self._raw)
+            self.model, self.findings = definition, findings
+            self.view = preview(self._raw, findings, definition)
+        self.scene = scene_data(self._raw, self.findings, self.view)
         self._show(message, select)
 
     def _select_quiet(self, key: tuple) -> None:
