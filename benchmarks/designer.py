@@ -60,12 +60,15 @@ def workload(nodes: int) -> dict:
     return out
 
 
-def timed(action, reps: int) -> list[float]:
-    out = []
+def timed(actions, reps: int) -> list[list[float]]:
+    """Milliseconds of each action per repetition, the actions interleaved so that a change in
+    the machine's load hits all of them alike."""
+    out = [[] for _ in actions]
     for i in range(reps):
-        start = time.perf_counter()
-        action(i)
-        out.append((time.perf_counter() - start) * 1000)
+        for action, times in zip(actions, out):
+            start = time.perf_counter()
+            action(i)
+            times.append((time.perf_counter() - start) * 1000)
     return out
 
 
@@ -88,7 +91,7 @@ def run(nodes: int, reps: int) -> float:
         render_definition(designer.model, []).svg()
 
     edit(-1), baseline(-1)   # warm up (imports, first process start)
-    edits, drags, svgs = timed(edit, reps), timed(drag, reps), timed(baseline, reps)
+    edits, drags, svgs = timed([edit, drag, baseline], reps)
     med_edit, med_drag, med_svg = (statistics.median(x) for x in (edits, drags, svgs))
     size = len(designer.canvas.scene)
     print(f"{len(raw['nodes']):>4} nodes, {len(raw['edges'])} edges: edit -> scene {med_edit:7.1f} ms "
