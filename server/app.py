@@ -10,6 +10,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -17,12 +18,14 @@ from starlette.routing import Route
 from server.background import Background
 from server.delivery import DeliverySettings
 from server.envelope import DEFAULT_MAX_BODY, Payload, error, ok, parse_data, read_body
+from server.limits import WORKSPACE_KEY, Limits, LimitsMiddleware
 from server.openapi import openapi_document
 from server.routes import ROUTES, Endpoint
 from toolkit.engine import AgentRunner, DefaultAgentRunner
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import validate
 from toolkit.services.context import Services
+from toolkit.services.quotas import Quotas
 from toolkit.services.workspaces import Authenticator
 from toolkit.store import DEFAULT_PATH, Store
 
@@ -37,12 +40,15 @@ class Settings:
     timers: bool = True
     mirror_every_s: float | None = 5.0  # the Parquet mirror for analysts (None: off)
     delivery: DeliverySettings = field(default_factory=DeliverySettings)  # webhook push delivery
+    limits: Limits = field(default_factory=Limits)  # per-workspace rate and concurrency (server.limits)
+    quotas: Quotas = field(default_factory=Quotas)  # stored definitions and executions per workspace
 
 
 def _handler(endpoint: Endpoint, app_state):
-    def handle(raw: bytes, headers) -> object:
-        workspace = app_state.authenticator.authenticate(headers.get("x-service-api-key"),
-                                                         headers.get("x-service-auth-token"))
+    def handle(raw: bytes, headers, workspace) -> object:
+        if workspace is None:  # not authenticated by the limits middleware: say why here
+            workspace = app_state.authenticator.authenticate(headers.get("x-service-api-key"),
+                                                             headers.get("x-service-auth-token"))
         data = parse_data(raw)
         request = data if endpoint.request is None else validate(endpoint.request, data)
         return endpoint.service(app_state.services, workspace, request)
@@ -54,7 +60,7 @@ def _handler(endpoint: Endpoint, app_state):
             limit = app_state.settings.max_body_bytes
             return error(ApiError(ErrorCode.INVALID_ARGUMENT, f"body: larger than the {limit}-byte limit"), 413)
         try:
-            return ok(await run_in_threadpool(handle, raw, request.headers))
+            return ok(await run_in_threadpool(handle, raw, request.headers, request.scope.get(WORKSPACE_KEY)))
         except ApiError as exc:
             return error(exc)
         except Exception:  # a 5xx is always a bug: log it, never leak internals
@@ -93,7 +99,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app):
         state.store = Store(settings.db)
-        state.services = Services(state.store, runner=settings.agent_runner)
+        state.services = Services(state.store, runner=settings.agent_runner, quotas=settings.quotas)
         state.authenticator = Authenticator(state.store)
         state.background = Background(state.services, mirror_every_s=settings.mirror_every_s,
                                       delivery=settings.delivery)
@@ -111,4 +117,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     routes = [Route(e.path, _handler(e, state), methods=["POST"]) for e in ROUTES]
     routes.append(Route("/openapi.json", openapi, methods=["GET"]))
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error})
+    limits = Middleware(LimitsMiddleware, limits=settings.limits, authenticator=lambda: state.authenticator)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error},
+                    middleware=[limits])
+    app.router.redirect_slashes = False  # a redirect would be built from the Host header: 404 instead
+    return app

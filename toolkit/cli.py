@@ -151,6 +151,7 @@ def cmd_serve(args) -> int:
 
     from server import Settings, create_app
     from server.delivery import DeliverySettings
+    from server.protocol import uvicorn_options
     from toolkit.services.runtime import SystemClock
     from toolkit.services.workspaces import create_workspace, has_dev_workspace
 
@@ -167,9 +168,63 @@ def cmd_serve(args) -> int:
     print(f"Serving the v2 API on http://{args.host}:{args.port} with database {args.db}", flush=True)
     delivery = DeliverySettings(allow_loopback=args.webhook_allow_loopback, ca_bundle=args.webhook_ca_bundle,
                                 **({"retry_delays_ms": args.webhook_retry_delays} if args.webhook_retry_delays else {}))
-    uvicorn.run(create_app(Settings(db=args.db, delivery=delivery)), host=args.host, port=args.port,
-                log_level=args.log_level)
+    limits, quotas, connections = _serve_limits(args)
+    uvicorn.run(create_app(Settings(db=args.db, delivery=delivery, limits=limits, quotas=quotas)),
+                host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options(connections))
     return 0
+
+
+def _env_default(name: str, default, kind=float):
+    """The value of environment variable ``name`` (converted by ``kind``), else ``default``."""
+    import os
+
+    text = os.environ.get(name)
+    if text is None:
+        return default
+    try:
+        return kind(text)
+    except ValueError:
+        raise SystemExit(f"collab: {name}={text!r} is not a number") from None
+
+
+_LIMIT_FLAGS = (  # flag, environment variable, type, default, help
+    ("--rate-limit", "COLLAB_RATE_LIMIT", float, 100.0, "requests per second per workspace (0: no limit)"),
+    ("--rate-burst", "COLLAB_RATE_BURST", int, 0, "bucket size: requests a workspace may send at once "
+                                                  "(0: twice the rate)"),
+    ("--max-in-flight", "COLLAB_MAX_IN_FLIGHT", int, 32, "requests of one workspace served at once"),
+    ("--max-in-flight-total", "COLLAB_MAX_IN_FLIGHT_TOTAL", int, 128, "requests served at once, all workspaces"),
+    ("--max-definitions", "COLLAB_MAX_DEFINITIONS", int, 10_000, "definitions one workspace may store"),
+    ("--max-executions", "COLLAB_MAX_EXECUTIONS", int, 1_000_000, "executions one workspace may store"),
+    ("--max-connections", "COLLAB_MAX_CONNECTIONS", int, 1024, "connections open at once"),
+    ("--max-header-bytes", "COLLAB_MAX_HEADER_BYTES", int, 16 * 1024, "size of a request line and headers"),
+    ("--head-timeout", "COLLAB_HEAD_TIMEOUT", float, 10.0, "seconds to send a request's headers"),
+    ("--body-timeout", "COLLAB_BODY_TIMEOUT", float, 30.0, "seconds to send a request's body"),
+    ("--keep-alive-timeout", "COLLAB_KEEP_ALIVE_TIMEOUT", float, 5.0, "seconds an idle connection stays open"),
+)
+
+
+def _add_limit_flags(p) -> None:
+    group = p.add_argument_group("limits (0 turns one off; each also read from its environment variable)")
+    for flag, env, kind, default, text in _LIMIT_FLAGS:
+        group.add_argument(flag, type=kind, default=_env_default(env, default, kind), metavar="N",
+                           help=f"{text} (default {default}; {env})")
+
+
+def _serve_limits(args):
+    from server.limits import Limits
+    from server.protocol import ConnectionLimits
+    from toolkit.services.quotas import Quotas
+
+    for flag, *_ in _LIMIT_FLAGS:
+        if getattr(args, flag[2:].replace("-", "_")) < 0:
+            raise SystemExit(f"collab: {flag} must be 0 or more")
+    limits = Limits(rate_per_s=args.rate_limit, burst=args.rate_burst, in_flight=args.max_in_flight,
+                    in_flight_total=args.max_in_flight_total, body_timeout_s=args.body_timeout,
+                    max_head_bytes=args.max_header_bytes)
+    quotas = Quotas(max_definitions=args.max_definitions, max_executions=args.max_executions)
+    connections = ConnectionLimits(max_connections=args.max_connections, max_head_bytes=args.max_header_bytes,
+                                   head_timeout_s=args.head_timeout, keep_alive_s=args.keep_alive_timeout)
+    return limits, quotas, connections
 
 
 def _delays(text: str) -> tuple[int, ...]:
@@ -302,6 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     hooks.add_argument("--webhook-ca-bundle", metavar="PEM", help="extra CA certificates to trust for receivers")
     hooks.add_argument("--webhook-retry-delays", metavar="MS,MS,...", type=_delays,
                        help="waits after each failed attempt, in ms (default 2000,8000,32000,120000,480000)")
+    _add_limit_flags(p)
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("workspace", help="manage workspaces")
