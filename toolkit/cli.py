@@ -146,6 +146,88 @@ def cmd_workspace_create(args) -> int:
     return 0
 
 
+def _credential_change(args, change) -> int:
+    """Run ``change(store, now_ms)`` on a stopped server's database; print its JSON answer."""
+    from toolkit.services.credentials import CredentialError
+    from toolkit.services.runtime import SystemClock
+
+    with _open_store(args.db) as store:
+        try:
+            answer = change(store, SystemClock().now())
+        except CredentialError as exc:
+            print(f"collab: {exc}", file=sys.stderr)
+            return 2
+    print(json.dumps(answer))
+    return 0
+
+
+def _named_workspace(store, args) -> str:
+    from toolkit.services.credentials import find_workspace
+
+    return find_workspace(store, workspace_id=args.workspace, api_key=args.api_key)
+
+
+def cmd_workspace_rotate_key(args) -> int:
+    from toolkit.services.credentials import rotate_key
+
+    def change(store, now_ms):
+        workspace_id = _named_workspace(store, args)
+        return {"workspaceId": workspace_id, "apiKey": rotate_key(store, workspace_id)}
+
+    return _credential_change(args, change)
+
+
+def cmd_workspace_revoke_token(args) -> int:
+    from toolkit.services.credentials import issue_token, revoke_token, token_workspace
+
+    def change(store, now_ms):
+        workspace_id = token_workspace(store, args.token)
+        # The new token first, so that the workspace is never without one.
+        fresh = {"authToken": issue_token(store, workspace_id, now_ms=now_ms)} if args.issue_new else {}
+        revoke_token(store, args.token, allow_last=args.allow_last)
+        return {"workspaceId": workspace_id, "revoked": True, **fresh}
+
+    return _credential_change(args, change)
+
+
+def cmd_workspace_rotate_secret(args) -> int:
+    from toolkit.services.credentials import rotate_secret
+
+    def change(store, now_ms):
+        workspace_id = _named_workspace(store, args)
+        rotated = rotate_secret(store, workspace_id, now_ms=now_ms, grace_ms=round(args.grace_hours * 3600_000))
+        return {"workspaceId": workspace_id, **rotated}
+
+    return _credential_change(args, change)
+
+
+def _add_credential_commands(wsub, default_db: str) -> None:
+    def workspace_named(c) -> None:
+        which = c.add_mutually_exclusive_group(required=True)
+        which.add_argument("--workspace", metavar="ID", help="the workspace id (ws_…)")
+        which.add_argument("--api-key", metavar="KEY", help="the workspace's current API key")
+
+    stopped = " on a stopped server's database (prints JSON)"
+    c = wsub.add_parser("rotate-key", help="give a workspace a new API key; the old one stops working" + stopped)
+    c.add_argument("--db", default=default_db)
+    workspace_named(c)
+    c.set_defaults(func=cmd_workspace_rotate_key)
+    c = wsub.add_parser("revoke-token", help="revoke an auth token: it stops working at once" + stopped)
+    c.add_argument("--db", default=default_db)
+    c.add_argument("--token", required=True, help="the auth token to revoke (at_…)")
+    c.add_argument("--issue-new", action="store_true", help="also issue the workspace a new auth token")
+    c.add_argument("--allow-last", action="store_true",
+                   help="revoke even the workspace's last token (leaving it without access)")
+    c.set_defaults(func=cmd_workspace_revoke_token)
+    c = wsub.add_parser("rotate-secret", help="give a workspace a new user-token signing secret; the old one is "
+                                              "still accepted for a grace period" + stopped)
+    c.add_argument("--db", default=default_db)
+    workspace_named(c)
+    c.add_argument("--grace-hours", type=float, default=48.0,
+                   help="how long tokens signed with the old secret stay valid (default 48: the token lifetime)")
+    c.set_defaults(func=cmd_workspace_rotate_secret)
+
+
 def cmd_serve(args) -> int:
     import uvicorn
 
@@ -367,6 +449,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--label", default="default")
     c.add_argument("--json", action="store_true", help='print exactly {"apiKey": ..., "authToken": ...}')
     c.set_defaults(func=cmd_workspace_create)
+    _add_credential_commands(wsub, str(DEFAULT_PATH))
 
     formats = ("table", "csv", "json", "parquet")
     p = sub.add_parser("sql", help="query an event log with SQL and the analytics views",

@@ -2,7 +2,7 @@
 
 A workspace is one API key plus one or more auth tokens; both are stored only as SHA-256
 hashes and compared in constant time. Authentication failures never say which header was
-wrong.
+wrong. Rotating and revoking them: :mod:`toolkit.services.credentials`.
 """
 
 from __future__ import annotations
@@ -69,33 +69,31 @@ def _unauthenticated() -> ApiError:
                     "missing or invalid service credentials (x-service-api-key, x-service-auth-token)")
 
 
+# What a lookup compares against when the key or the token is not stored: hashes no secret has.
+_NO_KEY, _NO_TOKEN = "k" * 64, "t" * 64
+
+
 class Authenticator:
-    """Maps the two service headers to a workspace. Successful lookups are remembered by
-    hash, so a request costs two SHA-256s and a dict lookup."""
+    """Maps the two service headers to a workspace.
+
+    Every call reads the database (nothing is remembered, so a rotated key or a revoked token
+    stops working with the next request) and does the same work whatever it finds: one
+    indexed lookup by the two hashes, then two constant-time comparisons, against dummies when
+    the key or the token is unknown. The time taken tells neither whether the key exists nor
+    which header was wrong."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._known: dict[tuple[str, str], Workspace] = {}
 
     def authenticate(self, api_key: str | None, auth_token: str | None) -> Workspace:
-        if not api_key or not auth_token:
-            raise _unauthenticated()
-        key_hash, token_hash = _hash(api_key), _hash(auth_token)
-        known = self._known.get((key_hash, token_hash))
-        if known is not None:
-            return known
+        key_hash, token_hash = _hash(api_key or ""), _hash(auth_token or "")
         row = self.store.read(
-            "SELECT workspace_id, label, dev, jwt_secret, advanced_queries FROM workspaces WHERE api_key_hash = ?",
-            [key_hash]).fetchone()
-        tokens = [] if row is None else [t for (t,) in self.store.read(
-            "SELECT token_hash FROM auth_tokens WHERE workspace_id = ?", [row[0]]).fetchall()]
-        # Compare against every stored token (and a dummy when the key is unknown) so the
-        # time taken does not tell a wrong key from a wrong token.
-        matched = False
-        for stored in tokens or ["0" * 64]:
-            matched |= hmac.compare_digest(stored, token_hash)
-        if row is None or not matched:
+            "SELECT w.workspace_id, w.label, w.dev, w.jwt_secret, w.advanced_queries, w.api_key_hash, t.token_hash "
+            "FROM workspaces w LEFT JOIN auth_tokens t ON t.workspace_id = w.workspace_id AND t.token_hash = ? "
+            "WHERE w.api_key_hash = ?", [token_hash, key_hash]).fetchone()
+        stored_key, stored_token = (_NO_KEY, _NO_TOKEN) if row is None else (row[5], row[6] or _NO_TOKEN)
+        key_ok = hmac.compare_digest(stored_key, key_hash)
+        token_ok = hmac.compare_digest(stored_token, token_hash)
+        if not (key_ok & token_ok) or not api_key or not auth_token:
             raise _unauthenticated()
-        workspace = Workspace(*row)
-        self._known[(key_hash, token_hash)] = workspace
-        return workspace
+        return Workspace(*row[:5])
