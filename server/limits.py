@@ -14,7 +14,9 @@ heads (431 in the API's envelope).
    slot of its ``in_flight`` requests, else 429 ``RESOURCE_EXHAUSTED`` with ``Retry-After``;
 4. runs the route with the workspace handed over (``scope["collab.workspace"]``) and a
    ``receive`` that gives up on a body not received in full within ``body_timeout_s``
-   (408, and the connection is closed).
+   (408, and the connection is closed), then waits its turn at the fair gate
+   (:mod:`server.fair`: ``running`` requests work at once, the slots handed to the waiting
+   workspaces in turn).
 
 Requests without valid credentials go on to the route, which answers 401 as before. The
 state lives in this process's memory (see docs/decisions.md, "Limits and credentials").
@@ -32,6 +34,7 @@ from typing import Callable
 
 from starlette.concurrency import run_in_threadpool
 
+from server.fair import FairGate
 from toolkit.errors import ApiError, ErrorCode
 
 WORKSPACE_KEY = "collab.workspace"
@@ -47,6 +50,7 @@ class Limits:
     in_flight_total: int = 128      # requests being served at once, all workspaces together
     body_timeout_s: float = 30.0    # a request body must arrive in full within this time
     max_head_bytes: int = 16 * 1024  # request line and headers together
+    running: int = 4                # requests doing their work at once, shared fairly (server.fair)
 
     @property
     def bucket_size(self) -> float:
@@ -143,6 +147,7 @@ class LimitsMiddleware:
         self.limits = limits
         self.authenticator = authenticator  # () -> the app's Authenticator (made at startup)
         self.tenants = Tenants(limits)
+        self.gate = FairGate(limits.running)
         self.in_flight = 0
         self._known: dict[bytes, str] = {}  # sha256(key, token) -> workspace id, to refuse cheaply
 
@@ -175,7 +180,7 @@ class LimitsMiddleware:
     async def _serve(self, scope, receive, send) -> None:
         api_key, token = _header(scope, b"x-service-api-key"), _header(scope, b"x-service-auth-token")
         if not api_key or not token:
-            await self._run(scope, receive, send)
+            await self._run(scope, receive, send, None)
             return
         credential = hashlib.sha256(f"{api_key}\0{token}".encode("utf-8", "surrogateescape")).digest()
         seen = self._known.get(credential)
@@ -188,7 +193,7 @@ class LimitsMiddleware:
             workspace = await run_in_threadpool(self.authenticator().authenticate, api_key, token)
         except ApiError:
             self._known.pop(credential, None)
-            await self._run(scope, receive, send)  # the route answers 401
+            await self._run(scope, receive, send, None)  # the route answers 401
             return
         ws = workspace.workspace_id
         self._known[credential] = ws
@@ -197,42 +202,52 @@ class LimitsMiddleware:
             await self._refuse(send, refused)
             return
         try:
-            await self._run({**scope, WORKSPACE_KEY: workspace}, receive, send)
+            await self._run({**scope, WORKSPACE_KEY: workspace}, receive, send, ws)
         finally:
             self.tenants.release(ws)
 
     async def _refuse(self, send, refused: ApiError) -> None:
         await send_error(send, refused, headers={"retry-after": str(refused.retry_after_s)})
 
-    async def _run(self, scope, receive, send) -> None:
-        """The route, with a deadline on its body; a late body is answered 408 and the
-        connection closed (what is left of the body would otherwise be read as a request)."""
-        started = {"response": False}
+    async def _run(self, scope, receive, send, tenant: str | None) -> None:
+        """The route, with a deadline on its body, and its work behind the fair gate: the slot
+        is taken once the whole body is in (a slow sender holds none) and given back when the
+        route returns. A late body is answered 408 and the connection closed (what is left of
+        the body would otherwise be read as a request)."""
         deadline = time.monotonic() + self.limits.body_timeout_s
-        body_done = {"yes": self.limits.body_timeout_s <= 0}
+        state = {"body": False, "slot": False, "response": False}
 
-        async def timed_receive():
-            if body_done["yes"]:
+        async def gated_receive():
+            if state["body"]:
                 return await receive()
             try:
-                message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+                if self.limits.body_timeout_s > 0:
+                    message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+                else:
+                    message = await receive()
             except asyncio.TimeoutError:
                 raise BodyTimeout() from None
             if message["type"] != "http.request" or not message.get("more_body", False):
-                body_done["yes"] = True
+                state["body"] = True
+                if message["type"] == "http.request":
+                    await self.gate.acquire(tenant)
+                    state["slot"] = True
             return message
 
         async def tracked_send(message):
             if message["type"] == "http.response.start":
-                started["response"] = True
+                state["response"] = True
             await send(message)
 
         try:
-            await self.app(scope, timed_receive, tracked_send)
+            await self.app(scope, gated_receive, tracked_send)
         except BodyTimeout:
-            if started["response"]:
+            if state["response"]:
                 raise
             limit = self.limits.body_timeout_s
             await send_error(send, ApiError(ErrorCode.INVALID_ARGUMENT,
                                             f"body: not received in full within {limit:g} s"),
                              408, headers={"connection": "close"})
+        finally:
+            if state["slot"]:
+                self.gate.release()

@@ -275,6 +275,8 @@ _LIMIT_FLAGS = (  # flag, environment variable, type, default, help
                                                   "(0: twice the rate)"),
     ("--max-in-flight", "COLLAB_MAX_IN_FLIGHT", int, 32, "requests of one workspace served at once"),
     ("--max-in-flight-total", "COLLAB_MAX_IN_FLIGHT_TOTAL", int, 128, "requests served at once, all workspaces"),
+    ("--max-running", "COLLAB_MAX_RUNNING", int, 4, "requests doing their work at once, the turns shared fairly "
+                                                    "among the workspaces waiting"),
     ("--max-definitions", "COLLAB_MAX_DEFINITIONS", int, 10_000, "definitions one workspace may store"),
     ("--max-executions", "COLLAB_MAX_EXECUTIONS", int, 1_000_000, "executions one workspace may store"),
     ("--max-connections", "COLLAB_MAX_CONNECTIONS", int, 1024, "connections open at once"),
@@ -302,7 +304,7 @@ def _serve_limits(args):
             raise SystemExit(f"collab: {flag} must be 0 or more")
     limits = Limits(rate_per_s=args.rate_limit, burst=args.rate_burst, in_flight=args.max_in_flight,
                     in_flight_total=args.max_in_flight_total, body_timeout_s=args.body_timeout,
-                    max_head_bytes=args.max_header_bytes)
+                    max_head_bytes=args.max_header_bytes, running=args.max_running)
     quotas = Quotas(max_definitions=args.max_definitions, max_executions=args.max_executions)
     connections = ConnectionLimits(max_connections=args.max_connections, max_head_bytes=args.max_header_bytes,
                                    head_timeout_s=args.head_timeout, keep_alive_s=args.keep_alive_timeout)
