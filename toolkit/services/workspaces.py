@@ -78,8 +78,8 @@ class Authenticator:
 
     Every call reads the database (nothing is remembered, so a rotated key or a revoked token
     stops working with the next request) and does the same work whatever it finds: one
-    indexed lookup by the two hashes, then two constant-time comparisons, against dummies when
-    the key or the token is unknown. The time taken tells neither whether the key exists nor
+    statement with an index lookup for each hash, then three constant-time comparisons
+    (against dummies when the key or the token is unknown). The time taken tells neither whether the key exists nor
     which header was wrong."""
 
     def __init__(self, store: Store) -> None:
@@ -87,13 +87,17 @@ class Authenticator:
 
     def authenticate(self, api_key: str | None, auth_token: str | None) -> Workspace:
         key_hash, token_hash = _hash(api_key or ""), _hash(auth_token or "")
+        # Two independent index lookups, each done whether or not the other finds anything,
+        # in one statement that always answers one row.
         row = self.store.read(
-            "SELECT w.workspace_id, w.label, w.dev, w.jwt_secret, w.advanced_queries, w.api_key_hash, t.token_hash "
-            "FROM workspaces w LEFT JOIN auth_tokens t ON t.workspace_id = w.workspace_id AND t.token_hash = ? "
-            "WHERE w.api_key_hash = ?", [token_hash, key_hash]).fetchone()
-        stored_key, stored_token = (_NO_KEY, _NO_TOKEN) if row is None else (row[5], row[6] or _NO_TOKEN)
-        key_ok = hmac.compare_digest(stored_key, key_hash)
-        token_ok = hmac.compare_digest(stored_token, token_hash)
-        if not (key_ok & token_ok) or not api_key or not auth_token:
+            "SELECT w.workspace_id, w.label, w.dev, w.jwt_secret, w.advanced_queries, w.api_key_hash, "
+            "t.workspace_id, t.token_hash FROM (SELECT 1) AS one "
+            "LEFT JOIN (SELECT * FROM workspaces WHERE api_key_hash = ?) AS w ON true "
+            "LEFT JOIN (SELECT * FROM auth_tokens WHERE token_hash = ?) AS t ON true",
+            [key_hash, token_hash]).fetchone()
+        key_ok = hmac.compare_digest(row[5] or _NO_KEY, key_hash)
+        token_ok = hmac.compare_digest(row[7] or _NO_TOKEN, token_hash)
+        same = hmac.compare_digest(row[0] or "key", row[6] or "token")  # the token is this workspace's
+        if not (key_ok & token_ok & same) or not api_key or not auth_token:
             raise _unauthenticated()
         return Workspace(*row[:5])
