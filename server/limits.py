@@ -157,8 +157,8 @@ class LimitsMiddleware:
             return
         # h11 refuses a head over the limit only while it is still incomplete (one that comes
         # in a single read passes): measure the parsed one too.
-        head = len(scope["raw_path"]) + len(scope["query_string"]) + sum(len(k) + len(v) + 4
-                                                                           for k, v in scope["headers"])
+        head = (len(scope.get("raw_path") or scope["path"]) + len(scope.get("query_string") or b"")
+                + sum(len(k) + len(v) + 4 for k, v in scope["headers"]))
         if 0 < self.limits.max_head_bytes < head:
             message = f"request headers: larger than the {self.limits.max_head_bytes}-byte limit"
             await send_error(send, ApiError(ErrorCode.INVALID_ARGUMENT, message), 431)
