@@ -132,7 +132,7 @@ def judge(report) -> None:
     """The normal workers' p99 with the hostile worker active must stay within twice their p99
     without it (or FLOOR_S); the hostile bursts must have met the limits."""
     quiet, loud = report.latencies[False], report.latencies[True]
-    if len(quiet) < 20 or len(loud) < 20:
+    if len(quiet) < 10 or len(loud) < 10:
         report.problem(f"too few normal requests to compare latencies ({len(quiet)} quiet, {len(loud)} with the "
                        "hostile worker)")
         return
