@@ -6,10 +6,9 @@ heads (431 in the API's envelope).
 
 1. refuses with 503 ``UNAVAILABLE`` when the server already has ``in_flight_total`` requests
    in flight;
-2. finds the workspace of the service headers. A credential seen before maps (by the SHA-256
-   of the two headers) to its workspace, so a workspace over its limits is refused without
-   touching the database; every request that goes on is authenticated afresh, and a
-   credential that stops authenticating is forgotten, so nothing outlives a revocation;
+2. finds the workspace of the service headers: a pair the authenticator confirmed before
+   (and no credential changed since) without the database or a thread, so a workspace over
+   its limits is refused cheaply; a new pair is looked up in the database;
 3. takes a token from the workspace's bucket (``rate_per_s`` refill, ``burst`` size) and a
    slot of its ``in_flight`` requests, else 429 ``RESOURCE_EXHAUSTED`` with ``Retry-After``;
 4. runs the route with the workspace handed over (``scope["collab.workspace"]``) and a
@@ -25,7 +24,6 @@ state lives in this process's memory (see docs/decisions.md, "Limits and credent
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import math
 import time
@@ -50,7 +48,7 @@ class Limits:
     in_flight_total: int = 128      # requests being served at once, all workspaces together
     body_timeout_s: float = 30.0    # a request body must arrive in full within this time
     max_head_bytes: int = 16 * 1024  # request line and headers together
-    running: int = 4                # requests doing their work at once, shared fairly (server.fair)
+    running: int = 16               # requests doing their work at once, shared fairly (server.fair)
 
     @property
     def bucket_size(self) -> float:
@@ -149,7 +147,6 @@ class LimitsMiddleware:
         self.tenants = Tenants(limits)
         self.gate = FairGate(limits.running)
         self.in_flight = 0
-        self._known: dict[bytes, str] = {}  # sha256(key, token) -> workspace id, to refuse cheaply
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] != "http":
@@ -179,24 +176,18 @@ class LimitsMiddleware:
 
     async def _serve(self, scope, receive, send) -> None:
         api_key, token = _header(scope, b"x-service-api-key"), _header(scope, b"x-service-auth-token")
-        if not api_key or not token:
-            await self._run(scope, receive, send, None)
-            return
-        credential = hashlib.sha256(f"{api_key}\0{token}".encode("utf-8", "surrogateescape")).digest()
-        seen = self._known.get(credential)
-        if seen is not None:
-            refused = self.tenants.refusal(seen)
-            if refused is not None:
-                await self._refuse(send, refused)
-                return
-        try:
-            workspace = await run_in_threadpool(self.authenticator().authenticate, api_key, token)
-        except ApiError:
-            self._known.pop(credential, None)
+        authenticator = self.authenticator()
+        # A pair confirmed before is known without the database or a thread; a new one is looked up.
+        workspace = authenticator.remembered(api_key, token)
+        if workspace is None and api_key and token:
+            try:
+                workspace = await run_in_threadpool(authenticator.authenticate, api_key, token)
+            except ApiError:
+                workspace = None
+        if workspace is None:
             await self._run(scope, receive, send, None)  # the route answers 401
             return
         ws = workspace.workspace_id
-        self._known[credential] = ws
         refused = self.tenants.admit(ws)
         if refused is not None:
             await self._refuse(send, refused)

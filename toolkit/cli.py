@@ -275,7 +275,7 @@ _LIMIT_FLAGS = (  # flag, environment variable, type, default, help
                                                   "(0: twice the rate)"),
     ("--max-in-flight", "COLLAB_MAX_IN_FLIGHT", int, 32, "requests of one workspace served at once"),
     ("--max-in-flight-total", "COLLAB_MAX_IN_FLIGHT_TOTAL", int, 128, "requests served at once, all workspaces"),
-    ("--max-running", "COLLAB_MAX_RUNNING", int, 4, "requests doing their work at once, the turns shared fairly "
+    ("--max-running", "COLLAB_MAX_RUNNING", int, 16, "requests doing their work at once, the turns shared fairly "
                                                     "among the workspaces waiting"),
     ("--max-definitions", "COLLAB_MAX_DEFINITIONS", int, 10_000, "definitions one workspace may store"),
     ("--max-executions", "COLLAB_MAX_EXECUTIONS", int, 1_000_000, "executions one workspace may store"),

@@ -1,9 +1,10 @@
 """Rotating and revoking a workspace's credentials (issue 13): its API key, its auth tokens
 and the secret that signs its user tokens.
 
-Each function is one write through the store; :class:`~toolkit.services.workspaces.Authenticator`
-reads the database on every request, so a rotated key or a revoked token stops working with
-the next request of any process that reads this database. A rotated signing secret stays
+Each function is one write through the store, then
+:func:`~toolkit.services.workspaces.credentials_changed`, which makes every
+:class:`~toolkit.services.workspaces.Authenticator` on that store forget the pairs it
+confirmed: a rotated key or a revoked token stops working with the next request. A rotated signing secret stays
 accepted by :func:`verify_workspace_token` for a grace period (``retired_secrets``), so user
 tokens issued just before the rotation keep working until they would have expired anyway.
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from toolkit.services.workspaces import _hash
+from toolkit.services.workspaces import _hash, credentials_changed
 from toolkit.store import Store
 from toolkit.tokens import LIFETIME_S, UserTokenError, verify_user_token
 
@@ -53,6 +54,7 @@ def rotate_key(store: Store, workspace_id: str) -> str:
     api_key = "ak_" + secrets.token_urlsafe(24)
     store.write(lambda tx: tx.execute("UPDATE workspaces SET api_key_hash = ? WHERE workspace_id = ?",
                                       [_hash(api_key), workspace_id]))
+    credentials_changed(store)
     return api_key
 
 
@@ -80,7 +82,9 @@ def revoke_token(store: Store, auth_token: str, *, allow_last: bool = False) -> 
         tx.execute("DELETE FROM auth_tokens WHERE token_hash = ?", [token_hash])
         return row[0]
 
-    return store.write(job)
+    workspace_id = store.write(job)
+    credentials_changed(store)
+    return workspace_id
 
 
 def rotate_secret(store: Store, workspace_id: str, *, now_ms: int, grace_ms: int = DEFAULT_GRACE_MS) -> dict:
@@ -100,6 +104,7 @@ def rotate_secret(store: Store, workspace_id: str, *, now_ms: int, grace_ms: int
         tx.execute("DELETE FROM retired_secrets WHERE workspace_id = ? AND accepted_until <= ?", [workspace_id, now_ms])
 
     store.write(job)
+    credentials_changed(store)  # the remembered workspaces carry the old secret
     return {"jwtSecret": secret, "previousAcceptedUntil": until}
 
 

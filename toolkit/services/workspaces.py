@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import weakref
 from dataclasses import dataclass
 
 from toolkit.errors import ApiError, ErrorCode
@@ -73,19 +74,46 @@ def _unauthenticated() -> ApiError:
 _NO_KEY, _NO_TOKEN = "k" * 64, "t" * 64
 
 
+_EPOCHS: "weakref.WeakKeyDictionary[Store, int]" = weakref.WeakKeyDictionary()
+
+
+def credentials_changed(store: Store) -> None:
+    """Say that a key, token or secret of this store changed (after its write committed):
+    every :class:`Authenticator` on the store forgets the pairs it confirmed."""
+    _EPOCHS[store] = _EPOCHS.get(store, 0) + 1
+
+
 class Authenticator:
     """Maps the two service headers to a workspace.
 
-    Every call reads the database (nothing is remembered, so a rotated key or a revoked token
-    stops working with the next request) and does the same work whatever it finds: one
-    statement with an index lookup for each hash, then three constant-time comparisons
-    (against dummies when the key or the token is unknown). The time taken tells neither whether the key exists nor
-    which header was wrong."""
+    A lookup in the database does the same work whatever it finds: one statement with an
+    index lookup for each hash, then three constant-time comparisons (against dummies when the
+    key or the token is unknown), so the time taken tells neither whether the key exists nor
+    which header was wrong. A pair the database confirmed is remembered (by its hashes) until
+    :func:`credentials_changed` is called for the store — every change in
+    :mod:`toolkit.services.credentials` calls it once committed — so a rotated key or a
+    revoked token stops working with the next request. Only whole, valid pairs are
+    remembered: a guess never is, and always takes the database path."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._confirmed: dict[tuple[str, str], tuple[int, Workspace]] = {}
+
+    def remembered(self, api_key: str | None, auth_token: str | None) -> Workspace | None:
+        """The workspace of a pair confirmed since the last credential change, else None
+        (cheap: two SHA-256s and a dict lookup, no database)."""
+        if not api_key or not auth_token:
+            return None
+        hit = self._confirmed.get((_hash(api_key), _hash(auth_token)))
+        if hit is None or hit[0] != _EPOCHS.get(self.store, 0):
+            return None
+        return hit[1]
 
     def authenticate(self, api_key: str | None, auth_token: str | None) -> Workspace:
+        known = self.remembered(api_key, auth_token)
+        if known is not None:
+            return known
+        epoch = _EPOCHS.get(self.store, 0)  # read before the database: a change after it voids the entry
         key_hash, token_hash = _hash(api_key or ""), _hash(auth_token or "")
         # Two independent index lookups, each done whether or not the other finds anything,
         # in one statement that always answers one row.
@@ -100,4 +128,6 @@ class Authenticator:
         same = hmac.compare_digest(row[0] or "key", row[6] or "token")  # the token is this workspace's
         if not (key_ok & token_ok & same) or not api_key or not auth_token:
             raise _unauthenticated()
-        return Workspace(*row[:5])
+        workspace = Workspace(*row[:5])
+        self._confirmed[(key_hash, token_hash)] = (epoch, workspace)
+        return workspace
