@@ -10,7 +10,9 @@ heads (431 in the API's envelope).
    (and no credential changed since) without the database or a thread, so a workspace over
    its limits is refused cheaply; a new pair is looked up in the database;
 3. takes a token from the workspace's bucket (``rate_per_s`` refill, ``burst`` size) and a
-   slot of its ``in_flight`` requests, else 429 ``RESOURCE_EXHAUSTED`` with ``Retry-After``;
+   slot of its ``in_flight`` requests, else 429 ``RESOURCE_EXHAUSTED`` with ``Retry-After``,
+   answered ``refusal_delay_s`` late (a tarpit: a client resending at once cannot make the
+   server spend its time on refusals);
 4. runs the route with the workspace handed over (``scope["collab.workspace"]``) and a
    ``receive`` that gives up on a body not received in full within ``body_timeout_s``
    (408, and the connection is closed), then waits its turn at the fair gate
@@ -49,6 +51,7 @@ class Limits:
     body_timeout_s: float = 30.0    # a request body must arrive in full within this time
     max_head_bytes: int = 16 * 1024  # request line and headers together
     running: int = 16               # requests doing their work at once, shared fairly (server.fair)
+    refusal_delay_s: float = 1.0    # a 429 is answered this late (at most its Retry-After)
 
     @property
     def bucket_size(self) -> float:
@@ -170,11 +173,18 @@ class LimitsMiddleware:
             return
         self.in_flight += 1
         try:
-            await self._serve(scope, receive, send)
+            refused = await self._serve(scope, receive, send)
         finally:
             self.in_flight -= 1
+        if refused is not None:
+            # Answered late, and outside the server-wide count: a client that resends at once
+            # is slowed to one refusal per connection per delay, which costs the server a timer
+            # instead of a request's work (a tarpit).
+            await asyncio.sleep(min(self.limits.refusal_delay_s, refused.retry_after_s))
+            await send_error(send, refused, headers={"retry-after": str(refused.retry_after_s)})
 
-    async def _serve(self, scope, receive, send) -> None:
+    async def _serve(self, scope, receive, send) -> RateLimited | None:
+        """Serve the request, or say why this workspace must wait (answered by the caller)."""
         api_key, token = _header(scope, b"x-service-api-key"), _header(scope, b"x-service-auth-token")
         authenticator = self.authenticator()
         # A pair confirmed before is known without the database or a thread; a new one is looked up.
@@ -186,19 +196,16 @@ class LimitsMiddleware:
                 workspace = None
         if workspace is None:
             await self._run(scope, receive, send, None)  # the route answers 401
-            return
+            return None
         ws = workspace.workspace_id
         refused = self.tenants.admit(ws)
         if refused is not None:
-            await self._refuse(send, refused)
-            return
+            return refused
         try:
             await self._run({**scope, WORKSPACE_KEY: workspace}, receive, send, ws)
         finally:
             self.tenants.release(ws)
-
-    async def _refuse(self, send, refused: ApiError) -> None:
-        await send_error(send, refused, headers={"retry-after": str(refused.retry_after_s)})
+        return None
 
     async def _run(self, scope, receive, send, tenant: str | None) -> None:
         """The route, with a deadline on its body, and its work behind the fair gate: the slot

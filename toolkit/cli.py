@@ -277,6 +277,8 @@ _LIMIT_FLAGS = (  # flag, environment variable, type, default, help
     ("--max-in-flight-total", "COLLAB_MAX_IN_FLIGHT_TOTAL", int, 128, "requests served at once, all workspaces"),
     ("--max-running", "COLLAB_MAX_RUNNING", int, 16, "requests doing their work at once, the turns shared fairly "
                                                     "among the workspaces waiting"),
+    ("--refusal-delay", "COLLAB_REFUSAL_DELAY", float, 1.0, "seconds a 429 of the limits above waits before "
+                                                           "it is sent (at most its Retry-After)"),
     ("--max-definitions", "COLLAB_MAX_DEFINITIONS", int, 10_000, "definitions one workspace may store"),
     ("--max-executions", "COLLAB_MAX_EXECUTIONS", int, 1_000_000, "executions one workspace may store"),
     ("--max-connections", "COLLAB_MAX_CONNECTIONS", int, 1024, "connections open at once"),
@@ -304,7 +306,8 @@ def _serve_limits(args):
             raise SystemExit(f"collab: {flag} must be 0 or more")
     limits = Limits(rate_per_s=args.rate_limit, burst=args.rate_burst, in_flight=args.max_in_flight,
                     in_flight_total=args.max_in_flight_total, body_timeout_s=args.body_timeout,
-                    max_head_bytes=args.max_header_bytes, running=args.max_running)
+                    max_head_bytes=args.max_header_bytes, running=args.max_running,
+                    refusal_delay_s=args.refusal_delay)
     quotas = Quotas(max_definitions=args.max_definitions, max_executions=args.max_executions)
     connections = ConnectionLimits(max_connections=args.max_connections, max_head_bytes=args.max_header_bytes,
                                    head_timeout_s=args.head_timeout, keep_alive_s=args.keep_alive_timeout)
