@@ -4,7 +4,9 @@ Every request goes through :meth:`Ctx.read` or :meth:`Ctx.write`. A write that t
 acknowledges (200 and ``{"result": …}``, and ``ok(result)`` when given) sets its facts in the
 ledger. A write whose answer never comes (the server was killed with it in flight) adds its
 facts as maybes and raises :class:`ServerGone`, which ends the operation; so does a request
-the dead server could not take (:class:`NotSent`), which promised nothing. A 5xx, a
+the dead server could not take (:class:`NotSent`), which promised nothing. A normal worker's
+request refused 429 with ``Retry-After`` (the server's rate limits refuse before doing
+anything) is sent again after the wait, as a client should. A 5xx, a
 malformed envelope or an error code the caller did not ``allow`` is reported as a problem:
 against a server that is up, each of these is a bug.
 """

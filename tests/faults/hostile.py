@@ -12,9 +12,9 @@ predicates.
 
 It is active in every other window of :data:`WINDOW_S` seconds, so the normal workers'
 latency is sampled with and without it all through the same run (a request counts for the
-window it started in); :func:`judge` then requires their p99 with it
-to stay within twice their p99 without it (or within :data:`FLOOR_S`, whichever is larger:
-on a busy 2-core machine a few slow answers come whatever the load). The ledger checks hold
+window it started in); :func:`judge` then requires their p99 with it to stay within twice
+their p99 without it or within :data:`SLACK_S` above it, whichever is larger (on a busy
+2-core machine a few slow answers come whatever the load). The ledger checks hold
 the normal workers to the same promises as ever: nothing lost, nothing applied twice.
 
 The hostile worker records no facts: its own data is not checked, only what it does to the
@@ -35,10 +35,10 @@ from faults.context import Ctx
 
 POISON_URL = "https://0177.0.0.1/hook"  # valid to urlsplit, an InvalidURL to httpx (issue 13, item 1)
 BURST = 24                              # requests sent at once, over the server's in-flight limit of 8
-FLOOR_S = 1.0                           # p99 allowed under the hostile load, whatever the quiet p99
+SLACK_S = 1.5                           # p99 allowed above the quiet p99, however small that is
 WINDOW_S = 2.0                          # the hostile worker is active in every other window this long
 # What the server runs with when the hostile worker takes part (the normal workspace stays
-# well inside them: four workers and the checks).
+# inside them: four workers and the harness's own requests, at most five at once).
 SERVER_ARGS = ("--rate-limit", "100", "--rate-burst", "100", "--max-in-flight", "8")
 REFUSED = ("RESOURCE_EXHAUSTED",)
 LIMITED = ("RESOURCE_EXHAUSTED", "INVALID_ARGUMENT")  # input limits may refuse what today's code takes
@@ -54,15 +54,15 @@ def burst(ctx: Ctx) -> None:
     """BURST list requests at once: the ones over the limits must be 429 with Retry-After."""
     run = ctx.run
 
-    def one(_):
-        try:
-            with run.server.client(run.hostile_creds, timeout=60) as http:
+    with run.server.client(run.hostile_creds, timeout=60) as http:
+        def one(_):
+            try:
                 return http.post(DEF_LIST, json={"data": {"pageSize": 100}})
-        except httpx.TransportError:
-            return None
+            except httpx.TransportError:
+                return None
 
-    with ThreadPoolExecutor(BURST) as pool:
-        answers = list(pool.map(one, range(BURST)))
+        with ThreadPoolExecutor(BURST) as pool:
+            answers = list(pool.map(one, range(BURST)))
     for resp in answers:
         if resp is None:
             continue  # a kill landed in the burst
@@ -130,7 +130,7 @@ def p99(values: list[float]) -> float:
 
 def judge(report) -> None:
     """The normal workers' p99 with the hostile worker active must stay within twice their p99
-    without it (or FLOOR_S); the hostile bursts must have met the limits."""
+    without it, or SLACK_S above it; the hostile bursts must have met the limits."""
     quiet, loud = report.latencies[False], report.latencies[True]
     if len(quiet) < 10 or len(loud) < 10:
         report.problem(f"too few normal requests to compare latencies ({len(quiet)} quiet, {len(loud)} with the "
@@ -139,8 +139,8 @@ def judge(report) -> None:
     calm, stressed = p99(quiet), p99(loud)
     report.counts["normal p99 ms without the hostile worker"] = round(calm * 1000)
     report.counts["normal p99 ms with the hostile worker"] = round(stressed * 1000)
-    if stressed > max(2 * calm, FLOOR_S):
+    if stressed > max(2 * calm, calm + SLACK_S):
         report.problem(f"the hostile worker raised the others' p99 from {calm * 1000:.0f} ms to "
-                       f"{stressed * 1000:.0f} ms (more than twice, and over {FLOOR_S:g} s)")
+                       f"{stressed * 1000:.0f} ms (more than twice, and more than {SLACK_S:g} s more)")
     if not report.counts["hostile requests refused 429"]:
         report.problem("no hostile request was refused 429: the bursts never met the limits")
