@@ -26,7 +26,7 @@ from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import validate
 from toolkit.services.context import Services
 from toolkit.services.quotas import Quotas
-from toolkit.services.workspaces import Authenticator
+from toolkit.services.workspaces import Authenticator, unauthenticated
 from toolkit.store import DEFAULT_PATH, Store
 
 log = logging.getLogger("collab.server")
@@ -46,7 +46,9 @@ class Settings:
 
 def _handler(endpoint: Endpoint, app_state):
     def handle(raw: bytes, headers, workspace) -> object:
-        if workspace is None:  # not authenticated by the limits middleware: say why here
+        if workspace is False:  # the limits middleware found the service credentials wrong
+            raise unauthenticated()
+        if workspace is None:  # no limits middleware in front
             workspace = app_state.authenticator.authenticate(headers.get("x-service-api-key"),
                                                              headers.get("x-service-auth-token"))
         data = parse_data(raw)

@@ -194,8 +194,8 @@ class LimitsMiddleware:
                 workspace = await run_in_threadpool(authenticator.authenticate, api_key, token)
             except ApiError:
                 workspace = None
-        if workspace is None:
-            await self._run(scope, receive, send, None)  # the route answers 401
+        if workspace is None:  # the route answers 401 (after its body-size check), not looking again
+            await self._run({**scope, WORKSPACE_KEY: False}, receive, send, None)
             return None
         ws = workspace.workspace_id
         refused = self.tenants.admit(ws)
