@@ -3,9 +3,10 @@
 A DuckDB file with ``--workspaces`` workspaces (default 2,000). Timed, interleaved, ``--n`` times
 each (default 3,000): the right key and token, the right key with a wrong token, an unknown
 key. For :class:`toolkit.services.workspaces.Authenticator` on its database path (one
-statement, three constant-time comparisons; a new one per lookup, so that no confirmed pair
-is remembered — a remembered pair skips the database, which only a holder of that pair can
-observe) and, as the baseline in the same run, the lookup it replaced
+lookups, each fetching a row whether or not the hash is stored; a new one per lookup, so
+that no confirmed pair is remembered — a remembered pair skips the database, which only a
+holder of that pair can observe — which also reads its two anchor hashes each time, where a
+server reads them once per credential change) and, as the baseline in the same run, the lookup it replaced
 (the key's row, then its tokens in a second statement only when the key exists, first
 lookups of each pair; its cache of successful pairs is left out, since it answered known
 pairs from memory, which is what made revocation wait for a restart).
