@@ -23,13 +23,15 @@ from server.health import Probe, Readiness
 from server.logs import note_workspace
 from server.metrics import Metrics
 from server.observe import Observe
+from server.limits import WORKSPACE_KEY, Limits, LimitsMiddleware
 from server.openapi import openapi_document
 from server.routes import ROUTES, Endpoint
 from toolkit.engine import AgentRunner, DefaultAgentRunner
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import validate
 from toolkit.services.context import Services
-from toolkit.services.workspaces import Authenticator
+from toolkit.services.quotas import Quotas
+from toolkit.services.workspaces import Authenticator, unauthenticated
 from toolkit.store import DEFAULT_PATH, Store
 
 log = logging.getLogger("collab.server")
@@ -51,11 +53,17 @@ class Settings:
     maintenance_every_s: float = 3600.0  # how often retention and mirror compaction run
     admin_token: str | None = None  # the operator token of /admin/* (None: those endpoints are off)
 
+    limits: Limits = field(default_factory=Limits)  # per-workspace rate and concurrency (server.limits)
+    quotas: Quotas = field(default_factory=Quotas)  # stored definitions and executions per workspace
+
 
 def _handler(endpoint: Endpoint, app_state):
-    def handle(raw: bytes, headers) -> object:
-        workspace = app_state.authenticator.authenticate(headers.get("x-service-api-key"),
-                                                         headers.get("x-service-auth-token"))
+    def handle(raw: bytes, headers, workspace) -> object:
+        if workspace is False:  # the limits middleware found the service credentials wrong
+            raise unauthenticated()
+        if workspace is None:  # no limits middleware in front
+            workspace = app_state.authenticator.authenticate(headers.get("x-service-api-key"),
+                                                             headers.get("x-service-auth-token"))
         note_workspace(workspace.workspace_id)
         data = parse_data(raw)
         request = data if endpoint.request is None else validate(endpoint.request, data)
@@ -68,7 +76,7 @@ def _handler(endpoint: Endpoint, app_state):
             limit = app_state.settings.max_body_bytes
             return error(ApiError(ErrorCode.INVALID_ARGUMENT, f"body: larger than the {limit}-byte limit"), 413)
         try:
-            return ok(await run_in_threadpool(handle, raw, request.headers))
+            return ok(await run_in_threadpool(handle, raw, request.headers, request.scope.get(WORKSPACE_KEY)))
         except ApiError as exc:
             return error(exc)
         except Exception:  # a 5xx is always a bug: log it, never leak internals
@@ -109,7 +117,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app):
         state.store = Store(settings.db)
-        state.services = Services(state.store, runner=settings.agent_runner, webhook_policy=settings.delivery.policy)
+        state.services = Services(state.store, runner=settings.agent_runner, webhook_policy=settings.delivery.policy,
+                                  quotas=settings.quotas)
         state.authenticator = Authenticator(state.store)
         state.background = Background(state.services, mirror_every_s=settings.mirror_every_s,
                                       delivery=settings.delivery, retention_ms=settings.retention_ms,
@@ -137,6 +146,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
     if metrics is not None and settings.metrics_listen is None:
         routes.append(Route("/metrics", metrics.endpoint(), methods=["GET"]))
     routes += admin_routes(state)
+    # Observe is outermost, so that refusals by the limits are logged and counted too.
     observe = Middleware(Observe, routes={r.path for r in routes}, metrics=metrics)
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error},
-                     middleware=[observe])
+    limits = Middleware(LimitsMiddleware, limits=settings.limits, authenticator=lambda: state.authenticator)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error},
+                    middleware=[observe, limits])
+    app.router.redirect_slashes = False  # a redirect would be built from the Host header: 404 instead
+    return app

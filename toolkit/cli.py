@@ -162,11 +162,94 @@ def cmd_workspace_create(args) -> int:
     return 0
 
 
+def _credential_change(args, change) -> int:
+    """Run ``change(store, now_ms)`` on a stopped server's database; print its JSON answer."""
+    from toolkit.services.credentials import CredentialError
+    from toolkit.services.runtime import SystemClock
+
+    with _open_store(args.db) as store:
+        try:
+            answer = change(store, SystemClock().now())
+        except CredentialError as exc:
+            print(f"collab: {exc}", file=sys.stderr)
+            return 2
+    print(json.dumps(answer))
+    return 0
+
+
+def _named_workspace(store, args) -> str:
+    from toolkit.services.credentials import find_workspace
+
+    return find_workspace(store, workspace_id=args.workspace, api_key=args.api_key)
+
+
+def cmd_workspace_rotate_key(args) -> int:
+    from toolkit.services.credentials import rotate_key
+
+    def change(store, now_ms):
+        workspace_id = _named_workspace(store, args)
+        return {"workspaceId": workspace_id, "apiKey": rotate_key(store, workspace_id)}
+
+    return _credential_change(args, change)
+
+
+def cmd_workspace_revoke_token(args) -> int:
+    from toolkit.services.credentials import issue_token, revoke_token, token_workspace
+
+    def change(store, now_ms):
+        workspace_id = token_workspace(store, args.token)
+        # The new token first, so that the workspace is never without one.
+        fresh = {"authToken": issue_token(store, workspace_id, now_ms=now_ms)} if args.issue_new else {}
+        revoke_token(store, args.token, allow_last=args.allow_last)
+        return {"workspaceId": workspace_id, "revoked": True, **fresh}
+
+    return _credential_change(args, change)
+
+
+def cmd_workspace_rotate_secret(args) -> int:
+    from toolkit.services.credentials import rotate_secret
+
+    def change(store, now_ms):
+        workspace_id = _named_workspace(store, args)
+        rotated = rotate_secret(store, workspace_id, now_ms=now_ms, grace_ms=round(args.grace_hours * 3600_000))
+        return {"workspaceId": workspace_id, **rotated}
+
+    return _credential_change(args, change)
+
+
+def _add_credential_commands(wsub, default_db: str) -> None:
+    def workspace_named(c) -> None:
+        which = c.add_mutually_exclusive_group(required=True)
+        which.add_argument("--workspace", metavar="ID", help="the workspace id (ws_…)")
+        which.add_argument("--api-key", metavar="KEY", help="the workspace's current API key")
+
+    stopped = " on a stopped server's database (prints JSON)"
+    c = wsub.add_parser("rotate-key", help="give a workspace a new API key; the old one stops working" + stopped)
+    c.add_argument("--db", default=default_db)
+    workspace_named(c)
+    c.set_defaults(func=cmd_workspace_rotate_key)
+    c = wsub.add_parser("revoke-token", help="revoke an auth token: it stops working at once" + stopped)
+    c.add_argument("--db", default=default_db)
+    c.add_argument("--token", required=True, help="the auth token to revoke (at_…)")
+    c.add_argument("--issue-new", action="store_true", help="also issue the workspace a new auth token")
+    c.add_argument("--allow-last", action="store_true",
+                   help="revoke even the workspace's last token (leaving it without access)")
+    c.set_defaults(func=cmd_workspace_revoke_token)
+    c = wsub.add_parser("rotate-secret", help="give a workspace a new user-token signing secret; the old one is "
+                                              "still accepted for a grace period" + stopped)
+    c.add_argument("--db", default=default_db)
+    workspace_named(c)
+    c.add_argument("--grace-hours", type=float, default=48.0,
+                   help="how long tokens signed with the old secret stay valid (default 48: the token lifetime)")
+    c.set_defaults(func=cmd_workspace_rotate_secret)
+
+
 def cmd_serve(args) -> int:
     from server import Settings, create_app
     from server.delivery import DeliverySettings
     from server.logs import configure as configure_logs
     from server.shutdown import serve
+    from server.protocol import uvicorn_options
     from toolkit.services.runtime import SystemClock
     from toolkit.services.workspaces import create_workspace, has_dev_workspace
     from toolkit.webhook_urls import WebhookPolicy
@@ -188,11 +271,12 @@ def cmd_serve(args) -> int:
     delivery = DeliverySettings(policy=policy, ca_bundle=args.webhook_ca_bundle,
                                 **({"retry_delays_ms": args.webhook_retry_delays} if args.webhook_retry_delays else {}))
     configure_logs(args.log_format, args.log_level)
+    limits, quotas, connections = _serve_limits(args)
     settings = Settings(db=args.db, delivery=delivery, admin_token=args.admin_token or None,
                         retention_ms=args.retention, maintenance_every_s=args.maintenance_every,
-                        **_operations_settings(args))
+                        limits=limits, quotas=quotas, **_operations_settings(args))
     return serve(create_app(settings), host=args.host, port=args.port, log_level=args.log_level,
-                 shutdown_timeout_s=args.shutdown_timeout)
+                 shutdown_timeout_s=args.shutdown_timeout, **uvicorn_options(connections))
 
 
 def _operations_settings(args) -> dict:
@@ -244,6 +328,49 @@ def _positive_seconds(text: str) -> float:
     if not 0 < value < 1e6:
         raise argparse.ArgumentTypeError(f"seconds above 0, not {text!r}")
     return value
+
+
+_LIMIT_FLAGS = (  # flag, type, default, help (each gets its COLLAB_* variable)
+    ("--rate-limit", float, 100.0, "requests per second per workspace (0: no limit)"),
+    ("--rate-burst", int, 0, "bucket size: requests a workspace may send at once (0: twice the rate)"),
+    ("--max-in-flight", int, 32, "requests of one workspace served at once"),
+    ("--max-in-flight-total", int, 128, "requests served at once, all workspaces"),
+    ("--max-running", int, 16, "requests doing their work at once, the turns shared fairly among the "
+                               "workspaces waiting"),
+    ("--refusal-delay", float, 1.0, "seconds a 429 of the limits above waits before it is sent (at most its "
+                                    "Retry-After)"),
+    ("--max-definitions", int, 10_000, "definitions one workspace may store"),
+    ("--max-executions", int, 1_000_000, "executions one workspace may store"),
+    ("--max-connections", int, 1024, "connections open at once"),
+    ("--max-header-bytes", int, 16 * 1024, "size of a request line and headers"),
+    ("--head-timeout", float, 10.0, "seconds to send a request's headers"),
+    ("--body-timeout", float, 30.0, "seconds to send a request's body"),
+    ("--keep-alive-timeout", float, 5.0, "seconds an idle connection stays open"),
+)
+
+
+def _add_limit_flags(p) -> None:
+    group = p.add_argument_group("limits (0 turns one off)")
+    for flag, kind, default, text in _LIMIT_FLAGS:
+        group.add_argument(flag, type=kind, default=default, metavar="N", help=f"{text} (default {default})")
+
+
+def _serve_limits(args):
+    from server.limits import Limits
+    from server.protocol import ConnectionLimits
+    from toolkit.services.quotas import Quotas
+
+    for flag, *_ in _LIMIT_FLAGS:
+        if getattr(args, flag[2:].replace("-", "_")) < 0:
+            raise SystemExit(f"collab: {flag} must be 0 or more")
+    limits = Limits(rate_per_s=args.rate_limit, burst=args.rate_burst, in_flight=args.max_in_flight,
+                    in_flight_total=args.max_in_flight_total, body_timeout_s=args.body_timeout,
+                    max_head_bytes=args.max_header_bytes, running=args.max_running,
+                    refusal_delay_s=args.refusal_delay)
+    quotas = Quotas(max_definitions=args.max_definitions, max_executions=args.max_executions)
+    connections = ConnectionLimits(max_connections=args.max_connections, max_head_bytes=args.max_header_bytes,
+                                   head_timeout_s=args.head_timeout, keep_alive_s=args.keep_alive_timeout)
+    return limits, quotas, connections
 
 
 def _delays(text: str) -> tuple[int, ...]:
@@ -558,9 +685,8 @@ def build_parser() -> argparse.ArgumentParser:
     hooks.add_argument("--webhook-allow-port", metavar="PORT", type=_port, action="append", default=[],
                        help="let webhook URLs use this port besides 443 (repeat for more)")
     _add_operations_flags(p)
-
-
     _add_serve_data_flags(p)
+    _add_limit_flags(p)
     p.set_defaults(func=cmd_serve)
     serve_parser = p
     _deliveries_parser(sub, DEFAULT_PATH)
@@ -572,6 +698,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--label", default="default")
     c.add_argument("--json", action="store_true", help='print exactly {"apiKey": ..., "authToken": ...}')
     c.set_defaults(func=cmd_workspace_create)
+    _add_credential_commands(wsub, str(DEFAULT_PATH))
 
     formats = ("table", "csv", "json", "parquet")
     p = sub.add_parser("sql", help="query an event log with SQL and the analytics views",

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolkit.engine import AgentRunner, DefaultAgentRunner
+from toolkit.services.quotas import Quotas
 from toolkit.services.runtime import SystemClock, SystemIds
 from toolkit.store import Store
 from toolkit.webhook_urls import WebhookPolicy
@@ -25,6 +26,8 @@ class Services:
     states: dict = field(default_factory=dict)       # execution id -> ExecutionState (writer thread only)
     heads: dict = field(default_factory=dict)        # (workspace, definition) -> current row (writer only)
     listeners: list = field(default_factory=list)    # callables(workspace_id, committed execution rows)
+    quotas: Quotas = field(default_factory=Quotas)   # what one workspace may store
+    stored: dict = field(default_factory=dict)       # workspace -> executions stored (writer only)
     lock: threading.Lock = field(default_factory=threading.Lock)
     webhook_policy: WebhookPolicy = field(default_factory=WebhookPolicy)  # where dispatch lets webhooks go
 

@@ -22,6 +22,7 @@ from toolkit.model.workflow import DefinitionRef, ListDefinitions
 from toolkit.services.agents import registered_agent_ids
 from toolkit.services.context import Services
 from toolkit.services.paging import Filters, keyset_page
+from toolkit.services.quotas import check_definition_quota
 from toolkit.services.workspaces import Workspace
 
 
@@ -134,6 +135,7 @@ def create_definition(services: Services, workspace: Workspace, body: dict) -> d
     def job(tx):
         if _row(tx.execute, ws, definition.definition_id) is not None:
             raise ApiError(ErrorCode.ALREADY_EXISTS, f"data.definitionId: {definition.definition_id} is already in use")
+        check_definition_quota(services, tx, ws)
         now = services.clock.now()
         tx.execute("INSERT INTO definition_versions VALUES (?, ?, 1, ?, ?)",
                    [ws, definition.definition_id, json.dumps(body), now])

@@ -34,6 +34,7 @@ from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import workflow as m
 from toolkit.services.context import Services
 from toolkit.services.paging import Filters, fitting, keyset_page
+from toolkit.services.quotas import take_execution_quota
 from toolkit.services.workflow.definitions import plan_for
 from toolkit.services.workflow.persist import BY_EXECUTION_ID, save
 from toolkit.services.workflow.rehearsal import rehearse, rehearse_dispatch
@@ -185,6 +186,7 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
                         run.version, clock, run.webhook_url)
                 return transition.result
         plan, _ = plan_for(services, ws, request.definition_id, version, read=tx.execute)
+        take_execution_quota(services, tx, ws)
         execution_id = services.ids.execution_id()
         command = Dispatch(execution_id, request.correlation_id, request.idempotency_key, request.trigger_context)
         transition = apply(plan, None, command, clock, services.ids, Work(memo=memo))
