@@ -65,8 +65,8 @@ class Config:
     # One more worker, in its own workspace, sending the worst inputs it is allowed in every
     # other window of a few seconds (faults.hostile); the server then runs with the limits it meets.
     hostile: bool = False
-    poison_urls: bool = False         # the hostile worker dispatches with unparseable webhook URLs
-    maximal_predicates: bool = False  # … and the largest regex predicates over 16 KiB
+    poison_urls: bool = True          # the hostile worker dispatches with unparseable webhook URLs
+    maximal_predicates: bool = True   # … and the largest regex predicates the linter admits
 
 
 class Run:

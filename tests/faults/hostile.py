@@ -3,11 +3,11 @@ inputs the API accepts — bursts over its rate and in-flight limits, maximal pa
 whose custom edges run regex predicates over an agent's output, and webhook URLs that today's
 delivery cannot parse — while the other workers run the normal mix.
 
-Two inputs hurt the others on today's code, and their fixes are other branches' (issue 13,
-items 1 and 2), so each sits behind a flag of :class:`faults.harness.Config`, to be turned on
-when those fixes are merged: ``poison_urls`` (``https://0177.0.0.1/hook``: the deliverer
-spins) and ``maximal_predicates`` (the largest predicates over 16 KiB: about a second of the
-single writer per dispatch). Without them the worker sends a poison-free load and small
+Two inputs once hurt the others (issue 13, items 1 and 2), each behind a flag of
+:class:`faults.harness.Config`, on by default: ``poison_urls`` (``https://0177.0.0.1/hook``,
+which made the deliverer spin and is now refused at dispatch) and ``maximal_predicates`` (the
+largest regex predicates the linter admits, over the longest text a regex scans; their searches
+run before the single writer). Without them the worker sends a poison-free load and small
 predicates.
 
 It is active in every other window of :data:`WINDOW_S` seconds, so the normal workers'
@@ -32,8 +32,9 @@ import httpx
 
 from api.support import DEF_CREATE, DEF_LIST, DISPATCH, EVENTS, EXEC_LIST
 from faults.context import Ctx
+from toolkit.limits import MAX_REGEX_PER_NODE, MAX_REGEX_PER_PREDICATE, REGEX_INPUT_CAP
 
-POISON_URL = "https://0177.0.0.1/hook"  # valid to urlsplit, an InvalidURL to httpx (issue 13, item 1)
+POISON_URL = "https://0177.0.0.1/hook"  # valid to urlsplit, an InvalidURL to httpx: refused at dispatch now
 BURST = 24                              # requests sent at once, over the server's in-flight limit of 8
 SLACK_S = 1.5                           # p99 allowed above the quiet p99, however small that is
 WINDOW_S = 2.0                          # the hostile worker is active in every other window this long
@@ -83,15 +84,14 @@ def maximal_pages(ctx: Ctx) -> None:
 
 def predicate_definition(definition_id: str, maximal: bool) -> dict:
     """An agent whose output is text, and custom edges each testing it with regex operations;
-    an ``always`` edge ends every execution whatever the predicates say. ``maximal``: 16 KiB
-    of text, 8 edges, as many operations as a 1000-character predicate holds (today about a
-    second of the single writer per dispatch: issue 13, item 2); else 1 KiB, 1 edge, 2 ops."""
+    an ``always`` edge ends every execution whatever the predicates say. ``maximal``: the most
+    the linter admits (toolkit.limits: regex ops per predicate and per node) over a text of the
+    most a regex scans; else 1 KiB, 1 edge, 2 ops."""
     regex = {"op": "regex", "args": [{"var": "output.text"}, "(a|b)*c[0-9]x"]}
     ops, edges, size = [regex, regex], 1, 1024
     if maximal:
-        edges, size = 8, 16384
-        while len(json.dumps({"op": "or", "args": ops + [regex]})) <= 1000:
-            ops.append(regex)
+        per_edge = MAX_REGEX_PER_PREDICATE
+        ops, edges, size = [regex] * per_edge, MAX_REGEX_PER_NODE // per_edge, REGEX_INPUT_CAP
     when = json.dumps({"op": "or", "args": ops})
     nodes = [{"nodeId": "gen", "type": "agent",
               "config": {"agentId": "writer", "mockOutput": {"text": ("ab" * size)[:size]}}},

@@ -29,8 +29,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED", random.randrange(10 ** 6))))
     parser.add_argument("--hostile", action="store_true", help="add the hostile tenant (faults.hostile)")
-    parser.add_argument("--poison-urls", action="store_true", help="… with unparseable webhook URLs")
-    parser.add_argument("--maximal-predicates", action="store_true", help="… with the largest regex predicates")
+    parser.add_argument("--poison-urls", action=argparse.BooleanOptionalAction, default=True,
+                        help="… with unparseable webhook URLs (default on)")
+    parser.add_argument("--maximal-predicates", action=argparse.BooleanOptionalAction, default=True,
+                        help="… with the largest regex predicates the linter admits (default on)")
     parser.add_argument("--keep", type=Path, help="directory for the database and server logs (default: a new "
                                                   "temporary one)")
     args = parser.parse_args(argv)

@@ -15,8 +15,8 @@ from faults.ledger import ABSENT
 
 SEED = int(os.environ.get("FAULTS_SEED", "8"))
 # The hostile worker's inputs that today's code cannot take yet (faults.hostile): on at merge.
-POISON_URLS = os.environ.get("FAULTS_POISON_URLS") == "1"
-MAXIMAL_PREDICATES = os.environ.get("FAULTS_MAXIMAL_PREDICATES") == "1"
+POISON_URLS = os.environ.get("FAULTS_POISON_URLS", "1") == "1"
+MAXIMAL_PREDICATES = os.environ.get("FAULTS_MAXIMAL_PREDICATES", "1") == "1"
 FAMILIES = ("workflow/", "users/", "auth/", "organizations/", "folders/", "documents/", "commentannotations/",
             "activities/", "agents/")
 
