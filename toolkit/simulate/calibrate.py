@@ -150,7 +150,7 @@ def calibrate(source, definition_id: str, since=None, until=None) -> Calibration
                                "until": _iso(until_ms) if until_ms is not None else _iso(last)},
                     "latencyCriterion": "the lower Kolmogorov-Smirnov distance of exponential and log-normal "
                                         "(maximum-likelihood fits); the empirical distribution when the KS test "
-                                        "rejects both at 5% (distance > 1.36/sqrt(n))",
+                                        "rejects both at 5% (distance > 1.36/sqrt(n) + 1/200, the quantile grid's resolution)",
                     "fallbacks": []}
     calendars = _calendars(con, report)
     report["calendars"] = calendars

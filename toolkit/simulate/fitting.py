@@ -56,7 +56,8 @@ def fit_latency(n: int, mean: float, log_mean: float, log_sd: float, grid: list[
     Candidates: exponential (maximum likelihood: the mean), log-normal (the mean and standard
     deviation of ``ln(max(x, 1 ms))``) and the empirical distribution (the ``grid`` quantiles).
     The parametric fit with the lower KS distance is chosen unless the sample rejects it too
-    (KS distance above the 5% critical value ``1.36 / √n``): then the empirical one. A sample
+    (KS distance above the 5% critical value ``1.36 / √n`` plus the grid's resolution
+    ``1 / GRID``, as the distance is measured on the quantile grid): then the empirical one. A sample
     of one value is that value, fixed.
     """
     report = {"n": n, "meanMs": mean}
@@ -70,7 +71,7 @@ def fit_latency(n: int, mean: float, log_mean: float, log_sd: float, grid: list[
         "exponential": ks_distance(grid, lambda x: 1 - math.exp(-max(x, 0) / exp_mean)),
         "lognormal": ks_distance(grid, lambda x: _normal_cdf((math.log(max(x, 1.0)) - log_mean) / sigma)),
     }
-    critical = 1.36 / math.sqrt(n)
+    critical = 1.36 / math.sqrt(n) + 1 / GRID
     best = min(ks, key=ks.get)
     chosen = best if ks[best] <= critical else "empirical"
     report.update(ks={k: round(v, 4) for k, v in ks.items()}, ksCritical=round(critical, 4), chosen=chosen)
