@@ -11,7 +11,8 @@ simulation's database through the analytics views (``reviewer_latency``, ``step_
 * per blocking-agent node: resolution success and approve chances, and latency;
 * the arrival process: ``startAt`` (the first dispatch) and ``arrivalIntervalMs`` (the mean
   spacing of dispatches);
-* calendars: a reviewer's working weekdays and hours (UTC, one span a day) from when they act.
+* calendars: a reviewer's working weekdays and hours (UTC, one span a day) from when they act
+  (from 50 actions spread over at least a week).
 
 Every figure in ``Calibration.report`` comes with the count behind it and a 95% interval (Wilson
 for chances, the distribution-free order-statistic interval for latency medians); anything
@@ -42,6 +43,9 @@ _WEEKDAY_SHARE = 0.02
 # Actions below/above these quantiles of the time of day are read as outliers, not hours.
 _HOUR_TAIL = 0.001
 _MIN_CALENDAR = 50
+# A calendar is read only from actions spread over at least a week: a shorter log shows when
+# it was recorded, not when people work.
+_CALENDAR_SPAN_MS = 7 * _DAY
 _TOP_OUTPUTS = 10
 
 
@@ -213,15 +217,17 @@ def _calendars(con, report) -> dict:
     days = con.execute(f"SELECT reviewer_id, (decided_at // {_DAY} + 3) % 7 AS dow, count(*) FROM _cal_r "
                        "GROUP BY ALL").fetchall()
     hours = con.execute(f"SELECT reviewer_id, count(*), quantile_cont(h, [{_HOUR_TAIL}, {1 - _HOUR_TAIL}]), min(h), "
-                        f"max(h) FROM (SELECT reviewer_id, (decided_at % {_DAY}) / {_HOUR} AS h FROM _cal_r) "
+                        f"max(h), max(decided_at) - min(decided_at) FROM (SELECT reviewer_id, decided_at, "
+                        f"(decided_at % {_DAY}) / {_HOUR} AS h FROM _cal_r) "
                         "GROUP BY ALL").fetchall()
     per_day: dict[str, dict[int, int]] = {}
     for who, dow, count in days:
         per_day.setdefault(who, {})[dow] = count
     out = {}
-    for who, n, (q_lo, q_hi), first, last in hours:
-        if n < _MIN_CALENDAR:
-            report["fallbacks"].append(f"calendar of {who}: {n} actions (< {_MIN_CALENDAR}), none fitted")
+    for who, n, (q_lo, q_hi), first, last, spread in hours:
+        if n < _MIN_CALENDAR or spread < _CALENDAR_SPAN_MS:
+            report["fallbacks"].append(f"calendar of {who}: {n} actions over {spread / _DAY:.1f} days (need "
+                                       f"{_MIN_CALENDAR} over 7 days), always at work")
             continue
         weekdays = [WEEKDAYS[d] for d in range(7) if per_day[who].get(d, 0) >= _WEEKDAY_SHARE * n]
         span = [math.floor(q_lo), min(24, math.ceil(q_hi))]
