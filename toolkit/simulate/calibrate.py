@@ -8,7 +8,9 @@ simulation's database through the analytics views (``reviewer_latency``, ``step_
   (responses / (responses + steps left waiting without their response); steps another
   reviewer's decision ended are censored and left out), and the latency distribution;
 * per agent node: the failure rate, the output mix (the 10 most frequent outputs) and latency;
-* per blocking-agent node: resolution success and approve chances, and latency;
+* per blocking-agent node: resolution success and approve chances, and latency (of the
+  resolutions recorded: when a step resolves before all expected resolutions arrive, the
+  missing ones are censored, so the fitted latency is the recorded ones' and runs short);
 * the arrival process: ``startAt`` (the first dispatch) and ``arrivalIntervalMs`` (the mean
   spacing of dispatches);
 * calendars: a reviewer's working weekdays and hours (UTC, one span a day) from when they act
