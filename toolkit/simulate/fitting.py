@@ -28,7 +28,8 @@ def wilson(successes: int, n: int) -> tuple[float, float]:
     denom = 1 + Z95 ** 2 / n
     centre = (p + Z95 ** 2 / (2 * n)) / denom
     half = Z95 * math.sqrt(p * (1 - p) / n + Z95 ** 2 / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    # At 0 and n successes the bounds are exactly 0 and 1; rounding must not move them.
+    return (0.0 if successes == 0 else max(0.0, centre - half)), (1.0 if successes == n else min(1.0, centre + half))
 
 
 def median_ranks(n: int) -> tuple[float, float]:
