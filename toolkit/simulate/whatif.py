@@ -99,7 +99,7 @@ def whatif(source, definition_id: str, against, definition=None, runs: int = 100
     calibration = calibrate(source, definition_id, since=since, until=until)
     recorded = definition if definition is not None else recorded_definition(source, definition_id)
     common = {"runs": runs, "seed": seed, "policy": calibration.policy, "replications": replications,
-              "workers": workers}
+              "workers": workers, "progress": False}
     baseline = simulate(recorded, **common)
     candidate = simulate(against, **common)
     return WhatIf(calibration, baseline, candidate, baseline.intervals.compare(candidate.intervals), against)
