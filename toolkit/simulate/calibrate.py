@@ -147,9 +147,11 @@ def calibrate(source, definition_id: str, since=None, until=None) -> Calibration
     if not n:
         raise LookupError(f"no execution of definition {definition_id!r} in the log"
                           + (" in the given window" if since_ms is not None or until_ms is not None else ""))
-    con.execute("CREATE OR REPLACE TEMP TABLE _cal_r AS SELECT r.reviewer_id, r.node_id, r.execution_id, r.step_id, "
-                "r.decision, r.awaiting_at, r.decided_at FROM reviewer_latency r SEMI JOIN _cal_x x "
-                "ON x.execution_id = r.execution_id")
+    # Scoping every read to the definition's executions costs a join per table: skip it when
+    # the log holds nothing else.
+    whole = since_ms is None and until_ms is None and n == con.execute("SELECT count(*) FROM executions").fetchone()[0]
+    scope = "" if whole else "SEMI JOIN _cal_x x ON x.execution_id = {t}.execution_id"
+    _prepare(con, scope)
     policy: dict = {"startAt": _iso(first)}
     report: dict = {"definitionId": definition_id, "executions": n,
                     "window": {"since": _iso(since_ms) if since_ms is not None else _iso(first),
@@ -176,6 +178,36 @@ def calibrate(source, definition_id: str, since=None, until=None) -> Calibration
     else:
         report["fallbacks"].append("arrivalIntervalMs: one execution, default spacing kept")
     return Calibration(policy, report)
+
+
+def _prepare(con, scope: str) -> None:
+    """What calibration reads, each read from the log once: waiting and response events with
+    their fields extracted (``_cal_ev``), reviewer decisions (``_cal_r``: the rows of the
+    ``reviewer_latency`` view, computed on those pre-filtered events), the blocking agent nodes
+    (``_cal_blocking``) and a view of the ended non-blocking agent steps (``_cal_a``)."""
+    # One JSON parse per response for its three fields; waiting events need none.
+    con.execute("CREATE OR REPLACE TEMP TABLE _cal_ev AS SELECT execution_id, step_id, awaiting, timestamp, "
+                "f[1] AS reviewer_id, f[2] AS decision, f[3] AS status FROM (SELECT e.execution_id, e.step_id, "
+                "e.type = 'step.awaiting-approval' AS awaiting, e.timestamp, CASE WHEN e.type = "
+                "'step.response-recorded' THEN json_extract_string(e.data, ['$.reviewerId', '$.decision', "
+                f"'$.status']) END AS f FROM events e {scope.format(t='e')} "
+                "WHERE e.type IN ('step.awaiting-approval', 'step.response-recorded'))")
+    con.execute("CREATE OR REPLACE TEMP TABLE _cal_aw AS SELECT execution_id, step_id, min(timestamp) AS awaiting_at "
+                "FROM _cal_ev WHERE awaiting GROUP BY ALL")
+    con.execute("CREATE OR REPLACE TEMP TABLE _cal_r AS SELECT d.reviewer_id, s.node_id, d.execution_id, d.step_id, "
+                "d.decision, a.awaiting_at, d.timestamp AS decided_at "
+                "FROM _cal_ev d JOIN _cal_aw a ON a.execution_id = d.execution_id AND a.step_id = d.step_id "
+                "JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
+                "WHERE NOT d.awaiting AND d.reviewer_id IS NOT NULL AND s.node_type = 'human'")
+    con.execute("CREATE OR REPLACE TEMP TABLE _cal_blocking AS SELECT d.execution_id, d.step_id, s.node_id, "
+                "d.timestamp - a.awaiting_at AS latency_ms, d.status, s.output "
+                "FROM _cal_ev d JOIN _cal_aw a ON a.execution_id = d.execution_id AND a.step_id = d.step_id "
+                "JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
+                "WHERE NOT d.awaiting AND d.reviewer_id IS NULL AND s.node_type = 'agent'")
+    con.execute("CREATE OR REPLACE TEMP VIEW _cal_a AS SELECT s.node_id, s.status, s.output, "
+                f"s.completed_at - s.started_at AS duration_ms FROM steps s {scope.format(t='s')} "
+                "WHERE s.node_type = 'agent' AND s.status IN ('completed', 'failed') "
+                "AND s.node_id NOT IN (SELECT node_id FROM _cal_blocking)")
 
 
 def _latency_fit(con, table_sql: str, value_sql: str, key_sql: str, params=None) -> dict:
@@ -247,8 +279,8 @@ def _reviewers(con, calendars: dict, report) -> dict:
     # path) of nodes where the reviewer decides, without a response from them: non-responses.
     silent = dict(con.execute(
         "WITH nodes AS (SELECT DISTINCT reviewer_id, node_id FROM _cal_r), "
-        "open AS (SELECT s.execution_id, s.step_id, s.node_id FROM steps s SEMI JOIN _cal_x x "
-        "ON x.execution_id = s.execution_id WHERE s.node_type = 'human' AND s.decision IS NULL "
+        "open AS (SELECT s.execution_id, s.step_id, s.node_id FROM steps s "
+        "WHERE s.node_type = 'human' AND s.decision IS NULL "
         "AND s.status NOT IN ('completed', 'cancelled')) "
         "SELECT n.reviewer_id, count(*) FROM open o JOIN nodes n ON n.node_id = o.node_id "
         "ANTI JOIN _cal_r r ON r.execution_id = o.execution_id AND r.step_id = o.step_id "
@@ -281,21 +313,17 @@ def _reviewers(con, calendars: dict, report) -> dict:
 
 def _agents(con, report) -> dict:
     """Non-blocking agent nodes: failure rate, output mix and latency (keyed by node id)."""
-    con.execute("CREATE OR REPLACE TEMP TABLE _cal_a AS SELECT s.node_id, s.status, s.output, "
-                "s.completed_at - s.started_at AS duration_ms FROM steps s SEMI JOIN _cal_x x ON x.execution_id = s.execution_id "
-                "WHERE s.node_type = 'agent' AND s.status IN ('completed', 'failed') AND s.node_id NOT IN "
-                "(SELECT DISTINCT s2.node_id FROM steps s2 JOIN events e ON e.execution_id = s2.execution_id "
-                "AND e.step_id = s2.step_id SEMI JOIN _cal_x x ON x.execution_id = s2.execution_id "
-                "WHERE s2.node_type = 'agent' AND e.type = 'step.awaiting-approval')")
     counts = con.execute("SELECT node_id, count(*), count(*) FILTER (WHERE status = 'failed') FROM _cal_a "
                          "GROUP BY 1 ORDER BY 1").fetchall()
     outputs: dict[str, list] = {}
-    for node, output, count in con.execute(
-            "SELECT node_id, output, count(*) AS c FROM _cal_a WHERE status = 'completed' GROUP BY node_id, output "
+    distinct: dict[str, int] = {}
+    # One grouping pass over the agent steps gives both the top outputs and how many there are.
+    for node, output, count, kinds in con.execute(
+            "SELECT node_id, output, c, count(*) OVER (PARTITION BY node_id) FROM (SELECT node_id, output, "
+            "count(*) AS c FROM _cal_a WHERE status = 'completed' GROUP BY node_id, output) "
             f"QUALIFY row_number() OVER (PARTITION BY node_id ORDER BY c DESC, output) <= {_TOP_OUTPUTS}").fetchall():
+        distinct[node] = kinds
         outputs.setdefault(node, []).append((count, output))
-    distinct = dict(con.execute("SELECT node_id, count(DISTINCT output) FROM _cal_a WHERE status = 'completed' "
-                                "GROUP BY 1").fetchall())
     latencies = _latency_fit(con, "_cal_a", "duration_ms", "node_id")
     policy, rows = {}, {}
     for node, n, failed in counts:
@@ -321,20 +349,13 @@ def _agents(con, report) -> dict:
 
 def _resolutions(con, report) -> dict:
     """Blocking-agent nodes: resolution success and approve chances and latency (by node id)."""
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE _cal_b AS SELECT s.execution_id, s.step_id, s.node_id, r.timestamp - a.timestamp AS latency_ms, "
-        "r.data ->> 'status' AS status, r.data ->> 'resolutionId' AS resolution_id, s.output "
-        "FROM events r JOIN events a ON a.execution_id = r.execution_id AND a.step_id = r.step_id "
-        "AND a.type = 'step.awaiting-approval' JOIN steps s ON s.execution_id = r.execution_id "
-        "AND s.step_id = r.step_id SEMI JOIN _cal_x x ON x.execution_id = r.execution_id "
-        "WHERE r.type = 'step.response-recorded' AND s.node_type = 'agent'")
-    counts = con.execute("SELECT node_id, count(*), count(*) FILTER (WHERE status = 'success') FROM _cal_b "
+    counts = con.execute("SELECT node_id, count(*), count(*) FILTER (WHERE status = 'success') FROM _cal_blocking "
                          "GROUP BY 1 ORDER BY 1").fetchall()
     approvals = dict((node, (n, a)) for node, n, a in con.execute(
         "SELECT node_id, count(*), count(*) FILTER (WHERE d = 'approve') FROM (SELECT DISTINCT execution_id, step_id, node_id, "
-        "output FROM _cal_b), unnest(CAST(json_extract(output, '$.resolutions[*].output.decision') AS VARCHAR[])) AS t(d) "
+        "output FROM _cal_blocking), unnest(CAST(json_extract(output, '$.resolutions[*].output.decision') AS VARCHAR[])) AS t(d) "
         "GROUP BY 1").fetchall())
-    latencies = _latency_fit(con, "_cal_b", "latency_ms", "node_id")
+    latencies = _latency_fit(con, "_cal_blocking", "latency_ms", "node_id")
     policy, rows = {}, {}
     for node, n, successes in counts:
         an, aa = approvals.get(node, (0, 0))
