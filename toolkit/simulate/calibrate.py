@@ -158,7 +158,8 @@ def calibrate(source, definition_id: str, since=None, until=None) -> Calibration
                                "until": _iso(until_ms) if until_ms is not None else _iso(last)},
                     "latencyCriterion": "the lower Kolmogorov-Smirnov distance of exponential and log-normal "
                                         "(maximum-likelihood fits); the empirical distribution when the KS test "
-                                        "rejects both at 5% (distance > 1.36/sqrt(n) + 1/200, the quantile grid's resolution)",
+                                        "rejects both at 5% (distance > 1.36/sqrt(n) + 1/200, the quantile "
+                                        "grid's resolution)",
                     "fallbacks": []}
     calendars = _calendars(con, report)
     report["calendars"] = calendars
@@ -352,8 +353,9 @@ def _resolutions(con, report) -> dict:
     counts = con.execute("SELECT node_id, count(*), count(*) FILTER (WHERE status = 'success') FROM _cal_blocking "
                          "GROUP BY 1 ORDER BY 1").fetchall()
     approvals = dict((node, (n, a)) for node, n, a in con.execute(
-        "SELECT node_id, count(*), count(*) FILTER (WHERE d = 'approve') FROM (SELECT DISTINCT execution_id, step_id, node_id, "
-        "output FROM _cal_blocking), unnest(CAST(json_extract(output, '$.resolutions[*].output.decision') AS VARCHAR[])) AS t(d) "
+        "SELECT node_id, count(*), count(*) FILTER (WHERE d = 'approve') "
+        "FROM (SELECT DISTINCT execution_id, step_id, node_id, output FROM _cal_blocking), "
+        "unnest(CAST(json_extract(output, '$.resolutions[*].output.decision') AS VARCHAR[])) AS t(d) "
         "GROUP BY 1").fetchall())
     latencies = _latency_fit(con, "_cal_blocking", "latency_ms", "node_id")
     policy, rows = {}, {}

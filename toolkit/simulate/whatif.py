@@ -56,8 +56,7 @@ class WhatIf:
         for metric, (label, unit) in METRICS.items():
             if metric in self.comparison:
                 a, b, differs = self.comparison[metric]
-                show = lambda iv: f"{_format(iv.mean, unit)} [{_format(iv.low, unit)}, {_format(iv.high, unit)}]"  # noqa: E731
-                out.append((label, show(a), show(b), "DIFFERS" if differs else ""))
+                out.append((label, _show(a, unit), _show(b, unit), "DIFFERS" if differs else ""))
         return out
 
     def table(self) -> str:
@@ -85,6 +84,10 @@ class WhatIf:
 
         return render_heatmap_diff(self.candidate_definition, self.baseline.summary, self.candidate.summary)
 
+
+
+def _show(iv: Interval, unit: str) -> str:
+    return f"{_format(iv.mean, unit)} [{_format(iv.low, unit)}, {_format(iv.high, unit)}]"
 
 
 def whatif(source, definition_id: str, against, definition=None, runs: int = 1000, replications: int = 10,
