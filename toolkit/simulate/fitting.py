@@ -5,7 +5,7 @@ quantiles), so calibration never pulls a log's raw rows into Python.
 
 >>> low, high = wilson(80, 100)
 >>> round(low, 3), round(high, 3)
-(0.711, 0.866)
+(0.711, 0.867)
 """
 
 from __future__ import annotations
