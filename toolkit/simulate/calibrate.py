@@ -182,29 +182,25 @@ def calibrate(source, definition_id: str, since=None, until=None) -> Calibration
 
 
 def _prepare(con, scope: str) -> None:
-    """What calibration reads, each read from the log once: waiting and response events with
-    their fields extracted (``_cal_ev``), reviewer decisions (``_cal_r``: the rows of the
-    ``reviewer_latency`` view, computed on those pre-filtered events), the blocking agent nodes
-    (``_cal_blocking``) and a view of the ended non-blocking agent steps (``_cal_a``)."""
-    # One JSON parse per response for its three fields; waiting events need none.
-    con.execute("CREATE OR REPLACE TEMP TABLE _cal_ev AS SELECT execution_id, step_id, awaiting, timestamp, "
+    """What calibration reads, each read from the log once: response events with their fields
+    extracted (``_cal_ev``), reviewer decisions (``_cal_r``: the rows of the ``reviewer_latency``
+    view), blocking-agent resolutions (``_cal_blocking``) and a view of the ended non-blocking
+    agent steps (``_cal_a``). A waiting step awaits from the moment it starts (the engine logs
+    ``step.awaiting-approval`` with its start, on a server as in the simulator), so latencies
+    run from the step's ``started_at``: no second pass over the events for the waiting ones."""
+    # One JSON parse per response for its three fields.
+    con.execute("CREATE OR REPLACE TEMP TABLE _cal_ev AS SELECT execution_id, step_id, timestamp, "
                 "f[1] AS reviewer_id, f[2] AS decision, f[3] AS status FROM (SELECT e.execution_id, e.step_id, "
-                "e.type = 'step.awaiting-approval' AS awaiting, e.timestamp, CASE WHEN e.type = "
-                "'step.response-recorded' THEN json_extract_string(e.data, ['$.reviewerId', '$.decision', "
-                f"'$.status']) END AS f FROM events e {scope.format(t='e')} "
-                "WHERE e.type IN ('step.awaiting-approval', 'step.response-recorded'))")
-    con.execute("CREATE OR REPLACE TEMP TABLE _cal_aw AS SELECT execution_id, step_id, min(timestamp) AS awaiting_at "
-                "FROM _cal_ev WHERE awaiting GROUP BY ALL")
+                "e.timestamp, json_extract_string(e.data, ['$.reviewerId', '$.decision', '$.status']) AS f "
+                f"FROM events e {scope.format(t='e')} WHERE e.type = 'step.response-recorded')")
     con.execute("CREATE OR REPLACE TEMP TABLE _cal_r AS SELECT d.reviewer_id, s.node_id, d.execution_id, d.step_id, "
-                "d.decision, a.awaiting_at, d.timestamp AS decided_at "
-                "FROM _cal_ev d JOIN _cal_aw a ON a.execution_id = d.execution_id AND a.step_id = d.step_id "
-                "JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
-                "WHERE NOT d.awaiting AND d.reviewer_id IS NOT NULL AND s.node_type = 'human'")
+                "d.decision, s.started_at AS awaiting_at, d.timestamp AS decided_at "
+                "FROM _cal_ev d JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
+                "WHERE d.reviewer_id IS NOT NULL AND s.node_type = 'human'")
     con.execute("CREATE OR REPLACE TEMP TABLE _cal_blocking AS SELECT d.execution_id, d.step_id, s.node_id, "
-                "d.timestamp - a.awaiting_at AS latency_ms, d.status, s.output "
-                "FROM _cal_ev d JOIN _cal_aw a ON a.execution_id = d.execution_id AND a.step_id = d.step_id "
-                "JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
-                "WHERE NOT d.awaiting AND d.reviewer_id IS NULL AND s.node_type = 'agent'")
+                "d.timestamp - s.started_at AS latency_ms, d.status, s.output "
+                "FROM _cal_ev d JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
+                "WHERE d.reviewer_id IS NULL AND s.node_type = 'agent'")
     con.execute("CREATE OR REPLACE TEMP VIEW _cal_a AS SELECT s.node_id, s.status, s.output, "
                 f"s.completed_at - s.started_at AS duration_ms FROM steps s {scope.format(t='s')} "
                 "WHERE s.node_type = 'agent' AND s.status IN ('completed', 'failed') "
