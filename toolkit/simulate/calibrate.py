@@ -1,8 +1,9 @@
 """Calibration: fit a simulation policy to a recorded event log (``collab calibrate``).
 
 ``calibrate(source, definition_id)`` reads a server's database, its Parquet mirror or a
-simulation's database through the analytics views (``reviewer_latency``, ``step_durations``,
-``execution_outcomes``) and fits what the policy format (:mod:`.policy`) can say:
+simulation's database — the executions, steps and events every source has, as the analytics
+views do (the reviewer decisions are the ``reviewer_latency`` view's rows, computed in one pass
+over the response events) — and fits what the policy format (:mod:`.policy`) can say:
 
 * per reviewer: the chance to approve (approvals / decisions), the chance to respond
   (responses / (responses + steps left waiting without their response); steps another
