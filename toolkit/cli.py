@@ -638,6 +638,112 @@ def _add_data_commands(sub, default_db: str) -> None:
     p.set_defaults(func=cmd_restore)
 
 
+def _calibration_source(args):
+    """--mirror FOLDER or --db FILE, as a path calibrate() opens read-only."""
+    from pathlib import Path
+
+    path = Path(args.mirror or args.db)
+    if not path.exists():
+        raise SystemExit(_usage_error(f"no {'mirror folder' if args.mirror else 'database file'} {path}"))
+    return _open_log(args)
+
+
+def cmd_calibrate(args) -> int:
+    from toolkit.simulate import calibrate
+
+    con = _calibration_source(args)
+    try:
+        calibration = calibrate(con, args.definition, since=args.since, until=args.until)
+    except LookupError as exc:
+        return _usage_error(exc.args[0])
+    except ValueError as exc:  # a bad --since/--until
+        return _usage_error(f"--since/--until: {exc}")
+    finally:
+        con.close()
+    try:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(calibration.policy, f, indent=2)
+            f.write("\n")
+        if args.report:
+            with open(args.report, "w", encoding="utf-8") as f:
+                json.dump(calibration.report, f, indent=2)
+                f.write("\n")
+    except OSError as exc:
+        return _usage_error(f"cannot write {exc.filename}: {exc.strerror}")
+    print(calibration.table())
+    print(f"policy written to {args.out} (run it: collab simulate DEFINITION --policy {args.out})")
+    return 0
+
+
+def cmd_whatif(args) -> int:
+    from toolkit.simulate import whatif
+
+    against, findings = _check(args.against)
+    if errors_of(findings):
+        _print_findings(errors_of(findings), sys.stderr)
+        return 1
+    recorded = None
+    if args.definition_file:
+        recorded, findings = _check(args.definition_file)
+        if errors_of(findings):
+            _print_findings(errors_of(findings), sys.stderr)
+            return 1
+    con = _calibration_source(args)
+    try:
+        result = whatif(con, args.definition, against, definition=recorded, runs=args.runs,
+                        replications=args.replications, seed=args.seed, since=args.since, until=args.until)
+    except LookupError as exc:
+        return _usage_error(exc.args[0])
+    except ValueError as exc:
+        return _usage_error(str(exc))
+    finally:
+        con.close()
+    if args.format == "json":
+        print(json.dumps(result.to_json(), indent=2))
+    elif args.format == "markdown":
+        print(result.markdown())
+    else:
+        print(result.table())
+    return 0
+
+
+def _add_calibrate(sub) -> None:
+    from toolkit.store import DEFAULT_PATH
+
+    p = sub.add_parser("calibrate", help="fit a simulation policy to a recorded event log")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--db", default=str(DEFAULT_PATH),
+                        help=f"a stopped server's or a simulation's database, read-only (default {DEFAULT_PATH})")
+    source.add_argument("--mirror", help="a running server's Parquet mirror folder")
+    p.add_argument("--definition", required=True, help="the recorded executions' definition id")
+    p.add_argument("--out", required=True, help="write the fitted policy JSON here")
+    p.add_argument("--report", help="also write the report (counts, intervals, fallbacks) as JSON here")
+    p.add_argument("--since", help="only executions dispatched at or after (ISO 8601)")
+    p.add_argument("--until", help="only executions dispatched before (ISO 8601)")
+    p.set_defaults(func=cmd_calibrate)
+
+
+def _add_whatif(sub) -> None:
+    from toolkit.store import DEFAULT_PATH
+
+    p = sub.add_parser("whatif", help="calibrate from a log, then compare the recorded version with another one")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--db", default=str(DEFAULT_PATH),
+                        help=f"a stopped server's or a simulation's database, read-only (default {DEFAULT_PATH})")
+    source.add_argument("--mirror", help="a running server's Parquet mirror folder")
+    p.add_argument("--definition", required=True, help="the recorded executions' definition id")
+    p.add_argument("--against", required=True, help="the candidate version: a definition file")
+    p.add_argument("--definition-file",
+                   help="the recorded version's definition file (needed when the log does not store it)")
+    p.add_argument("--runs", type=_at_least_one, default=1000, help="runs per replication (default 1000)")
+    p.add_argument("--replications", type=_at_least_one, default=10, help="replications per version (default 10)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--since", help="calibrate on executions dispatched at or after (ISO 8601)")
+    p.add_argument("--until", help="calibrate on executions dispatched before (ISO 8601)")
+    p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    p.set_defaults(func=cmd_whatif)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="collab", description="Design, lint, simulate and serve approval workflows.")
     _add_version(parser)
@@ -736,10 +842,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", help="only this workspace's executions")
     p.add_argument("--json", action="store_true", help="print the diff as JSON")
     p.set_defaults(func=cmd_replay)
-    bind_environment(serve_parser)  # last: every serve flag, whoever added it, gets its variable
-
-
     _add_data_commands(sub, str(DEFAULT_PATH))
+    _add_calibrate(sub)
+    _add_whatif(sub)
+    bind_environment(serve_parser)  # last: every serve flag, whoever added it, gets its variable
     return parser
 
 
