@@ -23,11 +23,10 @@ from server.logs import note_workspace
 from server.metrics import Metrics
 from server.observe import Observe
 from server.openapi import openapi_document
-from server.routes import ROUTES, Endpoint
-from toolkit.engine import AgentRunner, DefaultAgentRunner
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import validate
-from toolkit.services.context import Services
+from toolkit.services.context import AgentRunner, DefaultAgentRunner, Services
+from toolkit.services.operations import OPERATIONS, Operation
 from toolkit.services.workspaces import Authenticator
 from toolkit.store import DEFAULT_PATH, Store
 
@@ -48,7 +47,7 @@ class Settings:
     shutdown_timeout_s: float = 30.0  # what stopping may take; agent runs still going get a quarter of it
 
 
-def _handler(endpoint: Endpoint, app_state):
+def _handler(endpoint: Operation, app_state):
     def handle(raw: bytes, headers) -> object:
         workspace = app_state.authenticator.authenticate(headers.get("x-service-api-key"),
                                                          headers.get("x-service-auth-token"))
@@ -126,7 +125,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def openapi(request: Request):
         return JSONResponse(openapi_document())
 
-    routes = [Route(e.path, _handler(e, state), methods=["POST"]) for e in ROUTES]
+    routes = [Route(e.path, _handler(e, state), methods=["POST"]) for e in OPERATIONS]
     routes.append(Route("/openapi.json", openapi, methods=["GET"]))
     routes += [Route(path, endpoint, methods=["GET"]) for path, endpoint in probe.routes()]
     if metrics is not None and settings.metrics_listen is None:
