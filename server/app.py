@@ -25,11 +25,10 @@ from server.metrics import Metrics
 from server.observe import Observe
 from server.limits import WORKSPACE_KEY, Limits, LimitsMiddleware
 from server.openapi import openapi_document
-from server.routes import ROUTES, Endpoint
-from toolkit.engine import AgentRunner, DefaultAgentRunner
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import validate
-from toolkit.services.context import Services
+from toolkit.services.context import AgentRunner, DefaultAgentRunner, Services
+from toolkit.services.operations import OPERATIONS, Operation
 from toolkit.services.quotas import Quotas
 from toolkit.services.workspaces import Authenticator, unauthenticated
 from toolkit.store import DEFAULT_PATH, Store
@@ -57,7 +56,7 @@ class Settings:
     quotas: Quotas = field(default_factory=Quotas)  # stored definitions and executions per workspace
 
 
-def _handler(endpoint: Endpoint, app_state):
+def _handler(endpoint: Operation, app_state):
     def handle(raw: bytes, headers, workspace) -> object:
         if workspace is False:  # the limits middleware found the service credentials wrong
             raise unauthenticated()
@@ -140,7 +139,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def openapi(request: Request):
         return JSONResponse(openapi_document())
 
-    routes = [Route(e.path, _handler(e, state), methods=["POST"]) for e in ROUTES]
+    routes = [Route(e.path, _handler(e, state), methods=["POST"]) for e in OPERATIONS]
     routes.append(Route("/openapi.json", openapi, methods=["GET"]))
     routes += [Route(path, endpoint, methods=["GET"]) for path, endpoint in probe.routes()]
     if metrics is not None and settings.metrics_listen is None:

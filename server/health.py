@@ -18,6 +18,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 
+from toolkit.services.gauges import pending_deliveries
+
 
 @dataclass(frozen=True)
 class Readiness:
@@ -47,7 +49,7 @@ class Probe:
         problem = store.problem()
         if problem is not None:
             return problem, 0
-        return None, store.read("SELECT count(*) FROM outbox WHERE status = 'pending'").fetchone()[0]
+        return None, pending_deliveries(self.services)
 
     async def _writer(self) -> str | None:
         writer = self.services.store.writer

@@ -32,7 +32,7 @@ from toolkit.engine import (
 )
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import workflow as m
-from toolkit.services.context import Services
+from toolkit.services.context import CommitNotice, Services
 from toolkit.services.paging import Filters, fitting, keyset_page
 from toolkit.services.quotas import take_execution_quota
 from toolkit.services.workflow.definitions import plan_for
@@ -107,12 +107,9 @@ def _commit(services: Services, tx, workspace_id: str, state, plan, transition, 
     services.states[eid] = (state, new_version, workspace_id, webhook_url)
     if state.status != "running":
         tx.after_commit(lambda: services.states.pop(eid, None))
-    tx.after_commit(lambda: services.notify(workspace_id, {"executionId": eid, "status": state.status,
-                                                           "nextDeadline": state.next_deadline(),
-                                                           "agentRequests": requests,
-                                                           "deliveries": [e.event_id for e in events
-                                                                          if e.type in EXTERNAL_TYPES]
-                                                           if webhook_url is not None else []}))
+    deliveries = tuple(e.event_id for e in events if e.type in EXTERNAL_TYPES) if webhook_url is not None else ()
+    notice = CommitNotice(workspace_id, eid, state.status, state.next_deadline(), tuple(requests), deliveries)
+    tx.after_commit(lambda: services.notify(notice))
     return new_version
 
 
