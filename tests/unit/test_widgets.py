@@ -161,7 +161,7 @@ def test_reviewer_mandatory_flag_form(pr):
     before = pr.graph.value
     mandatory.value = False
     assert pr.definition["nodes"][1]["config"]["reviewers"] == [{"userId": "alice@legal", "mandatory": False}]
-    assert [(f.key, f.where) for f in pr.findings] == [("schema", "data.nodes[1].config")]
+    assert [(f.key, f.where) for f in pr.findings] == [("schema", "data.nodes[1].config.reviewers")]
     assert "at least one reviewer must be mandatory" in pr.lint.value
     assert pr.graph.value != before and "at least one reviewer must be mandatory" in pr.view.source
     mandatory.value = True

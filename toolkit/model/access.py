@@ -39,15 +39,14 @@ def _ids(max_length: int = MAX_ITEMS):
     return Annotated[list[ResourceId], Field(min_length=1, max_length=max_length)]
 
 
-def _duplicates(values: list[str]) -> list[str]:
-    seen: set[str] = set()
-    return [v for v in values if v in seen or seen.add(v)]
-
-
-def _unique(field: str, values: list[str], what: str) -> None:
-    dup = _duplicates(values)
-    if dup:
-        raise ValueError(f"{field}: {what} {dup[0]!r} is given more than once")
+def _unique(field: str, values: list[str], what: str, key: str = "") -> None:
+    """Name the first repeat down to its field: ``users[2].userId`` (``key``) or ``userIds[2]``."""
+    first: dict[str, int] = {}
+    for index, value in enumerate(values):
+        if value in first:
+            raise ValueError(f"{field}[{index}]{key}: {what} {value!r} is given more than once "
+                             f"(also {field}[{first[value]}])")
+        first[value] = index
 
 
 # ------------------------------------------------------------------ tokens and permissions
@@ -121,7 +120,7 @@ class AddPermissions(ApiModel):
 
     @model_validator(mode="after")
     def _unique_ids(self):
-        _unique("permissions.resources", [r.id for r in self.permissions.resources], "resource id")
+        _unique("permissions.resources", [r.id for r in self.permissions.resources], "resource id", ".id")
         return self
 
 
@@ -149,7 +148,7 @@ class RemovePermissions(ApiModel):
 
     @model_validator(mode="after")
     def _unique_ids(self):
-        _unique("permissions.resources", [r.id for r in self.permissions.resources], "resource id")
+        _unique("permissions.resources", [r.id for r in self.permissions.resources], "resource id", ".id")
         return self
 
 
@@ -187,7 +186,7 @@ class AddUsers(_Scoped):
 
     @model_validator(mode="after")
     def _unique_users(self):
-        _unique("users", [u.user_id for u in self.users], "userId")
+        _unique("users", [u.user_id for u in self.users], "userId", ".userId")
         return self
 
 
@@ -204,7 +203,7 @@ class UpdateUsers(_Scoped):
 
     @model_validator(mode="after")
     def _unique_users(self):
-        _unique("users", [u.user_id for u in self.users], "userId")
+        _unique("users", [u.user_id for u in self.users], "userId", ".userId")
         return self
 
 
@@ -247,7 +246,8 @@ class AddUserGroups(ApiModel):
 
     @model_validator(mode="after")
     def _unique_groups(self):
-        _unique("organizationUserGroups", [g.group_id for g in self.organization_user_groups], "groupId")
+        _unique("organizationUserGroups", [g.group_id for g in self.organization_user_groups], "groupId",
+                ".groupId")
         return self
 
 
@@ -277,7 +277,7 @@ class AddFolders(ApiModel):
 
     @model_validator(mode="after")
     def _unique_folders(self):
-        _unique("folders", [f.folder_id for f in self.folders], "folderId")
+        _unique("folders", [f.folder_id for f in self.folders], "folderId", ".folderId")
         return self
 
 
@@ -294,7 +294,7 @@ class AddDocuments(ApiModel):
 
     @model_validator(mode="after")
     def _unique_documents(self):
-        _unique("documents", [d.document_id for d in self.documents], "documentId")
+        _unique("documents", [d.document_id for d in self.documents], "documentId", ".documentId")
         return self
 
 

@@ -129,7 +129,7 @@ class ValidatePrompt(ApiModel):
         first: dict[str, int] = {}
         for i, f in enumerate(fields or []):
             if f.id in first:
-                raise ValueError(f"entries {first[f.id]} and {i} share the id {f.id!r}")
+                raise ValueError(f"[{i}].id: entries {first[f.id]} and {i} share the id {f.id!r}")
             first[f.id] = i
         return fields
 

@@ -81,6 +81,9 @@ def _message(error: dict) -> str:
     return msg[:1].lower() + msg[1:]
 
 
+_NAMED = re.compile(r"^((?:[A-Za-z][\w-]*|\[\d+\])(?:\.[A-Za-z][\w-]*|\[\d+\])*): (.*)$", re.S)
+
+
 def describe_errors(exc: ValidationError, prefix: str = "data") -> list[tuple[str, str]]:
     """(field path, message) for every error, e.g. ``("data.nodes[2].config.agentId", "field required")``."""
     out = []
@@ -96,10 +99,12 @@ def describe_errors(exc: ValidationError, prefix: str = "data") -> list[tuple[st
             if "type" not in error["input"]:
                 message = "field required"
         path = _loc_to_path(loc, prefix)
-        # Cross-field validators name their field as "field.path: message".
-        named = re.match(r"^([A-Za-z][A-Za-z0-9.]*): (.*)$", message)
+        # Validators on a parent model name the field at fault as "field.path[i].sub: message"
+        # (a path relative to the model; "[i].sub" when the validator sits on a list field).
+        named = _NAMED.match(message)
         if error["type"] == "value_error" and named:
-            path, message = f"{path}.{named.group(1)}", named.group(2)
+            field = named.group(1)
+            path, message = f"{path}{'' if field.startswith('[') else '.'}{field}", named.group(2)
         out.append((path, message))
     return out
 

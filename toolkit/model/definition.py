@@ -100,13 +100,19 @@ class HumanConfig(OpenModel):
 
     @model_validator(mode="after")
     def _reviewers(self):
-        if (self.reviewers is None) == (self.reviewer_ids is None):
-            raise ValueError("give exactly one of reviewers or reviewerIds")
-        ids = [r.user_id for r in self.reviewer_list]
-        if len(set(ids)) != len(ids):
-            raise ValueError("reviewer userIds must be unique")
+        if self.reviewers is not None and self.reviewer_ids is not None:
+            raise ValueError("reviewerIds: give exactly one of reviewers or reviewerIds")
+        if self.reviewers is None and self.reviewer_ids is None:
+            raise ValueError("reviewers: give exactly one of reviewers or reviewerIds")
+        field, suffix = ("reviewers", ".userId") if self.reviewers is not None else ("reviewerIds", "")
+        first: dict[str, int] = {}
+        for index, reviewer in enumerate(self.reviewer_list):
+            if reviewer.user_id in first:
+                raise ValueError(f"{field}[{index}]{suffix}: reviewer userIds must be unique "
+                                 f"({reviewer.user_id!r} is also {field}[{first[reviewer.user_id]}])")
+            first[reviewer.user_id] = index
         if not any(r.mandatory for r in self.reviewer_list):
-            raise ValueError("at least one reviewer must be mandatory")
+            raise ValueError("reviewers: at least one reviewer must be mandatory")
         return self
 
     @property
@@ -182,10 +188,14 @@ class EdgeEndpoint(ApiModel):
 
     @model_validator(mode="after")
     def _one_id(self):
-        if self.kind == "node" and (self.node_id is None or self.group_id is not None):
-            raise ValueError("a node endpoint has exactly nodeId")
-        if self.kind == "group" and (self.group_id is None or self.node_id is not None):
-            raise ValueError("a group endpoint has exactly groupId")
+        if self.kind == "node" and self.node_id is None:
+            raise ValueError("nodeId: field required (a node endpoint has exactly nodeId)")
+        if self.kind == "node" and self.group_id is not None:
+            raise ValueError("groupId: not allowed (a node endpoint has exactly nodeId)")
+        if self.kind == "group" and self.group_id is None:
+            raise ValueError("groupId: field required (a group endpoint has exactly groupId)")
+        if self.kind == "group" and self.node_id is not None:
+            raise ValueError("nodeId: not allowed (a group endpoint has exactly groupId)")
         return self
 
     @cached_property
