@@ -1,13 +1,17 @@
 """Every validator on a parent model names the field at fault, down to the item, over real HTTP
 and in ``collab lint --json`` (issue 15 item 6): a duplicate reviewer is
-``data.nodes[1].config.reviewers[1].userId``, not ``data.nodes[1].config``."""
+``data.nodes[1].config.reviewers[1].userId``, not ``data.nodes[1].config``. And /openapi.json
+already forbids each of these requests where JSON Schema can say the rule (item 8); the others
+are stated in the operation's description."""
 
 from __future__ import annotations
 
 import copy
 import json
 
+import httpx
 import pytest
+from jsonschema import Draft202012Validator
 
 from api.support import uid
 from toolkit.cli import main
@@ -126,3 +130,38 @@ REQUESTS = [
 @pytest.mark.parametrize("path, data, field", [c[1:] for c in REQUESTS], ids=[c[0] for c in REQUESTS])
 def test_request_errors_name_the_field_over_http(api, path, data, field):
     assert api.err(path, data).startswith(f"{field}: ")
+
+
+# Rules JSON Schema cannot state (a repeated id inside a list of objects, one field against
+# another, one list against another): the operation's description says them instead.
+DESCRIBED_ONLY = {
+    "duplicate-reviewers", "min-count-over-expected", "scope-without-organization", "scope-disagrees",
+    "users-add-duplicate", "users-update-duplicate", "folders-duplicate", "documents-duplicate", "groups-duplicate",
+    "permissions-duplicate", "prompt-fields-duplicate",
+}
+DESCRIPTIONS = {"duplicate-reviewers": "reviewer", "min-count-over-expected": "minCount",
+                "scope-without-organization": "scope", "scope-disagrees": "scope",
+                "users-add-duplicate": "userId", "users-update-duplicate": "userId", "folders-duplicate": "folderId",
+                "documents-duplicate": "documentId", "groups-duplicate": "groupId",
+                "permissions-duplicate": "resource", "prompt-fields-duplicate": "userContextFields"}
+ALL = [(name, DEF_CREATE, body) for name, body, _ in DEFINITIONS] + [(name, path, data)
+                                                                      for name, path, data, _ in REQUESTS]
+
+
+@pytest.fixture(scope="module")
+def document(server):
+    with httpx.Client(base_url=server.base_url, timeout=30) as client:
+        return client.get("/openapi.json").json()
+
+
+@pytest.mark.parametrize("path, data", [c[1:] for c in ALL], ids=[c[0] for c in ALL])
+def test_the_document_forbids_what_the_server_refuses(document, request, path, data):
+    name = request.node.callspec.id
+    operation = document["paths"][path]["post"]
+    schema = operation["requestBody"]["content"]["application/json"]["schema"]
+    errors = list(Draft202012Validator({**schema, "components": document["components"]}).iter_errors({"data": data}))
+    if name in DESCRIBED_ONLY:
+        assert not errors, errors[0].message  # else it belongs in the schema list
+        assert DESCRIPTIONS[name] in operation["description"]
+    else:
+        assert errors, f"{path}: /openapi.json allows {data}, which the server refuses"

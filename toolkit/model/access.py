@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PlainValidator, StringConstraints, WithJsonSchema, model_validator
+from pydantic import ConfigDict, Field, PlainValidator, StringConstraints, WithJsonSchema, model_validator
 
-from toolkit.model.base import ApiModel
+from toolkit.model.base import ApiModel, absent, present, schema_rules, when
 
 # Client ids of organizations, folders, documents, users and groups.
 ResourceId = Annotated[str, StringConstraints(min_length=1, max_length=256)]
@@ -52,7 +52,11 @@ def _unique(field: str, values: list[str], what: str, key: str = "") -> None:
 # ------------------------------------------------------------------ tokens and permissions
 
 class PermissionResource(ApiModel):
-    """A resource permission (api-v2 §2.1) as sent to generate token and add permissions."""
+    """A resource permission (api-v2 §2.1) as sent to generate token and add permissions.
+    ``organizationId`` equals ``id`` when ``type`` is organization (or is omitted)."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules(
+        {"if": {"properties": {"type": {"not": {"const": "organization"}}}}, "then": present("organizationId")}))
 
     type: ResourceType
     id: ResourceId
@@ -102,6 +106,12 @@ class UserProperties(ApiModel):
 
 
 class GenerateToken(ApiModel):
+    """One of ``permissions.resources`` is the organization (``type: organization``); an
+    entry of type organization has ``organizationId`` equal to its ``id`` or none."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules({"properties": {"permissions": {"properties": {
+        "resources": {"contains": {"required": ["type"], "properties": {"type": {"const": "organization"}}}}}}}}))
+
     user_id: ResourceId
     user_properties: UserProperties
     permissions: Permissions
@@ -115,6 +125,9 @@ class GenerateToken(ApiModel):
 
 
 class AddPermissions(ApiModel):
+    """No resource ``id`` is given twice in ``permissions.resources``; an entry of type
+    organization has ``organizationId`` equal to its ``id`` or none."""
+
     user_id: ResourceId
     permissions: Permissions
 
@@ -125,6 +138,10 @@ class AddPermissions(ApiModel):
 
 
 class RemovedResource(ApiModel):
+    """``organizationId`` equals ``id`` when ``type`` is organization (or is omitted)."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules(when("type", "document", present("organizationId"))))
+
     type: ResourceType
     id: ResourceId
     organization_id: ResourceId | None = None
@@ -143,6 +160,9 @@ class RemovedPermissions(ApiModel):
 
 
 class RemovePermissions(ApiModel):
+    """No resource ``id`` is given twice in ``permissions.resources``; an entry of type
+    organization has ``organizationId`` equal to its ``id`` or none."""
+
     user_id: ResourceId
     permissions: RemovedPermissions
 
@@ -154,8 +174,17 @@ class RemovePermissions(ApiModel):
 
 # ------------------------------------------------------------------ users
 
+_EITHER = {"not": present("documentId", "folderId")}
+
+
+def _unique_items(*names: str) -> dict:
+    return {"properties": {n: {"uniqueItems": True} for n in names}}
+
+
 class _Scoped(ApiModel):
     """``organizationId`` plus at most one of ``documentId`` / ``folderId``."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules(_EITHER))
 
     organization_id: ResourceId
     document_id: ResourceId | None = None
@@ -179,6 +208,8 @@ class UserInput(ApiModel):
 
 
 class AddUsers(_Scoped):
+    """No ``userId`` is given twice in ``users``."""
+
     create_organization: bool | None = None
     create_document: bool | None = None
     create_folder: bool | None = None
@@ -199,6 +230,8 @@ class UserChange(ApiModel):
 
 
 class UpdateUsers(_Scoped):
+    """No ``userId`` is given twice in ``users``."""
+
     users: Annotated[list[UserChange], Field(min_length=1, max_length=MAX_ITEMS)]
 
     @model_validator(mode="after")
@@ -208,6 +241,8 @@ class UpdateUsers(_Scoped):
 
 
 class DeleteUsers(_Scoped):
+    model_config = ConfigDict(json_schema_extra=schema_rules(_EITHER, _unique_items("userIds")))
+
     user_ids: _ids()
 
     @model_validator(mode="after")
@@ -217,6 +252,9 @@ class DeleteUsers(_Scoped):
 
 
 class GetUsers(_Scoped):
+    model_config = ConfigDict(json_schema_extra=schema_rules(
+        _EITHER, when("allDocuments", True, absent("documentId", "folderId"))))
+
     user_ids: _ids(30) | None = None
     organization_user_group_ids: _ids(30) | None = None
     all_documents: bool = False
@@ -241,6 +279,8 @@ class UserGroupInput(ApiModel):
 
 
 class AddUserGroups(ApiModel):
+    """No ``groupId`` is given twice in ``organizationUserGroups``."""
+
     organization_id: ResourceId
     organization_user_groups: Annotated[list[UserGroupInput], Field(min_length=1, max_length=MAX_ITEMS)]
 
@@ -252,6 +292,8 @@ class AddUserGroups(ApiModel):
 
 
 class AddUserGroupUsers(ApiModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules(_unique_items("userIds")))
+
     organization_id: ResourceId
     organization_user_group_id: ResourceId
     user_ids: _ids()
@@ -271,6 +313,8 @@ class FolderInput(ApiModel):
 
 
 class AddFolders(ApiModel):
+    """No ``folderId`` is given twice in ``folders``."""
+
     organization_id: ResourceId
     create_organization: bool | None = None
     folders: Annotated[list[FolderInput], Field(min_length=1, max_length=MAX_ITEMS)]
@@ -287,6 +331,8 @@ class DocumentInput(ApiModel):
 
 
 class AddDocuments(ApiModel):
+    """No ``documentId`` is given twice in ``documents``."""
+
     organization_id: ResourceId
     create_organization: bool | None = None
     folder_id: ResourceId | None = None
@@ -299,6 +345,8 @@ class AddDocuments(ApiModel):
 
 
 class UpdateFolderAccess(ApiModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules(_unique_items("folderIds")))
+
     organization_id: ResourceId
     folder_ids: _ids()
     access_type: AccessType | None = None
@@ -311,6 +359,8 @@ class UpdateFolderAccess(ApiModel):
 
 
 class UpdateDocumentAccess(ApiModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules(_unique_items("documentIds")))
+
     organization_id: ResourceId
     document_ids: _ids()
     access_type: AccessType
@@ -322,6 +372,8 @@ class UpdateDocumentAccess(ApiModel):
 
 
 class UpdateDisabledState(ApiModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules(_unique_items("documentIds")))
+
     organization_id: ResourceId
     document_ids: _ids()
     disabled: bool = False

@@ -133,3 +133,31 @@ def validate(model: type[BaseModel], data: Any, prefix: str = "data"):
 
 def bounded_list(item, min_length: int = 0, max_length: int | None = None):
     return Annotated[list[item], Field(min_length=min_length, max_length=max_length)]
+
+
+# ---------------------------------------------------------------- cross-field rules in JSON Schema
+
+def present(*names: str) -> dict:
+    """JSON Schema: every field in ``names`` is given and not null (null counts as absent here)."""
+    return {"required": list(names), "properties": {n: {"not": {"type": "null"}} for n in names}}
+
+
+def absent(*names: str) -> dict:
+    """JSON Schema: none of ``names`` is given (or each is null)."""
+    return {"not": {"anyOf": [present(n) for n in names]}} if len(names) > 1 else {"not": present(names[0])}
+
+
+def when(field: str, value: Any, then: dict, otherwise: dict | None = None) -> dict:
+    """JSON Schema: ``then`` applies when ``field`` is given as ``value`` (else ``otherwise``)."""
+    rule = {"if": {"required": [field], "properties": {field: {"const": value}}}, "then": then}
+    return rule if otherwise is None else {**rule, "else": otherwise}
+
+
+def schema_rules(*rules: dict):
+    """A ``json_schema_extra`` adding ``rules`` (JSON Schema objects) to a model's schema as
+    ``allOf``, so /openapi.json states the cross-field rules the model's validators enforce."""
+
+    def extra(schema: dict, model: Any = None) -> None:
+        schema.setdefault("allOf", []).extend(rules)
+
+    return extra
