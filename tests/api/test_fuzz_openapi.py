@@ -41,7 +41,7 @@ EXAMPLES = int(os.environ.get("COLLAB_FUZZ_EXAMPLES", "25"))
 # final newline, so the generator may send "a@b\n" for the email pattern, which JSON Schema's
 # (ECMA-262) `$` and the server both refuse.
 DOCUMENTED = re.compile("|".join([
-    r"email: String should match pattern",
+    r"email: string should match pattern",
     r"is given more than once", r"repeats activities\[", r"not a cursor this API returned",
     r"not a page token this API returned", r"^definition failed validation",
     r"must equal id when type is organization", r"no entry is a page URL", r"is not configured on this server",
