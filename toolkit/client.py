@@ -54,7 +54,7 @@ from toolkit.model import Definition, DefinitionUpdate, validate
 from toolkit.model import workflow as m
 from toolkit.services import workflow
 
-__all__ = ["OPERATIONS", "HttpClient", "LocalClient", "Operation", "WorkflowClient"]
+__all__ = ["OPERATIONS", "HttpClient", "LocalClient", "Operation", "WorkflowClient", "serve_in_background"]
 
 
 class Operation(NamedTuple):
@@ -381,3 +381,12 @@ class HttpClient(WorkflowClient):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def serve_in_background(db=None, port=None, **options):
+    """Start ``collab serve`` as a subprocess on a free port and wait until it answers; the
+    handle gives ``.url``, ``.credentials``, ``.client()`` and ``.stop()`` (see
+    :mod:`toolkit.background_server`)."""
+    from toolkit.background_server import serve_in_background as start
+
+    return start(db, port, **options)
