@@ -53,9 +53,12 @@ class Names:
         return self._groups.get(group_id or "", group_id or "")
 
     def step(self, step_id: str | None) -> str:
-        """The name of the node a step id belongs to (the id itself when it cannot be told)."""
-        node_id = node_of_step_id(step_id or "")
-        return self.node(node_id) if node_id else (step_id or "")
+        """The name of the node a step id belongs to (the id itself when it cannot be told;
+        ``""`` for no step id, as a table's empty cell gives)."""
+        if not isinstance(step_id, str) or not step_id:
+            return ""
+        node_id = node_of_step_id(step_id)
+        return self.node(node_id) if node_id else step_id
 
     def loop(self, loop_id_: str) -> str:
         """``source → entry`` by name, e.g. ``Legal and brand review → Draft campaign copy``."""
