@@ -3,10 +3,10 @@
 - a rejection is drawn as one (red, "rejected ✗"), never green "completed · reject";
 - names instead of generated ids (loops, nodes, step ids), the id kept in a tooltip;
 - the SimulationPanel marks results stale when a setting moves, cancels a run, refuses 0 runs;
-- ``serve_in_background`` starts a real ``collab serve`` and stops it;
-- ``Player.from_client(..., follow=True)`` follows an execution a real server runs while this
-  test decides its steps, stops when it ends or when told, and says in plain words when its
-  server is gone.
+- ``serve_in_background`` starts a real ``collab serve`` and stops it (a throw-away database
+  goes with it, a given one stays), and on it ``Player.from_client(..., follow=True)`` follows
+  an execution while this test decides its steps, stops when it ends or when told, and says in
+  plain words when its server is gone.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ def test_a_rejected_review_is_drawn_as_a_rejection():
     view = render_execution_from_events(body, run.events, upto_seq=rejected)
     nodes = nodes_of(view)
     brand, legal = nodes["node-brand-review"], nodes["node-legal-review"]
-    assert fill(brand) == style.STATUS["rejected"]["fillcolor"].lower() != style.STATUS["completed"]["fillcolor"].lower()
+    rejected_fill, completed_fill = (style.STATUS[k]["fillcolor"].lower() for k in ("rejected", "completed"))
+    assert fill(brand) == rejected_fill != completed_fill
     assert "rejected ✗" in text(brand) and "completed" not in text(brand)
     assert fill(legal) == style.STATUS["completed"]["fillcolor"].lower() and "approved ✓" in text(legal)
     assert "rejected" in " ".join(t.text or "" for t in ET.fromstring(view.svg().encode()).iter(SVG + "text"))
@@ -124,15 +125,15 @@ def test_panel_cancel_stops_a_run_and_keeps_the_previous_results(panel):
     first = panel.run()
     cancel_once_started = lambda change: panel.cancel() if change.new > 0 else None  # noqa: E731
     panel.progress.observe(cancel_once_started, names="value")
-    panel.runs.value = 5_000
+    panel.runs.value = 2_000
     panel.button.click()                                   # in a thread; Cancel is clicked as it runs
     assert panel.wait(120)
     assert panel.last_error is None, panel.last_traceback
     assert panel.result is first and int(panel.outcomes["runs"].sum()) == 200
-    assert "cancelled after 200 of 5,000 runs" in panel.status.value
+    assert "cancelled after 80 of 2,000 runs" in panel.status.value
     assert panel.stale and not panel.button.disabled and panel.cancel_button.disabled
     panel.progress.unobserve(cancel_once_started, names="value")
-    assert panel.run() is not None and int(panel.outcomes["runs"].sum()) == 5_000
+    assert panel.run(runs=300) is not None and int(panel.outcomes["runs"].sum()) == 300   # the next run runs
 
 
 def test_panel_table_names_the_loop_and_keeps_its_id_in_a_tooltip(panel):
@@ -170,17 +171,7 @@ def decide_all_waiting(client, execution_id: str, decision: str = "approve") -> 
             client.record_reviewer_decision(execution_id, step["stepId"], step["reviewerIds"][0], decision)
 
 
-def test_serve_in_background_starts_answers_and_stops(tmp_path):
-    with serve_in_background() as server:
-        folder = server.db.parent
-        assert server.running and server.url == f"http://127.0.0.1:{server.port}"
-        assert sorted(server.credentials) == ["apiKey", "authToken"]
-        with server.client() as client:
-            assert client.create_definition(examples.load("parallel-review"))["version"] == 1
-        assert folder.exists()
-    assert not server.running and server.exit_code is not None and not folder.exists()   # throw-away db gone
-    assert server.stop() == server.exit_code                                              # twice is fine
-
+def test_serve_in_background_keeps_a_given_database(tmp_path):
     db = tmp_path / "kept" / "collab.duckdb"
     first = serve_in_background(db=db)
     with first.client() as client:
@@ -192,9 +183,12 @@ def test_serve_in_background_starts_answers_and_stops(tmp_path):
         assert client.get_definition("parallel-review")["definitionId"] == "parallel-review"
 
 
-def test_live_player_follows_an_execution_while_steps_are_decided():
+def test_live_player_follows_an_execution_on_a_server_in_the_background():
     with serve_in_background() as server, server.client() as client:
-        client.create_definition(examples.load("parallel-review"))
+        folder = server.db.parent
+        assert server.running and server.url == f"http://127.0.0.1:{server.port}"
+        assert sorted(server.credentials) == ["apiKey", "authToken"]
+        assert client.create_definition(examples.load("parallel-review"))["version"] == 1
         execution_id = client.dispatch("parallel-review")["executionId"]
         player = Player.from_client(client, execution_id, follow=True, poll_s=0.05)
         seen: list[str] = []
@@ -225,6 +219,9 @@ def test_live_player_follows_an_execution_while_steps_are_decided():
         decide_all_waiting(client, second)
         wait_for(client, second, lambda x: x["status"] == "completed")
         assert len(watcher.events) == count and not watcher.ended
+
+    assert not server.running and server.exit_code is not None and not folder.exists()   # throw-away db gone
+    assert server.stop() == server.exit_code                                              # twice is fine
 
     # the server is gone and the client closed: fetching says so in plain words
     watcher.fetch.click()
