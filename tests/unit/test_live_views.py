@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import doctest
 import time
 import xml.etree.ElementTree as ET
 
@@ -20,6 +21,7 @@ from toolkit import examples
 from toolkit.client import LocalClient, serve_in_background
 from toolkit.simulate import run_script, simulate
 from toolkit.viz import render_execution, render_execution_from_events, style
+from toolkit.viz import execution as execution_module, names as names_module
 from toolkit.viz.names import Names
 from toolkit.widgets import Player, SimulationPanel
 
@@ -76,6 +78,12 @@ def test_names_fall_back_to_ids_for_what_has_no_name():
     assert names.reason("work-limit-exceeded:edge:3") == "work-limit-exceeded:edge:3"
     assert names.step("group_review-board__to__draft__i2") == "Draft campaign copy"
     assert names.step("not-a-step-id") == "not-a-step-id"
+
+
+@pytest.mark.parametrize("module", [names_module, execution_module], ids=lambda m: m.__name__)
+def test_docstring_examples(module):
+    result = doctest.testmod(module)
+    assert result.failed == 0 and result.attempted > 0
 
 
 def test_the_player_shows_node_names_with_the_step_id_in_a_tooltip():
