@@ -20,7 +20,7 @@ import pytest
 from toolkit import examples
 from toolkit.client import LocalClient, serve_in_background
 from toolkit.simulate import run_script, simulate
-from toolkit.viz import render_execution, render_execution_from_events, style
+from toolkit.viz import render_execution_from_events, style
 from toolkit.viz import execution as execution_module, names as names_module
 from toolkit.viz.names import Names
 from toolkit.widgets import Player, SimulationPanel
