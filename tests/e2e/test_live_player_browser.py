@@ -45,7 +45,7 @@ live
 
 
 def decide_waiting(client: HttpClient, execution_id: str, decision: str, iteration: int) -> None:
-    """Wait for both reviews of round ``iteration`` and answer them with ``decision``."""
+    """Wait for both reviews of round ``iteration``; the first approves, the last answers ``decision``."""
     deadline = time.monotonic() + 60
     while True:
         steps = [s for s in client.get_execution(execution_id)["steps"]
@@ -54,8 +54,9 @@ def decide_waiting(client: HttpClient, execution_id: str, decision: str, iterati
             break
         assert time.monotonic() < deadline, "the reviews never opened"
         time.sleep(0.1)
-    for step in steps:
-        client.record_reviewer_decision(execution_id, step["stepId"], step["reviewerIds"][0], decision)
+    # a rejection restarts the loop at once, cancelling a review still open: it comes last
+    for step, answer in zip(steps, ["approve", decision]):
+        client.record_reviewer_decision(execution_id, step["stepId"], step["reviewerIds"][0], answer)
 
 
 def test_live_player_moves_while_the_server_decides_steps(lab, tmp_path):

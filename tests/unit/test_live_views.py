@@ -173,10 +173,12 @@ def until(condition, timeout_s: float = 60) -> None:
 
 
 def decide_all_waiting(client, execution_id: str, decision: str = "approve") -> None:
+    """Answer both reviews: the first approves, the last gives ``decision`` (a rejection restarts
+    the loop at once, cancelling a review still open, so it comes last)."""
     execution = wait_for(client, execution_id, lambda x: sum(s["status"] == "waiting" for s in x["steps"]) == 2)
-    for step in execution["steps"]:
-        if step["status"] == "waiting":
-            client.record_reviewer_decision(execution_id, step["stepId"], step["reviewerIds"][0], decision)
+    waiting = [s for s in execution["steps"] if s["status"] == "waiting"]
+    for step, answer in zip(waiting, ["approve", decision]):
+        client.record_reviewer_decision(execution_id, step["stepId"], step["reviewerIds"][0], answer)
 
 
 def test_serve_in_background_keeps_a_given_database(tmp_path):
