@@ -58,7 +58,7 @@ from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import validate
 from toolkit.services.operations import BY_NAME, BY_PATH, OPERATIONS, Operation
 
-__all__ = ["OPERATIONS", "HttpClient", "LocalClient", "Operation", "WorkflowClient"]
+__all__ = ["OPERATIONS", "HttpClient", "LocalClient", "Operation", "WorkflowClient", "serve_in_background"]
 
 
 def _wire(key: str) -> str:
@@ -331,3 +331,12 @@ class HttpClient(WorkflowClient):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def serve_in_background(db=None, port=None, **options):
+    """Start ``collab serve`` as a subprocess on a free port and wait until it answers; the
+    handle gives ``.url``, ``.credentials``, ``.client()`` and ``.stop()`` (see
+    :mod:`toolkit.background_server`)."""
+    from toolkit.background_server import serve_in_background as start
+
+    return start(db, port, **options)

@@ -356,7 +356,7 @@ def test_execution_from_events_matches_the_state_at_the_end_and_scrubs_back():
     assert fill(nodes["node-draft"]) == status_fill("completed")
     assert fill(nodes["node-legal-review"]) == status_fill("not reached")
     assert stroke(nodes["node-draft"]) == style.CURRENT["color"].lower()   # "now" is marked
-    assert f"seq {first_completion} · step.completed · draft" in text(parse(early))
+    assert f"seq {first_completion} · step.completed · Draft campaign copy" in text(parse(early))   # by name
 
 
 def test_replay_tracks_reviewer_answers_and_loops():

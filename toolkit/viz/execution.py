@@ -16,6 +16,7 @@ from html import escape
 from toolkit.viz import style
 from toolkit.viz.definition import as_definition, build_scene, loops_of
 from toolkit.viz.labels import caption_table, chip_row, clip
+from toolkit.viz.names import Names
 from toolkit.viz.replay import event_dict, node_of_step_id, parent_of_step_id, replay
 from toolkit.viz.scene import Scene
 from toolkit.viz.view import View
@@ -62,6 +63,9 @@ def _fired(steps: list[dict]) -> set[tuple[str, str, str]]:
     return out
 
 
+_OUTCOME_TEXT = {("completed", "approve"): "approved ✓", ("rejected", "reject"): "rejected ✗"}
+
+
 def _restyle(attrs: dict, status: str) -> None:
     look = dict(style.STATUS.get(status, style.STATUS["running"]))
     extra = look.pop("style", None)
@@ -87,17 +91,19 @@ def _colour_nodes(scene: Scene, steps: list[dict], loops: dict, loop_specs: list
         s = latest.get(node_id)
         status = s["status"] if s else "not reached"
         status = status if status in style.STATUS else "running"
-        _restyle(item.attrs, status)
-        text = status
         decision = (s.get("output") or {}).get("decision") if s else None
-        if status == "completed" and isinstance(decision, str):
+        if status == "completed" and decision == "reject":
+            status = "rejected"   # a rejection must not look like a success
+        _restyle(item.attrs, status)
+        text = _OUTCOME_TEXT.get((status, decision), status)
+        if status == "completed" and isinstance(decision, str) and (status, decision) not in _OUTCOME_TEXT:
             text += f" · {decision}"
         if counts.get(node_id, 0) > 1:
             text += f" · {counts[node_id]} steps"
         item.lines = [*item.lines, (text, {"size": 9, "bold": True, "color": style.STATUS_TEXT[status]})]
         if s is None:
             continue
-        item.tooltip = [*item.tooltip, f"latest step {s['stepId']}: {status}"]
+        item.tooltip = [*item.tooltip, f"latest step {s['stepId']}: {text}"]
         if status == "waiting" and s.get("reviewerIds"):
             answered = set(s.get("answeredBy") or ())
             pending = [r for r in s["reviewerIds"] if r not in answered]
@@ -137,15 +143,15 @@ def _group_progress(scene: Scene, d, latest: dict[str, dict]) -> None:
                                           {"size": 9, "color": style.MUTED})]
 
 
-def _caption(d, facts: dict, at: dict | None) -> str:
+def _caption(d, facts: dict, at: dict | None, names: Names) -> str:
     status = facts.get("status") or "running"
     title = f'<b>{escape(d.name)}</b>  <font point-size="9" color="{style.MUTED}">'
     title += escape(" · ".join(x for x in (facts.get("executionId"), status) if x)) + "</font>"
     rows = [title]
     if facts.get("failureReason"):
-        rows.append(f'<font point-size="9" color="#C62828">{escape(facts["failureReason"])}</font>')
+        rows.append(f'<font point-size="9" color="#C62828">{escape(names.reason(facts["failureReason"]))}</font>')
     if at is not None:
-        where = node_of_step_id(at.get("stepId") or "") or ""
+        where = names.step(at.get("stepId")) if at.get("stepId") else ""
         rows.append(f'<font point-size="9" color="{style.INK}">▶ seq {at.get("seq")} · {escape(at.get("type", ""))}'
                     f'{" · " + escape(where) if where else ""}</font>')
     chips = [(name, s["fillcolor"], s["color"], s.get("fontcolor", style.INK))
@@ -177,7 +183,9 @@ def render_execution(definition, state_or_view, at_event=None) -> View:
             or node_of_step_id(at.get("stepId") or "")
         if node_id in scene.nodes:
             scene.nodes[node_id].attrs.update(style.CURRENT)
-    scene.caption = _caption(d, facts, at)
+    scene.caption = _caption(d, facts, at, Names(d))
+    if facts.get("failureReason"):   # the caption names it in words; the code stays at hand
+        scene.graph_attrs["tooltip"] = f"failureReason {facts['failureReason']}"
     return View(scene.to_digraph())
 
 
@@ -189,7 +197,7 @@ def render_execution_from_events(definition, events, upto_seq: int | None = None
     >>> from toolkit.simulate import run_script
     >>> run = run_script(examples.load("parallel-review"), {"actions": []})
     >>> view = render_execution_from_events(examples.load("parallel-review"), run.events, upto_seq=4)
-    >>> "▶ seq 4 · step.completed · draft" in view.source
+    >>> "▶ seq 4 · step.completed · Draft campaign copy" in view.source
     True
     """
     d = as_definition(definition)

@@ -55,12 +55,15 @@ SLA_TEXT = "#8E24AA"
 SLA_MARK = "◷"   # a clock face every common font has (U+23F1 is missing from DejaVu/Liberation)
 
 # Execution overlay: fill, outline and text colour by the status of a node's latest step.
+# "rejected" is a step that completed with decision reject: red and doubly outlined, so that it
+# never reads as a success (and its label says "rejected ✗").
 STATUS = {
     "not reached": {"fillcolor": "#FFFFFF", "color": "#B0BEC5", "fontcolor": "#90A4AE", "style": "dashed"},
     "pending":     {"fillcolor": "#E3F2FD", "color": "#1E88E5"},
     "running":     {"fillcolor": "#BBDEFB", "color": "#1565C0"},
     "waiting":     {"fillcolor": "#FFE082", "color": "#FF8F00"},
     "completed":   {"fillcolor": "#C8E6C9", "color": "#2E7D32"},
+    "rejected":    {"fillcolor": "#FFEBEE", "color": "#C62828", "peripheries": "2"},
     "failed":      {"fillcolor": "#FFCDD2", "color": "#C62828"},
     "breached":    {"fillcolor": "#E1BEE7", "color": "#8E24AA"},
     "cancelled":   {"fillcolor": "#ECEFF1", "color": "#78909C", "fontcolor": "#607D8B"},
@@ -68,9 +71,10 @@ STATUS = {
 }
 # Text on a status fill (darker than the outline, for contrast).
 STATUS_TEXT = {"not reached": "#90A4AE", "pending": "#0D47A1", "running": "#0D47A1", "waiting": "#7A4A00",
-               "completed": "#1B5E20", "failed": "#B71C1C", "breached": "#6A1B9A", "cancelled": "#546E7A",
-               "skipped": "#616161"}
-STATUS_ORDER = ("waiting", "running", "completed", "failed", "breached", "cancelled", "skipped", "not reached")
+               "completed": "#1B5E20", "rejected": "#B71C1C", "failed": "#B71C1C", "breached": "#6A1B9A",
+               "cancelled": "#546E7A", "skipped": "#616161"}
+STATUS_ORDER = ("waiting", "running", "completed", "rejected", "failed", "breached", "cancelled", "skipped",
+                "not reached")
 CURRENT = {"penwidth": "3.2", "color": "#212121"}   # the node the player's current event concerns
 
 # Heat map: a sequential orange scale, white = never, light = rare, strong = frequent. It stops

@@ -56,17 +56,23 @@ def findings_html(findings, css_class: str = "collab-lint") -> str:
             f'<table style="border-collapse:collapse;font-size:12px;text-align:left">{rows}</table></div>')
 
 
-def table_html(frame, css_class: str = "collab-table") -> str:
+def table_html(frame, css_class: str = "collab-table", tooltips: dict[str, dict] | None = None) -> str:
     """A pandas DataFrame as a compact HTML table styled inline (a widget's HTML does not get
-    the notebook's table style): text columns left, numbers right."""
+    the notebook's table style): text columns left, numbers right. ``tooltips`` maps a column
+    to ``{cell value: tooltip}`` (an id kept behind the name shown)."""
     numeric = [frame[c].dtype.kind in "iuf" for c in frame.columns]
+    tips = [(tooltips or {}).get(c, {}) for c in frame.columns]
     cell = "padding:3px 10px;border-bottom:1px solid #E0E4E8;"
     head = "".join(f'<th style="{cell}text-align:{"right" if n else "left"};font-weight:bold">{escape(str(c))}</th>'
                    for c, n in zip(frame.columns, numeric))
-    rows = "".join(
-        "<tr>" + "".join(f'<td style="{cell}text-align:{"right" if n else "left"}">{escape(_cell(v))}</td>'
-                         for v, n in zip(row, numeric)) + "</tr>"
-        for row in frame.itertuples(index=False))
+
+    def td(value, is_number: bool, tip: dict) -> str:
+        title = tip.get(value) if isinstance(value, str) else None
+        title = f' title="{escape(str(title))}"' if title else ""
+        return f'<td style="{cell}text-align:{"right" if is_number else "left"}"{title}>{escape(_cell(value))}</td>'
+
+    rows = "".join("<tr>" + "".join(td(v, n, t) for v, n, t in zip(row, numeric, tips)) + "</tr>"
+                   for row in frame.itertuples(index=False))
     return (f'<table class="{css_class}" style="border-collapse:collapse;font-size:12px;margin:4px 0">'
             f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
 
