@@ -17,7 +17,9 @@ import json
 import threading
 import time
 
-from api.support import DEF_CREATE, human_definition, uid
+import pytest
+
+from api.support import DEF_CREATE, Api, human_definition, serve_fresh, uid
 from toolkit.limits import MAX_REGEX_PER_NODE, MAX_REGEX_PER_PREDICATE, REGEX_INPUT_CAP
 
 CHAIN = 8  # agent steps in a row, each its own command with its own budget, all inside one dispatch
@@ -72,7 +74,24 @@ def test_a_command_over_its_work_budget_fails_its_execution_naming_the_edge(api)
     assert steps == {"work": "completed", "review": "cancelled"}
 
 
-def test_heavy_predicates_do_not_stall_another_workspaces_writes(server, api, api_b):
+@pytest.fixture(scope="module")
+def own_server(tmp_path_factory):
+    """A server of this test's own: workspace B's definitions must not show up in the shared
+    server's B, whose isolation tests expect it empty."""
+    srv = serve_fresh(tmp_path_factory.mktemp("stall"), "stall")
+    try:
+        yield srv
+    finally:
+        srv.stop()
+
+
+def test_heavy_predicates_do_not_stall_another_workspaces_writes(own_server):
+    server = own_server
+    with server.client(server.creds_a) as client_a, server.client(server.creds_b) as client_b:
+        heavy_predicates_leave_b_writing(server, Api(client_a), Api(client_b))
+
+
+def heavy_predicates_leave_b_writing(server, api, api_b):
     body = chain_definition(uid("heavy"))
     api.create(body)
     b_body = human_definition(uid("light"))

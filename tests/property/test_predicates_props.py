@@ -4,6 +4,7 @@ import json
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from toolkit.limits import MAX_REGEX_PER_PREDICATE
 from toolkit.predicates import json_equal, parse, parse_ast
 
 SETTINGS = settings(max_examples=200, deadline=None)
@@ -57,14 +58,24 @@ def _boolean_calls(children):
     )
 
 
+def _regex_ops(ast) -> int:
+    if isinstance(ast, list):
+        return sum(_regex_ops(a) for a in ast)
+    if isinstance(ast, dict) and "op" in ast:
+        return (ast["op"] == "regex") + _regex_ops(ast.get("args", []))
+    return 0
+
+
+# A predicate may hold MAX_REGEX_PER_PREDICATE regex ops (the linter's cost limit); each
+# expression here holds at most half, so that two combined in one predicate stay within it.
 expressions = st.recursive(
     literal_scalars | variables,
     lambda children: _boolean_calls(children)
     | st.builds(_call, st.just("length"), st.tuples(children))
     | st.lists(children, max_size=3),
     max_leaves=12,
-)
-predicates = _boolean_calls(expressions)
+).filter(lambda ast: _regex_ops(ast) <= MAX_REGEX_PER_PREDICATE // 2)
+predicates = _boolean_calls(expressions).filter(lambda ast: _regex_ops(ast) <= MAX_REGEX_PER_PREDICATE // 2)
 
 
 @SETTINGS
