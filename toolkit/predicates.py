@@ -335,6 +335,10 @@ class Predicate:
     """
     __slots__ = ("ast", "paths", "_fn")
 
+    # Set once through object.__setattr__ (annotations only, for type checkers).
+    ast: object
+    paths: frozenset[str]
+
     def __init__(self, ast: object, paths: frozenset, fn) -> None:
         object.__setattr__(self, "ast", ast)
         object.__setattr__(self, "paths", paths)
