@@ -10,7 +10,7 @@ from typing import Callable, TypeVar
 import duckdb
 
 from toolkit.store.migrate import migrate, migrations
-from toolkit.store.writer import Params, Rows, StatementObserver, Tx, Writer
+from toolkit.store.writer import Params, Rows, Sql, StatementObserver, Tx, Writer
 
 T = TypeVar("T")
 
@@ -54,7 +54,7 @@ class Store:
                 self._cursors.append(cur)
         return cur
 
-    def read(self, sql: str, params: Params | None = None) -> Rows:
+    def read(self, sql: Sql, params: Params | None = None) -> Rows:
         """Run a query on this thread's cursor; the rows are fetched (``fetchone``/``fetchall``)."""
         if self._observe is None:
             return Rows(self.cursor(), sql, params)

@@ -38,6 +38,8 @@ StatementObserver = Callable[[str, float], None]
 Params = Sequence[Any] | Mapping[str, Any]
 # A stored row: its columns' values, as DuckDB returns them.
 Row = tuple[Any, ...]
+# SQL text, or a statement parsed once (toolkit.services.statements) for a hot read path.
+Sql = str | duckdb.Statement
 
 T = TypeVar("T")
 
@@ -46,7 +48,7 @@ class Rows(list[Row]):
     """A statement's rows, fetched at once: DuckDB refuses new work on a connection whose
     last result was not read to the end, so no result is ever left half-read."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, sql: str, params: Params | None = None) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, sql: Sql, params: Params | None = None) -> None:
         result = con.execute(sql, params) if params is not None else con.execute(sql)
         super().__init__(result.fetchall() if result.description is not None else ())
 
