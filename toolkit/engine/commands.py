@@ -21,7 +21,7 @@ validated request models, so the engine trusts their types.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from toolkit.engine.types import JsonObject
 
@@ -97,8 +97,8 @@ class CancelExecution:
     reason: str | None = None
 
 
-Command = Union[Dispatch, Tick, AgentCompleted, RecordReviewerDecision, RecordAgentResolution,
-                ResolveStep, CancelStep, CancelExecution]
+Command = (Dispatch | Tick | AgentCompleted | RecordReviewerDecision | RecordAgentResolution
+           | ResolveStep | CancelStep | CancelExecution)
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,7 +78,8 @@ REBUILD_SQL = [
     "SELECT a.workspace_id, a.organization_id, s.user_id, a.document_id, 'seen', a.status_id, a.visibility_type, "
     "coalesce(a.visibility_org, ''), count(*) FROM annotation_seen s "
     "JOIN annotations a USING (workspace_id, organization_id, document_id, annotation_id) "
-    "WHERE a.workspace_id = $ws AND (a.visibility_type <> 'restricted' OR list_contains(a.visibility_users, s.user_id)) "
+    "WHERE a.workspace_id = $ws "
+    "AND (a.visibility_type <> 'restricted' OR list_contains(a.visibility_users, s.user_id)) "
     "GROUP BY ALL",
 ]
 
