@@ -58,9 +58,9 @@ postgresql:
 	  fi; \
 	fi
 
-# `make lint` first, then unit, property, API and browser tests, then the notebooks top to bottom
+# Unit, property, API and browser tests, then the notebooks top to bottom
 # (nbval; see pyproject.toml).
-test: lint $(STAMP) graphviz chromium postgresql
+test: $(STAMP) graphviz chromium postgresql
 	$(PY) -m pytest -q
 
 # ruff's lint rules and its format check, then mypy: toolkit/engine and toolkit/store strictly,

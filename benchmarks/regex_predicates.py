@@ -12,6 +12,10 @@ Two workloads:
   same length. Then the matcher's own worst case: texts that defeat its memos.
 
 Every pair of answers is checked equal (`re.search(...) is not None`).
+
+Last, the work units a search is charged (toolkit.limits) against the time it takes, for
+every pattern above: the slowest µs per unit times COMMAND_WORK_BUDGET is the most time one
+command's predicates can take on this machine, and the spread says how well units track time.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import random
 import re
 import time
 
+from toolkit.limits import COMMAND_WORK_BUDGET, REGEX_STEP_UNITS, REGEX_TEST_UNITS
 from toolkit.regex_linear import compile_linear
 
 CAP = 16384
@@ -91,6 +96,19 @@ def main() -> None:
     for pattern, text in MATCHER_WORST:
         elapsed, _ = timed(compile_linear(pattern).search, text)
         print(f"  {pattern[:22]:22} ({len(pattern)} chars) linear {elapsed * 1e3:7.1f} ms")
+
+    print("work units against time (16 KiB searches)")
+    costs = []
+    for pattern, text in [(p, make(CAP)) for p, make in ADVERSARIAL] + MATCHER_WORST + [
+            (p, (texts[0] * CAP)[:CAP]) for p, texts in ORDINARY]:
+        linear = compile_linear(pattern)
+        units = len(text) * (REGEX_STEP_UNITS + linear.positions + REGEX_TEST_UNITS * linear.class_tests)
+        elapsed, _ = timed(compile_linear(pattern).search, text)  # a fresh matcher: cold memos
+        costs.append(elapsed * 1e6 / units)
+        print(f"  {pattern[:22]:22} {units:>10,} units {elapsed * 1e3:7.1f} ms  {costs[-1]:.4f} µs/unit")
+    print(f"  slowest {max(costs):.4f} µs/unit, fastest {min(costs):.4f} (x{max(costs) / min(costs):.0f}); "
+          f"the budget of {COMMAND_WORK_BUDGET:,} units is at most {max(costs) * COMMAND_WORK_BUDGET / 1e6:.2f} s "
+          "of predicate work per command here")
 
 
 if __name__ == "__main__":

@@ -181,8 +181,10 @@ def workflow_server(db: Path, profile: str | None, extra: tuple[str, ...] = (), 
                              cwd=ROOT, check=True, capture_output=True, text=True)
     creds = json.loads(created.stdout)
     port = free_port()
+    # One workspace at full speed: its rate and in-flight limits (made for fair shares among
+    # several) would cap the throughput this measures.
     argv = [sys.executable, "-c", CLI, "serve", "--db", str(db), "--host", "127.0.0.1", "--port", str(port),
-            "--log-level", "warning", *extra]
+            "--log-level", "warning", "--rate-limit", "0", "--max-in-flight", "0", *extra]
     if profile:
         py_spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
         if py_spy is None:

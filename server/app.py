@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from server.admin import admin_routes
 from server.background import Background
 from server.delivery import DeliverySettings
 from server.envelope import DEFAULT_MAX_BODY, Payload, error, ok, parse_data, read_body
@@ -22,13 +23,14 @@ from server.health import Probe, Readiness
 from server.logs import note_workspace
 from server.metrics import Metrics
 from server.observe import Observe
+from server.limits import WORKSPACE_KEY, Limits, LimitsMiddleware
 from server.openapi import openapi_document
-from server.routes import ROUTES, Endpoint
-from toolkit.engine import AgentRunner, DefaultAgentRunner
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import validate
-from toolkit.services.context import Services
-from toolkit.services.workspaces import Authenticator
+from toolkit.services.context import AgentRunner, DefaultAgentRunner, Services
+from toolkit.services.operations import OPERATIONS, Operation
+from toolkit.services.quotas import Quotas
+from toolkit.services.workspaces import Authenticator, unauthenticated
 from toolkit.store import DEFAULT_PATH, Store
 
 log = logging.getLogger("collab.server")
@@ -46,12 +48,21 @@ class Settings:
     metrics_listen: tuple[str, int] | None = None  # serve /metrics there instead of on the API's port
     readiness: Readiness = field(default_factory=Readiness)  # the bounds of GET /readyz
     shutdown_timeout_s: float = 30.0  # what stopping may take; agent runs still going get a quarter of it
+    retention_ms: int | None = None  # prune finished executions older than this (None: keep all)
+    maintenance_every_s: float = 3600.0  # how often retention and mirror compaction run
+    admin_token: str | None = None  # the operator token of /admin/* (None: those endpoints are off)
+
+    limits: Limits = field(default_factory=Limits)  # per-workspace rate and concurrency (server.limits)
+    quotas: Quotas = field(default_factory=Quotas)  # stored definitions and executions per workspace
 
 
-def _handler(endpoint: Endpoint, app_state):
-    def handle(raw: bytes, headers) -> object:
-        workspace = app_state.authenticator.authenticate(headers.get("x-service-api-key"),
-                                                         headers.get("x-service-auth-token"))
+def _handler(endpoint: Operation, app_state):
+    def handle(raw: bytes, headers, workspace) -> object:
+        if workspace is False:  # the limits middleware found the service credentials wrong
+            raise unauthenticated()
+        if workspace is None:  # no limits middleware in front
+            workspace = app_state.authenticator.authenticate(headers.get("x-service-api-key"),
+                                                             headers.get("x-service-auth-token"))
         note_workspace(workspace.workspace_id)
         data = parse_data(raw)
         request = data if endpoint.request is None else validate(endpoint.request, data)
@@ -64,7 +75,7 @@ def _handler(endpoint: Endpoint, app_state):
             limit = app_state.settings.max_body_bytes
             return error(ApiError(ErrorCode.INVALID_ARGUMENT, f"body: larger than the {limit}-byte limit"), 413)
         try:
-            return ok(await run_in_threadpool(handle, raw, request.headers))
+            return ok(await run_in_threadpool(handle, raw, request.headers, request.scope.get(WORKSPACE_KEY)))
         except ApiError as exc:
             return error(exc)
         except Exception:  # a 5xx is always a bug: log it, never leak internals
@@ -105,10 +116,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app):
         state.store = Store(settings.db)
-        state.services = Services(state.store, runner=settings.agent_runner, webhook_policy=settings.delivery.policy)
+        state.services = Services(state.store, runner=settings.agent_runner, webhook_policy=settings.delivery.policy,
+                                  quotas=settings.quotas)
         state.authenticator = Authenticator(state.store)
         state.background = Background(state.services, mirror_every_s=settings.mirror_every_s,
-                                      delivery=settings.delivery,
+                                      delivery=settings.delivery, retention_ms=settings.retention_ms,
+                                      maintenance_every_s=settings.maintenance_every_s,
                                       stop_within_s=settings.shutdown_timeout_s / 4)
         app.state.services = probe.services = state.services
         if metrics is not None:
@@ -126,11 +139,16 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def openapi(request: Request):
         return JSONResponse(openapi_document())
 
-    routes = [Route(e.path, _handler(e, state), methods=["POST"]) for e in ROUTES]
+    routes = [Route(e.path, _handler(e, state), methods=["POST"]) for e in OPERATIONS]
     routes.append(Route("/openapi.json", openapi, methods=["GET"]))
     routes += [Route(path, endpoint, methods=["GET"]) for path, endpoint in probe.routes()]
     if metrics is not None and settings.metrics_listen is None:
         routes.append(Route("/metrics", metrics.endpoint(), methods=["GET"]))
+    routes += admin_routes(state)
+    # Observe is outermost, so that refusals by the limits are logged and counted too.
     observe = Middleware(Observe, routes={r.path for r in routes}, metrics=metrics)
-    return Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error},
-                     middleware=[observe])
+    limits = Middleware(LimitsMiddleware, limits=settings.limits, authenticator=lambda: state.authenticator)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error},
+                    middleware=[observe, limits])
+    app.router.redirect_slashes = False  # a redirect would be built from the Host header: 404 instead
+    return app

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import heapq
-import json
 import logging
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -21,18 +20,19 @@ from starlette.concurrency import run_in_threadpool
 
 from server.delivery import Deliverer, DeliverySettings
 from server.logs import Origins, fields, log_delivery
+from server.maintenance import Maintenance
 from toolkit.analytics import Mirror
-from toolkit.engine import AgentFailure, AgentRequest, ExecutionState
-from toolkit.services.context import Services
-from toolkit.services.workflow import agent_completed, tick
-from toolkit.services.workflow.definitions import plan_for
+from toolkit.services.context import CommitNotice, Services
+from toolkit.services.workflow import tick
+from toolkit.services.workflow.recovery import interrupted_agent_runs, run_agent, running_deadlines
 
 log = logging.getLogger("collab.background")
 
 
 class Background:
     def __init__(self, services: Services, agent_threads: int = 4, mirror_every_s: float | None = 5.0,
-                 delivery: DeliverySettings | None = None, stop_within_s: float = 30.0) -> None:
+                 delivery: DeliverySettings | None = None, stop_within_s: float = 30.0,
+                 retention_ms: int | None = None, maintenance_every_s: float = 3600.0) -> None:
         self.services = services
         self.deliverer = Deliverer(services, delivery or DeliverySettings())
         self.origins = Origins()  # which request created each delivery, for the attempt's log line
@@ -47,14 +47,12 @@ class Background:
         self.wake: asyncio.Event | None = None
         self.task: asyncio.Task | None = None
         self.agents = ThreadPoolExecutor(agent_threads, thread_name_prefix="collab-agent")
+        self.maintenance = Maintenance(services, retention_ms, maintenance_every_s)
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
         self.wake = asyncio.Event()
-        rows = self.services.store.read(
-            "SELECT next_deadline, workspace_id, execution_id FROM executions "
-            "WHERE status = 'running' AND next_deadline IS NOT NULL").fetchall()
-        self.heap = [tuple(r) for r in rows]
+        self.heap = running_deadlines(self.services)
         heapq.heapify(self.heap)
         self.services.listeners.append(self._on_commit)
         if not self.services.runs_agents_inline:
@@ -65,6 +63,7 @@ class Background:
         if self.mirror_every_s and store.path != ":memory:":
             self.mirror = Mirror(store, Path(store.path).parent / "events")
             self.mirror.start(interval=self.mirror_every_s)
+        self.maintenance.start(self.mirror)
 
     async def stop(self) -> None:
         """Stop at safe points: the timer after the tick it is firing, deliveries now (an
@@ -77,6 +76,7 @@ class Background:
         if self.task is not None:
             self.wake.set()
             await self.task
+        await self.maintenance.stop()
         await self.deliverer.stop()
         self.agents.shutdown(wait=False, cancel_futures=True)
         running = list(self.agent_runs)
@@ -87,16 +87,14 @@ class Background:
 
     # ---------------------------------------------------------------- called on the writer thread
 
-    def _on_commit(self, workspace_id: str, info: dict) -> None:
-        deadline = info.get("nextDeadline")
-        if deadline is not None and self.loop is not None:
-            self.loop.call_soon_threadsafe(self._push, deadline, workspace_id, info["executionId"])
-        for request in info.get("agentRequests", ()):
-            self._submit_agent(workspace_id, info["executionId"], request)
-        deliveries = info.get("deliveries")
-        if deliveries:
-            if isinstance(deliveries, list):  # the event ids of the new outbox rows
-                self.origins.note(deliveries)
+    def _on_commit(self, notice: CommitNotice) -> None:
+        if notice.next_deadline is not None and self.loop is not None:
+            self.loop.call_soon_threadsafe(self._push, notice.next_deadline, notice.workspace_id, notice.execution_id)
+        for request in notice.agent_requests:
+            self._submit_agent(notice.workspace_id, notice.execution_id, request)
+        if notice.deliveries:
+            self.origins.note(list(notice.deliveries))
+        if notice.deliveries or notice.redriven:
             self.deliverer.wake()
 
     # ---------------------------------------------------------------- timers
@@ -128,7 +126,7 @@ class Background:
 
     # ---------------------------------------------------------------- agents
 
-    def _submit_agent(self, workspace_id: str, execution_id: str, request: AgentRequest) -> None:
+    def _submit_agent(self, workspace_id: str, execution_id: str, request) -> None:
         """Run the agent on the pool in the caller's context (the request id of the request
         whose commit started it reaches the run's log lines)."""
         context = contextvars.copy_context()
@@ -139,33 +137,19 @@ class Background:
         self.agent_runs.add(future)
         future.add_done_callback(self.agent_runs.discard)
 
-    def _run_agent(self, workspace_id: str, execution_id: str, request: AgentRequest) -> None:
+    def _run_agent(self, workspace_id: str, execution_id: str, request) -> None:
         try:
-            output, err = self.services.runner.run(request), None
-        except AgentFailure as failure:
-            output, err = None, {"code": failure.code, "message": failure.message}
-        except Exception as exc:  # a runner bug fails the step, never the server
-            log.exception("agent runner failed on %s", request.step_id)
-            output, err = None, {"code": "agent-error", "message": f"{type(exc).__name__}: {exc}"}
-        if output is None and err is None:
-            return  # external work: the step stays running until resolved or timed out
-        try:
-            agent_completed(self.services, workspace_id, execution_id, request.step_id, output, err)
+            run = run_agent(self.services, workspace_id, execution_id, request)
         except Exception:
             log.exception("could not record the agent result of %s", request.step_id)
             return
-        log.info("agent run %s", "failed" if err else "completed",
-                 extra=fields(agentId=request.agent_id, result="failed" if err else "completed"))
+        if run.runner_error is not None:  # a runner bug fails the step, never the server
+            log.error("agent runner failed on %s", request.step_id, exc_info=run.runner_error)
+        if run.result is None:
+            return  # external work: the step stays running until resolved or timed out
+        log.info("agent run %s", run.result, extra=fields(agentId=request.agent_id, result=run.result))
 
     def _resume_agents(self) -> None:
         """Agent steps that were running when the server stopped get their runner again."""
-        rows = self.services.store.read(
-            "SELECT workspace_id, state FROM executions WHERE status = 'running'").fetchall()
-        for workspace_id, raw in rows:
-            state = ExecutionState.from_dict(json.loads(raw))
-            plan, _ = plan_for(self.services, workspace_id, state.definition_id, state.definition_version)
-            for step in state.active.values():
-                node = plan.nodes[step.node_id]
-                if step.status == "running" and node.type == "agent" and not node.blocking and not node.external:
-                    request = AgentRequest(step.step_id, node.node_id, node.agent_id, node.config, step.input)
-                    self._submit_agent(workspace_id, state.execution_id, request)
+        for workspace_id, execution_id, request in interrupted_agent_runs(self.services):
+            self._submit_agent(workspace_id, execution_id, request)

@@ -22,6 +22,7 @@ from starlette.responses import PlainTextResponse
 
 if TYPE_CHECKING:
     from toolkit.services.context import Services
+from toolkit.services.gauges import pending_deliveries
 
 
 @dataclass(frozen=True)
@@ -53,9 +54,7 @@ class Probe:
         problem = store.problem()
         if problem is not None:
             return problem, 0
-        row = store.read("SELECT count(*) FROM outbox WHERE status = 'pending'").fetchone()
-        assert row is not None  # an aggregate without GROUP BY always answers one row
-        return None, row[0]
+        return None, pending_deliveries(self.services)
 
     async def _writer(self) -> str | None:
         assert self.services is not None  # problem() checks it before asking

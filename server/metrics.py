@@ -21,6 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from server.logs import delivery_result
+from toolkit.services.gauges import gauges
 
 if TYPE_CHECKING:
     from wsgiref.simple_server import WSGIServer
@@ -106,14 +107,7 @@ class DatabaseGauges(Collector):
             yield GaugeMetricFamily("collab_writer_queue_depth", "Write jobs queued for the single writer",
                                     writer.depth())
         try:
-            by_status = dict(store.read("SELECT status, count(*) FROM executions GROUP BY status").fetchall())
-            waiting = store.read(
-                "SELECT count(*) FROM (SELECT unnest(json_extract_string(state, '$.steps[*].status')) AS s "
-                "FROM executions WHERE status = 'running') WHERE s = 'waiting'").fetchone()[0]
-            due = store.read("SELECT count(*) FROM executions WHERE status = 'running' AND next_deadline <= ?",
-                             [now]).fetchone()[0]
-            pending, oldest = store.read(
-                "SELECT count(*), min(created_at) FROM outbox WHERE status = 'pending'").fetchone()
+            by_status, waiting, due, pending, oldest = gauges(self.services, now)
         except Exception:  # noqa: BLE001 - a scrape must not fail: the process metrics still count
             log.warning("could not read the database gauges", exc_info=True)
             return

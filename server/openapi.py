@@ -7,7 +7,7 @@ from functools import lru_cache
 
 from pydantic.json_schema import models_json_schema
 
-from server.routes import ROUTES
+from toolkit.services.operations import OPERATIONS, Operation
 
 _CODES = ["INVALID_ARGUMENT", "FAILED_PRECONDITION", "UNAUTHENTICATED", "PERMISSION_DENIED", "NOT_FOUND",
           "ALREADY_EXISTS", "ABORTED", "RESOURCE_EXHAUSTED", "INTERNAL", "UNAVAILABLE"]
@@ -33,27 +33,25 @@ _ERROR_RESPONSES = {
     "503": (["UNAVAILABLE"], "the configured language-model provider failed"),
 }
 _EVERYWHERE = ("400", "401", "404", "413", "500")
-# Statuses only some operations can answer.
-_ONLY = {"403": {"/v2/workflow/steps/resolve"}, "409": {"/v2/workflow/definitions/create"},
-         "503": {"/v2/agents/prompt/validate"}}
 
 
-def _error_responses(path: str) -> dict:
+def _error_responses(op: Operation) -> dict:
+    """The common statuses, and those carrying one of the operation's own error codes."""
     return {status: {"description": description, "content": {"application/json": {"schema": _error_schema(codes)}}}
             for status, (codes, description) in _ERROR_RESPONSES.items()
-            if status in _EVERYWHERE or path in _ONLY.get(status, ())}
+            if status in _EVERYWHERE or set(codes) & set(op.errors)}
 
 
 @lru_cache(maxsize=1)
 def openapi_document() -> dict:
-    models = {m for e in ROUTES for m in (e.schema, e.result)}
-    refs, schema = models_json_schema([(m, "validation" if m in {e.schema for e in ROUTES} else "serialization")
+    models = {m for e in OPERATIONS for m in (e.schema, e.result)}
+    refs, schema = models_json_schema([(m, "validation" if m in {e.schema for e in OPERATIONS} else "serialization")
                                        for m in sorted(models, key=lambda m: m.__name__)],
                                       by_alias=True, ref_template="#/components/schemas/{model}")
     components = dict(schema.get("$defs", {}))
     components["Error"] = _error_schema(_CODES)
     paths = {}
-    for e in ROUTES:
+    for e in OPERATIONS:
         request_ref = refs[(e.schema, "validation")]
         result_ref = refs[(e.result, "serialization")]
         paths[e.path] = {"post": {
@@ -66,7 +64,7 @@ def openapi_document() -> dict:
                 "200": {"description": "success", "content": {"application/json": {"schema": {
                     "type": "object", "required": ["result"], "additionalProperties": False,
                     "properties": {"result": result_ref}}}}},
-                **_error_responses(e.path),
+                **_error_responses(e),
             },
         }}
     return {

@@ -45,9 +45,11 @@ def _overdue(seconds: float) -> None:
     os._exit(1)
 
 
-def serve(app, *, host: str, port: int, log_level: str, shutdown_timeout_s: float) -> int:
-    """Serve ``app`` until a stop signal. After a clean stop the process exits 0 here (without
-    waiting for stray threads); otherwise the exit status to use is returned."""
+def serve(app, *, host: str, port: int, log_level: str, shutdown_timeout_s: float, **uvicorn_options) -> int:
+    """Serve ``app`` until a stop signal (``uvicorn_options``: more ``uvicorn.Config`` settings,
+    e.g. the connection limits of :func:`server.protocol.uvicorn_options`). After a clean stop
+    the process exits 0 here (without waiting for stray threads); otherwise the exit status to
+    use is returned."""
     config = uvicorn.Config(
         app,
         host=host,
@@ -57,6 +59,7 @@ def serve(app, *, host: str, port: int, log_level: str, shutdown_timeout_s: floa
         access_log=False,
         # uvicorn's hint says int; it waits with asyncio, which takes a float
         timeout_graceful_shutdown=shutdown_timeout_s / 2,  # type: ignore[arg-type]
+        **uvicorn_options,
     )
     server = _Server(config, shutdown_timeout_s)
     # uvicorn raises the stop signal again once it has stopped, to end the process the default

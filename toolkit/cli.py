@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -134,7 +135,7 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def _open_store(path: str):
+def _open_store(path: str, hint: str = "is a server running on it? stop it first"):
     import duckdb
 
     from toolkit.store import Store
@@ -142,7 +143,7 @@ def _open_store(path: str):
     try:
         return Store(path)
     except duckdb.IOException as exc:
-        raise SystemExit(f"collab: cannot open {path}: {exc} (is a server running on it? stop it first)") from None
+        raise SystemExit(f"collab: cannot open {path}: {exc} ({hint})") from None
 
 
 def cmd_workspace_create(args) -> int:
@@ -161,11 +162,94 @@ def cmd_workspace_create(args) -> int:
     return 0
 
 
+def _credential_change(args, change) -> int:
+    """Run ``change(store, now_ms)`` on a stopped server's database; print its JSON answer."""
+    from toolkit.services.credentials import CredentialError
+    from toolkit.services.runtime import SystemClock
+
+    with _open_store(args.db) as store:
+        try:
+            answer = change(store, SystemClock().now())
+        except CredentialError as exc:
+            print(f"collab: {exc}", file=sys.stderr)
+            return 2
+    print(json.dumps(answer))
+    return 0
+
+
+def _named_workspace(store, args) -> str:
+    from toolkit.services.credentials import find_workspace
+
+    return find_workspace(store, workspace_id=args.workspace, api_key=args.api_key)
+
+
+def cmd_workspace_rotate_key(args) -> int:
+    from toolkit.services.credentials import rotate_key
+
+    def change(store, now_ms):
+        workspace_id = _named_workspace(store, args)
+        return {"workspaceId": workspace_id, "apiKey": rotate_key(store, workspace_id)}
+
+    return _credential_change(args, change)
+
+
+def cmd_workspace_revoke_token(args) -> int:
+    from toolkit.services.credentials import issue_token, revoke_token, token_workspace
+
+    def change(store, now_ms):
+        workspace_id = token_workspace(store, args.token)
+        # The new token first, so that the workspace is never without one.
+        fresh = {"authToken": issue_token(store, workspace_id, now_ms=now_ms)} if args.issue_new else {}
+        revoke_token(store, args.token, allow_last=args.allow_last)
+        return {"workspaceId": workspace_id, "revoked": True, **fresh}
+
+    return _credential_change(args, change)
+
+
+def cmd_workspace_rotate_secret(args) -> int:
+    from toolkit.services.credentials import rotate_secret
+
+    def change(store, now_ms):
+        workspace_id = _named_workspace(store, args)
+        rotated = rotate_secret(store, workspace_id, now_ms=now_ms, grace_ms=round(args.grace_hours * 3600_000))
+        return {"workspaceId": workspace_id, **rotated}
+
+    return _credential_change(args, change)
+
+
+def _add_credential_commands(wsub, default_db: str) -> None:
+    def workspace_named(c) -> None:
+        which = c.add_mutually_exclusive_group(required=True)
+        which.add_argument("--workspace", metavar="ID", help="the workspace id (ws_…)")
+        which.add_argument("--api-key", metavar="KEY", help="the workspace's current API key")
+
+    stopped = " on a stopped server's database (prints JSON)"
+    c = wsub.add_parser("rotate-key", help="give a workspace a new API key; the old one stops working" + stopped)
+    c.add_argument("--db", default=default_db)
+    workspace_named(c)
+    c.set_defaults(func=cmd_workspace_rotate_key)
+    c = wsub.add_parser("revoke-token", help="revoke an auth token: it stops working at once" + stopped)
+    c.add_argument("--db", default=default_db)
+    c.add_argument("--token", required=True, help="the auth token to revoke (at_…)")
+    c.add_argument("--issue-new", action="store_true", help="also issue the workspace a new auth token")
+    c.add_argument("--allow-last", action="store_true",
+                   help="revoke even the workspace's last token (leaving it without access)")
+    c.set_defaults(func=cmd_workspace_revoke_token)
+    c = wsub.add_parser("rotate-secret", help="give a workspace a new user-token signing secret; the old one is "
+                                              "still accepted for a grace period" + stopped)
+    c.add_argument("--db", default=default_db)
+    workspace_named(c)
+    c.add_argument("--grace-hours", type=float, default=48.0,
+                   help="how long tokens signed with the old secret stay valid (default 48: the token lifetime)")
+    c.set_defaults(func=cmd_workspace_rotate_secret)
+
+
 def cmd_serve(args) -> int:
     from server import Settings, create_app
     from server.delivery import DeliverySettings
     from server.logs import configure as configure_logs
     from server.shutdown import serve
+    from server.protocol import uvicorn_options
     from toolkit.services.runtime import SystemClock
     from toolkit.services.workspaces import create_workspace, has_dev_workspace
     from toolkit.webhook_urls import WebhookPolicy
@@ -187,9 +271,12 @@ def cmd_serve(args) -> int:
     delivery = DeliverySettings(policy=policy, ca_bundle=args.webhook_ca_bundle,
                                 **({"retry_delays_ms": args.webhook_retry_delays} if args.webhook_retry_delays else {}))
     configure_logs(args.log_format, args.log_level)
-    settings = Settings(db=args.db, delivery=delivery, **_operations_settings(args))
+    limits, quotas, connections = _serve_limits(args)
+    settings = Settings(db=args.db, delivery=delivery, admin_token=args.admin_token or None,
+                        retention_ms=args.retention, maintenance_every_s=args.maintenance_every,
+                        limits=limits, quotas=quotas, **_operations_settings(args))
     return serve(create_app(settings), host=args.host, port=args.port, log_level=args.log_level,
-                 shutdown_timeout_s=args.shutdown_timeout)
+                 shutdown_timeout_s=args.shutdown_timeout, **uvicorn_options(connections))
 
 
 def _operations_settings(args) -> dict:
@@ -241,6 +328,49 @@ def _positive_seconds(text: str) -> float:
     if not 0 < value < 1e6:
         raise argparse.ArgumentTypeError(f"seconds above 0, not {text!r}")
     return value
+
+
+_LIMIT_FLAGS = (  # flag, type, default, help (each gets its COLLAB_* variable)
+    ("--rate-limit", float, 100.0, "requests per second per workspace (0: no limit)"),
+    ("--rate-burst", int, 0, "bucket size: requests a workspace may send at once (0: twice the rate)"),
+    ("--max-in-flight", int, 32, "requests of one workspace served at once"),
+    ("--max-in-flight-total", int, 128, "requests served at once, all workspaces"),
+    ("--max-running", int, 16, "requests doing their work at once, the turns shared fairly among the "
+                               "workspaces waiting"),
+    ("--refusal-delay", float, 1.0, "seconds a 429 of the limits above waits before it is sent (at most its "
+                                    "Retry-After)"),
+    ("--max-definitions", int, 10_000, "definitions one workspace may store"),
+    ("--max-executions", int, 1_000_000, "executions one workspace may store"),
+    ("--max-connections", int, 1024, "connections open at once"),
+    ("--max-header-bytes", int, 16 * 1024, "size of a request line and headers"),
+    ("--head-timeout", float, 10.0, "seconds to send a request's headers"),
+    ("--body-timeout", float, 30.0, "seconds to send a request's body"),
+    ("--keep-alive-timeout", float, 5.0, "seconds an idle connection stays open"),
+)
+
+
+def _add_limit_flags(p) -> None:
+    group = p.add_argument_group("limits (0 turns one off)")
+    for flag, kind, default, text in _LIMIT_FLAGS:
+        group.add_argument(flag, type=kind, default=default, metavar="N", help=f"{text} (default {default})")
+
+
+def _serve_limits(args):
+    from server.limits import Limits
+    from server.protocol import ConnectionLimits
+    from toolkit.services.quotas import Quotas
+
+    for flag, *_ in _LIMIT_FLAGS:
+        if getattr(args, flag[2:].replace("-", "_")) < 0:
+            raise SystemExit(f"collab: {flag} must be 0 or more")
+    limits = Limits(rate_per_s=args.rate_limit, burst=args.rate_burst, in_flight=args.max_in_flight,
+                    in_flight_total=args.max_in_flight_total, body_timeout_s=args.body_timeout,
+                    max_head_bytes=args.max_header_bytes, running=args.max_running,
+                    refusal_delay_s=args.refusal_delay)
+    quotas = Quotas(max_definitions=args.max_definitions, max_executions=args.max_executions)
+    connections = ConnectionLimits(max_connections=args.max_connections, max_head_bytes=args.max_header_bytes,
+                                   head_timeout_s=args.head_timeout, keep_alive_s=args.keep_alive_timeout)
+    return limits, quotas, connections
 
 
 def _delays(text: str) -> tuple[int, ...]:
@@ -399,6 +529,221 @@ def _deliveries_parser(sub, default_db) -> None:
         c.set_defaults(func=cmd_deliveries_change)
 
 
+def cmd_prune(args) -> int:
+    from toolkit.analytics import Mirror
+    from toolkit.services.retention import parse_age, prune
+    from toolkit.services.runtime import SystemClock
+
+    try:
+        older_than = parse_age(args.older_than, "--older-than")
+    except ValueError as exc:
+        return _usage_error(str(exc))
+    with _open_store(args.db, hint="a running server prunes by itself: collab serve --retention AGE") as store:
+        folder = Path(args.db).parent / "events"  # the server's mirror, kept in step when there is one
+        mirror = Mirror(store, folder) if (folder / "_mirror.json").exists() and not args.dry_run else None
+        try:
+            report = prune(store, older_than_ms=older_than, now_ms=SystemClock().now(), archive=args.archive,
+                           dry_run=args.dry_run, mirror=mirror)
+        finally:
+            if mirror is not None:
+                mirror.close()
+    if args.json:
+        print(json.dumps(report.to_json()))
+        return 0
+    verb = "would remove" if args.dry_run else "removed"
+    rows = ", ".join(f"{n} {table}" for table, n in sorted(report.rows.items()))
+    print(f"{verb} {report.executions} finished execution(s) that ended before the cut-off"
+          + (f" ({rows})" if rows else ""))
+    if args.dry_run and report.execution_ids:
+        more = len(report.execution_ids) - 10
+        print("  " + " ".join(report.execution_ids[:10]) + (f" … and {more} more" if more > 0 else ""))
+    if report.archived:
+        print(f"archived to {args.archive}: " + ", ".join(f"{n} {t}" for t, n in sorted(report.archived.items())))
+    return 0
+
+
+def cmd_backup(args) -> int:
+    from toolkit.store.backup import BackupError, backup_file, fetch_backup
+
+    try:
+        if args.server:
+            size = fetch_backup(args.server, args.admin_token, args.to)
+        else:
+            size = backup_file(args.db, args.to)
+    except BackupError as exc:
+        return _usage_error(str(exc))
+    print(f"backup of {args.server or args.db} written to {args.to} ({size} bytes)")
+    return 0
+
+
+def cmd_restore(args) -> int:
+    from toolkit.store.backup import BackupError, restore
+
+    try:
+        counts = restore(args.source, args.db)
+    except BackupError as exc:
+        return _usage_error(str(exc))
+    print(f"restored {args.source} to {args.db}: " + ", ".join(f"{n} {t}" for t, n in counts.items()))
+    return 0
+
+
+def _age(text: str) -> int:
+    from toolkit.services.retention import parse_age
+
+    try:
+        return parse_age(text, "age")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_serve_data_flags(p) -> None:
+    """collab serve: retention, upkeep interval and the operator token (issue 16)."""
+    data = p.add_argument_group("retention and backups")
+    data.add_argument("--retention", metavar="AGE", type=_age,
+                      help="prune finished executions older than AGE (e.g. 90d) every --maintenance-every "
+                           "seconds; default keep everything")
+    data.add_argument("--maintenance-every", metavar="SECONDS", type=_positive_seconds, default=3600.0,
+                      help="how often retention and the mirror's compaction run (default 3600)")
+    data.add_argument("--admin-token", metavar="TOKEN", help="operator token for POST /admin/backup (off without one)")
+
+
+def _add_data_commands(sub, default_db: str) -> None:
+    """prune, backup and restore (issue 16)."""
+    p = sub.add_parser("prune", help="remove finished executions older than a cut-off (a stopped server's file)",
+                       description="Removes completed, failed and cancelled executions whose end is older than "
+                                   "--older-than, with their events, commands and deliveries; running ones stay. "
+                                   "The server's mirror next to the file (events/) is kept in step.")
+    p.add_argument("--db", default=default_db, help=f"database file (default {default_db})")
+    p.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 90d, 12h, 30m, 45s")
+    p.add_argument("--archive", metavar="DIR",
+                   help="first write them as Parquet to DIR, which `collab sql --mirror DIR` queries")
+    p.add_argument("--dry-run", action="store_true", help="only count what would be removed")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_prune)
+
+    p = sub.add_parser("backup", help="a consistent copy of a database, also while its server runs",
+                       description="Without --server, copies a database no server holds. With --server, the "
+                                   "running server makes the copy (POST /admin/backup, authenticated with the "
+                                   "operator token it was started with).")
+    p.add_argument("--db", default=default_db, help=f"database file (default {default_db})")
+    p.add_argument("--to", required=True, metavar="FILE", help="the backup file to write (must not exist)")
+    p.add_argument("--server", metavar="URL", help="the running server's base URL, e.g. http://127.0.0.1:8787")
+    p.add_argument("--admin-token", default=os.environ.get("COLLAB_ADMIN_TOKEN"),
+                   help="the server's operator token (default: $COLLAB_ADMIN_TOKEN)")
+    p.set_defaults(func=cmd_backup)
+
+    p = sub.add_parser("restore", help="restore a backup to a new database file")
+    p.add_argument("--from", dest="source", required=True, metavar="FILE", help="a file `collab backup` wrote")
+    p.add_argument("--db", required=True, metavar="NEW", help="the database file to create (must not exist)")
+    p.set_defaults(func=cmd_restore)
+
+
+def _calibration_source(args):
+    """--mirror FOLDER or --db FILE, as a path calibrate() opens read-only."""
+    from pathlib import Path
+
+    path = Path(args.mirror or args.db)
+    if not path.exists():
+        raise SystemExit(_usage_error(f"no {'mirror folder' if args.mirror else 'database file'} {path}"))
+    return _open_log(args)
+
+
+def cmd_calibrate(args) -> int:
+    from toolkit.simulate import calibrate
+
+    con = _calibration_source(args)
+    try:
+        calibration = calibrate(con, args.definition, since=args.since, until=args.until)
+    except LookupError as exc:
+        return _usage_error(exc.args[0])
+    except ValueError as exc:  # a bad --since/--until
+        return _usage_error(f"--since/--until: {exc}")
+    finally:
+        con.close()
+    try:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(calibration.policy, f, indent=2)
+            f.write("\n")
+        if args.report:
+            with open(args.report, "w", encoding="utf-8") as f:
+                json.dump(calibration.report, f, indent=2)
+                f.write("\n")
+    except OSError as exc:
+        return _usage_error(f"cannot write {exc.filename}: {exc.strerror}")
+    print(calibration.table())
+    print(f"policy written to {args.out} (run it: collab simulate DEFINITION --policy {args.out})")
+    return 0
+
+
+def cmd_whatif(args) -> int:
+    from toolkit.simulate import whatif
+
+    against, findings = _check(args.against)
+    if errors_of(findings):
+        _print_findings(errors_of(findings), sys.stderr)
+        return 1
+    recorded = None
+    if args.definition_file:
+        recorded, findings = _check(args.definition_file)
+        if errors_of(findings):
+            _print_findings(errors_of(findings), sys.stderr)
+            return 1
+    con = _calibration_source(args)
+    try:
+        result = whatif(con, args.definition, against, definition=recorded, runs=args.runs,
+                        replications=args.replications, seed=args.seed, since=args.since, until=args.until)
+    except LookupError as exc:
+        return _usage_error(exc.args[0])
+    except ValueError as exc:
+        return _usage_error(str(exc))
+    finally:
+        con.close()
+    if args.format == "json":
+        print(json.dumps(result.to_json(), indent=2))
+    elif args.format == "markdown":
+        print(result.markdown())
+    else:
+        print(result.table())
+    return 0
+
+
+def _add_calibrate(sub) -> None:
+    from toolkit.store import DEFAULT_PATH
+
+    p = sub.add_parser("calibrate", help="fit a simulation policy to a recorded event log")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--db", default=str(DEFAULT_PATH),
+                        help=f"a stopped server's or a simulation's database, read-only (default {DEFAULT_PATH})")
+    source.add_argument("--mirror", help="a running server's Parquet mirror folder")
+    p.add_argument("--definition", required=True, help="the recorded executions' definition id")
+    p.add_argument("--out", required=True, help="write the fitted policy JSON here")
+    p.add_argument("--report", help="also write the report (counts, intervals, fallbacks) as JSON here")
+    p.add_argument("--since", help="only executions dispatched at or after (ISO 8601)")
+    p.add_argument("--until", help="only executions dispatched before (ISO 8601)")
+    p.set_defaults(func=cmd_calibrate)
+
+
+def _add_whatif(sub) -> None:
+    from toolkit.store import DEFAULT_PATH
+
+    p = sub.add_parser("whatif", help="calibrate from a log, then compare the recorded version with another one")
+    source = p.add_mutually_exclusive_group()
+    source.add_argument("--db", default=str(DEFAULT_PATH),
+                        help=f"a stopped server's or a simulation's database, read-only (default {DEFAULT_PATH})")
+    source.add_argument("--mirror", help="a running server's Parquet mirror folder")
+    p.add_argument("--definition", required=True, help="the recorded executions' definition id")
+    p.add_argument("--against", required=True, help="the candidate version: a definition file")
+    p.add_argument("--definition-file",
+                   help="the recorded version's definition file (needed when the log does not store it)")
+    p.add_argument("--runs", type=_at_least_one, default=1000, help="runs per replication (default 1000)")
+    p.add_argument("--replications", type=_at_least_one, default=10, help="replications per version (default 10)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--since", help="calibrate on executions dispatched at or after (ISO 8601)")
+    p.add_argument("--until", help="calibrate on executions dispatched before (ISO 8601)")
+    p.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    p.set_defaults(func=cmd_whatif)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="collab", description="Design, lint, simulate and serve approval workflows.")
     _add_version(parser)
@@ -446,6 +791,8 @@ def build_parser() -> argparse.ArgumentParser:
     hooks.add_argument("--webhook-allow-port", metavar="PORT", type=_port, action="append", default=[],
                        help="let webhook URLs use this port besides 443 (repeat for more)")
     _add_operations_flags(p)
+    _add_serve_data_flags(p)
+    _add_limit_flags(p)
     p.set_defaults(func=cmd_serve)
     serve_parser = p
     _deliveries_parser(sub, DEFAULT_PATH)
@@ -457,6 +804,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--label", default="default")
     c.add_argument("--json", action="store_true", help='print exactly {"apiKey": ..., "authToken": ...}')
     c.set_defaults(func=cmd_workspace_create)
+    _add_credential_commands(wsub, str(DEFAULT_PATH))
 
     formats = ("table", "csv", "json", "parquet")
     p = sub.add_parser("sql", help="query an event log with SQL and the analytics views",
@@ -494,6 +842,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", help="only this workspace's executions")
     p.add_argument("--json", action="store_true", help="print the diff as JSON")
     p.set_defaults(func=cmd_replay)
+    _add_data_commands(sub, str(DEFAULT_PATH))
+    _add_calibrate(sub)
+    _add_whatif(sub)
     bind_environment(serve_parser)  # last: every serve flag, whoever added it, gets its variable
     return parser
 
@@ -525,10 +876,11 @@ def _run(args) -> int:
     try:
         return args.func(args)
     except ModuleNotFoundError as exc:
-        extra = extra_providing((exc.name or "").partition(".")[0])
+        library = (exc.name or "").partition(".")[0]
+        extra = extra_providing(library)
         if extra is None:
             raise
-        print(f"collab {args.command}: needs {exc.name}, which the '{extra}' extra installs: "
+        print(f"collab {args.command}: needs {library}, which the '{extra}' extra installs: "
               f"pip install 'collab-workflows[{extra}]'", file=sys.stderr)
         return 2
 

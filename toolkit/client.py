@@ -1,4 +1,4 @@
-"""Two clients of the workflow API with the same methods: :class:`LocalClient` calls the
+"""Two clients of the API with the same methods: :class:`LocalClient` calls the
 services in process (notebooks, tests), :class:`HttpClient` calls a server over HTTP (httpx).
 
 Code written against one runs unchanged against the other: the methods, their arguments,
@@ -33,9 +33,13 @@ the first argument (``client.dispatch({"definitionId": "parallel-review"})``); k
 arguments left at ``None`` are not sent. Only top-level keys are renamed: nested objects
 (``output``, ``triggerContext``, definition bodies) go as written.
 
-Both clients are built from :data:`OPERATIONS`, the one table of the workflow endpoints —
-method name, path, request model, service function, result model, published request schema —
-so they cannot drift apart. The server's route table should be read from it too.
+Both clients are built from :data:`~toolkit.services.operations.OPERATIONS`, the one table
+of the API's endpoints — path, request model, service function, result model, published
+request schema — which the server's routes and ``/openapi.json`` read too, so they cannot
+drift apart. They have one method per operation, named as its service function: the
+workflow methods below take their main fields positionally; those of the other areas
+(:class:`~toolkit.client_areas.AreaMethods`: ``add_users``, ``get_annotations``,
+``create_agent``…) take the request as a dict or keyword arguments.
 
 The in-process client runs no background timers: SLA deadlines fire only when
 ``toolkit.services.workflow.tick`` is called, and webhooks are not delivered.
@@ -45,70 +49,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any, Callable, NamedTuple
+from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from toolkit.client_areas import AreaMethods
 from toolkit.errors import ApiError, ErrorCode
-from toolkit.model import Definition, DefinitionUpdate, validate
-from toolkit.model import workflow as m
-from toolkit.services import workflow
+from toolkit.model import validate
+from toolkit.services.operations import BY_NAME, BY_PATH, OPERATIONS, Operation
 
 __all__ = ["OPERATIONS", "HttpClient", "LocalClient", "Operation", "WorkflowClient"]
-
-
-class Operation(NamedTuple):
-    """One workflow endpoint. ``request`` is ``None`` when the service takes the raw ``data``
-    object (definition bodies are stored and echoed exactly as sent); ``schema`` is the
-    request model published in OpenAPI."""
-
-    name: str
-    path: str
-    request: type | None
-    service: Callable[..., dict]
-    result: type
-    schema: type
-
-
-_W = "/v2/workflow"
-
-OPERATIONS: tuple[Operation, ...] = (
-    Operation("create_definition", f"{_W}/definitions/create", None, workflow.create_definition,
-              m.DefinitionView, Definition),
-    Operation("get_definition", f"{_W}/definitions/get", m.DefinitionRef, workflow.get_definition,
-              m.DefinitionView, m.DefinitionRef),
-    Operation("list_definitions", f"{_W}/definitions/list", m.ListDefinitions, workflow.list_definitions,
-              m.DefinitionList, m.ListDefinitions),
-    Operation("update_definition", f"{_W}/definitions/update", None, workflow.update_definition,
-              m.DefinitionView, DefinitionUpdate),
-    Operation("delete_definition", f"{_W}/definitions/delete", m.DefinitionRef, workflow.delete_definition,
-              m.Deleted, m.DefinitionRef),
-    Operation("dispatch", f"{_W}/executions/dispatch", m.Dispatch, workflow.dispatch,
-              m.Dispatched, m.Dispatch),
-    Operation("get_execution", f"{_W}/executions/get", m.ExecutionRef, workflow.get_execution,
-              m.ExecutionView, m.ExecutionRef),
-    Operation("list_executions", f"{_W}/executions/list", m.ListExecutions, workflow.list_executions,
-              m.ExecutionList, m.ListExecutions),
-    Operation("cancel_execution", f"{_W}/executions/cancel", m.CancelExecution, workflow.cancel_execution,
-              m.ExecutionCancelled, m.CancelExecution),
-    Operation("get_events", f"{_W}/executions/getEvents", m.GetEvents, workflow.get_events,
-              m.EventPage, m.GetEvents),
-    Operation("resolve_step", f"{_W}/steps/resolve", m.ResolveStep, workflow.resolve_step,
-              m.Resolved, m.ResolveStep),
-    Operation("record_reviewer_decision", f"{_W}/steps/recordReviewerDecision", m.RecordReviewerDecision,
-              workflow.record_reviewer_decision, m.DecisionRecorded, m.RecordReviewerDecision),
-    Operation("record_agent_resolution", f"{_W}/steps/recordAgentResolution", m.RecordAgentResolution,
-              workflow.record_agent_resolution, m.ResolutionRecorded, m.RecordAgentResolution),
-    Operation("cancel_step", f"{_W}/steps/cancel", m.CancelStep, workflow.cancel_step,
-              m.StepCancelled, m.CancelStep),
-    Operation("list_deliveries", f"{_W}/deliveries/list", m.ListDeliveries, workflow.list_deliveries,
-              m.DeliveryList, m.ListDeliveries),
-    Operation("redrive_deliveries", f"{_W}/deliveries/redrive", m.RedriveDeliveries, workflow.redrive_deliveries,
-              m.Redriven, m.RedriveDeliveries),
-)
-
-_BY_NAME: dict[str, Operation] = {op.name: op for op in OPERATIONS}
-_BY_PATH: dict[str, Operation] = {op.path: op for op in OPERATIONS}
 
 
 def _wire(key: str) -> str:
@@ -129,7 +79,7 @@ def _data(first: Any, named: Mapping[str, Any], extra: Mapping[str, Any]) -> dic
     return data
 
 
-class WorkflowClient:
+class WorkflowClient(AreaMethods):
     """The methods, one per endpoint of :data:`OPERATIONS` plus :meth:`iter_events`; a
     subclass supplies the transport, :meth:`_call`. Every method returns the ``result``
     object as a dict, or raises :class:`~toolkit.errors.ApiError`."""
@@ -139,13 +89,13 @@ class WorkflowClient:
 
     def call(self, operation: str, data: Mapping[str, Any] | None = None, /, **fields: Any) -> dict:
         """Any endpoint by method name (``"dispatch"``) or path (``"/v2/workflow/executions/dispatch"``)."""
-        op = _BY_NAME.get(operation) or _BY_PATH.get(operation)
+        op = BY_NAME.get(operation) or BY_PATH.get(operation)
         if op is None:
-            raise ValueError(f"no workflow operation {operation!r}; known: {', '.join(_BY_NAME)}")
+            raise ValueError(f"no operation {operation!r}; known: {', '.join(BY_NAME)}")
         return self._call(op, _data(data, {}, fields))
 
     def _op(self, name: str, first: Any, named: Mapping[str, Any], extra: Mapping[str, Any]) -> dict:
-        return self._call(_BY_NAME[name], _data(first, named, extra))
+        return self._call(BY_NAME[name], _data(first, named, extra))
 
     # ------------------------------------------------------------------ definitions
 

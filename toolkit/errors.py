@@ -11,6 +11,9 @@ Every code maps to one HTTP status (semantics §1); a 5xx is always a bug.
 from __future__ import annotations
 
 from enum import Enum
+from typing import Iterable
+
+from toolkit.limits import MAX_LISTED_IN_MESSAGE
 
 
 class ErrorCode(str, Enum):
@@ -62,3 +65,22 @@ class ApiError(Exception):
 
     def __repr__(self) -> str:
         return f"ApiError({self.code.value}, {self.message!r})"
+
+
+def listed(items: Iterable[str], separator: str = ", ", limit: int = MAX_LISTED_IN_MESSAGE) -> str:
+    """``items`` joined for a message, the first ``limit`` of them and then how many more, so
+    a message about ten thousand problems stays short enough to read (and to send).
+
+    >>> listed(["a", "b", "c"], limit=2)
+    'a, b … and 1 more'
+    >>> listed(str(i) for i in range(10_020))[-20:]
+    '19 … and 10,000 more'
+    """
+    shown, rest = [], 0
+    for item in items:
+        if len(shown) < limit:
+            shown.append(item)
+        else:
+            rest += 1
+    text = separator.join(shown)
+    return f"{text} … and {rest:,} more" if rest else text

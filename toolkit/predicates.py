@@ -19,14 +19,18 @@ on JSON truthiness), ``not``, ``in`` (value, array), ``includes`` (string or
 array, value), ``startsWith endsWith``, ``regex`` (value, string-literal
 pattern; searches the first 16384 chars in time linear in them, see
 :mod:`toolkit.regex_linear`, which refuses backreferences, lookaround,
-possessive and atomic constructs), ``length`` (a value, null for
-non-containers), ``isEmpty`` and ``exists`` (argument must be a ``{var}``).
-Every op except ``length`` is boolean, and the top level must be a boolean op.
-Ops and arrays nest at most 32 levels deep.
+possessive and atomic constructs; at most 4 per `when`), ``length`` (a value,
+null for non-containers), ``isEmpty`` and ``exists`` (argument must be a
+``{var}``). Every op except ``length`` is boolean, and the top level must be a
+boolean op. Ops and arrays nest at most 32 levels deep. The limits live in
+:mod:`toolkit.limits`.
 
 Parsing validates everything and compiles the tree into closures, so
 :meth:`Predicate.evaluate` does no parsing work and never raises for any JSON
-context: wrong types simply make comparisons false.
+context: wrong types simply make comparisons false. Given a
+:class:`~toolkit.work.Work`, evaluation charges it for what it does (nodes,
+characters a regex scans, values deep equality compares) and raises
+:class:`~toolkit.work.WorkLimitExceeded` when the command's budget runs out.
 """
 from __future__ import annotations
 
@@ -37,14 +41,23 @@ import re
 import warnings
 from re import _parser as _sre_parser
 
+from toolkit.json_values import (
+    _BOOL, _DICT, _KIND_BY_TYPE, _KIND_NAMES, _LIST, _NULL, _NUM, _SAME_TYPE_FAST, _STR, _kind, json_equal, truthy,
+)
+from toolkit.limits import (
+    MAX_REGEX_PER_PREDICATE, PREDICATE_MAX_DEPTH, REGEX_INPUT_CAP, REGEX_MAX_PATTERN_CHARS, REGEX_STEP_UNITS,
+    REGEX_TEST_UNITS, WHEN_MAX_CHARS,
+)
 from toolkit.regex_linear import LinearPattern, UnsupportedPattern, compile_linear
 
 __all__ = ["PredicateError", "Predicate", "parse", "parse_ast", "evaluate", "truthy", "json_equal"]
 
-MAX_WHEN_CHARS = 1000
-MAX_DEPTH = 32
-MAX_PATTERN_CHARS = 200
-REGEX_INPUT_CAP = 16384
+MAX_WHEN_CHARS = WHEN_MAX_CHARS
+MAX_DEPTH = PREDICATE_MAX_DEPTH
+MAX_PATTERN_CHARS = REGEX_MAX_PATTERN_CHARS
+# The context key under which evaluation finds the command's Work: not a string, so no
+# `var` path can reach it.
+_WORK = object()
 
 _MISSING = object()  # "path absent": distinct from a present null, which `exists` must tell apart
 
@@ -53,68 +66,9 @@ class PredicateError(ValueError):
     """A `when` that is not a valid predicate; str(err) names the problem and where."""
 
 
-def truthy(value: object) -> bool:
-    """JSON truthiness: null, false, 0, "", [] and {} are false.
-
-    >>> [truthy(v) for v in (None, 0.0, "", [], {}, "0", [0])]
-    [False, False, False, False, False, True, True]
-    """
-    if value is None or value is False:
-        return False
-    if value is True:
-        return True
-    if isinstance(value, (int, float)):
-        return value != 0
-    if isinstance(value, (str, list, dict)):
-        return len(value) > 0
-    return True
-
-
-_NULL, _BOOL, _NUM, _STR, _LIST, _DICT, _OTHER = range(7)
-_KIND_NAMES = ("null", "boolean", "number", "string", "array", "object", "non-JSON value")
-_KIND_BY_TYPE = {type(None): _NULL, bool: _BOOL, int: _NUM, float: _NUM, str: _STR, list: _LIST, dict: _DICT}
-_SAME_TYPE_FAST = frozenset({str, int, float, bool, type(None)})
-
-
-def _kind(v: object) -> int:
-    kind = _KIND_BY_TYPE.get(type(v))
-    if kind is None:  # subclasses of JSON types (OrderedDict, IntEnum, ...)
-        kind = next((k for t, k in _KIND_BY_TYPE.items() if isinstance(v, t)), _OTHER)
-    return kind
-
-
-def json_equal(a: object, b: object) -> bool:
-    """Deep JSON equality: numbers compare numerically, booleans are not numbers.
-
-    >>> json_equal({"a": [1, 2.0]}, {"a": [1.0, 2]}), json_equal(True, 1)
-    (True, False)
-    """
-    if a is b:
-        return True
-    ta = type(a)
-    if ta is type(b) and ta in _SAME_TYPE_FAST:
-        return a == b
-    # An explicit stack, not recursion: context values may nest arbitrarily
-    # deep and evaluation must never hit RecursionError.
-    stack = [(a, b)]
-    while stack:
-        x, y = stack.pop()
-        if x is y:
-            continue
-        k = _kind(x)
-        if k != _kind(y):
-            return False
-        if k == _LIST:
-            if len(x) != len(y):
-                return False
-            stack.extend(zip(x, y))
-        elif k == _DICT:
-            if len(x) != len(y) or x.keys() != y.keys():
-                return False
-            stack.extend((x[key], y[key]) for key in x)
-        elif k == _OTHER or x != y:  # a non-JSON value is only equal to itself
-            return False
-    return True
+def _work_of(ctx) -> object:
+    """The Work an evaluation was given, or None (also for a context that is not an object)."""
+    return ctx.get(_WORK) if type(ctx) is dict else None
 
 
 _INDEX = re.compile(r"0|[1-9][0-9]*")
@@ -220,14 +174,30 @@ def _junction(stop: bool):
     return build
 
 
-def _member(v, arr):
-    return isinstance(arr, list) and any(json_equal(v, item) for item in arr)
+def _member(v, arr, work=None):
+    if not isinstance(arr, list):
+        return False
+    if work is not None:
+        work.charge(len(arr))
+    return any(json_equal(v, item, work) for item in arr)
 
 
-def _includes(container, v):
+def _includes(container, v, work=None):
     if isinstance(container, str):
         return isinstance(v, str) and v in container
-    return _member(v, container)
+    return _member(v, container, work)
+
+
+def _equal(a, b):
+    def fn(ctx):
+        x, y = a(ctx), b(ctx)
+        if x is y:
+            return True
+        t = type(x)
+        if t is type(y) and t in _SAME_TYPE_FAST:  # scalars: no Work lookup in the hot loop
+            return x == y
+        return json_equal(x, y, _work_of(ctx))
+    return fn
 
 
 def _affix(method):
@@ -237,8 +207,8 @@ def _affix(method):
 
 _CONTAINERS = (str, list, dict)
 _BUILDERS = {
-    "eq": lambda a, b: lambda ctx: json_equal(a(ctx), b(ctx)),
-    "ne": lambda a, b: lambda ctx: not json_equal(a(ctx), b(ctx)),
+    "eq": _equal,
+    "ne": lambda a, b: (lambda eq: lambda ctx: not eq(ctx))(_equal(a, b)),
     "gt": _ordered(operator.gt),
     "gte": _ordered(operator.ge),
     "lt": _ordered(operator.lt),
@@ -246,8 +216,8 @@ _BUILDERS = {
     "and": _junction(False),
     "or": _junction(True),
     "not": lambda a: lambda ctx: not truthy(a(ctx)),
-    "in": lambda a, b: lambda ctx: _member(a(ctx), b(ctx)),
-    "includes": lambda a, b: lambda ctx: _includes(a(ctx), b(ctx)),
+    "in": lambda a, b: lambda ctx: _member(a(ctx), b(ctx), _work_of(ctx)),
+    "includes": lambda a, b: lambda ctx: _includes(a(ctx), b(ctx), _work_of(ctx)),
     "startsWith": _affix(str.startswith),
     "endsWith": _affix(str.endswith),
     "length": lambda a: lambda ctx: len(v) if isinstance(v := a(ctx), _CONTAINERS) else None,
@@ -260,8 +230,36 @@ _ARITY.update({"and": (1, None), "or": (1, None), "not": (1, 1), "length": (1, 1
 _BOOLEAN_OPS = frozenset(_ARITY) - {"length"}
 
 
-def _compile(node: object, loc: str, depth: int, paths: set):
+class _Found:
+    """What compiling one `when` found: its var paths, regex ops and nodes."""
+
+    __slots__ = ("paths", "regex", "nodes")
+
+    def __init__(self) -> None:
+        self.paths: set = set()
+        self.regex = 0
+        self.nodes = 0
+
+
+def _regex(value, linear: LinearPattern):
+    """The `regex` op: linear in the text (toolkit.regex_linear), so no pattern and input can
+    stall the caller, and charged to the command's Work per character scanned."""
+    search, pattern = linear.search, linear.pattern
+    units = REGEX_STEP_UNITS + linear.positions + REGEX_TEST_UNITS * linear.class_tests
+
+    def fn(ctx):
+        v = value(ctx)
+        if not isinstance(v, str):
+            return False
+        text = v[:REGEX_INPUT_CAP]
+        work = _work_of(ctx)
+        return search(text) if work is None else work.search(search, pattern, text, units)
+    return fn
+
+
+def _compile(node: object, loc: str, depth: int, found: "_Found"):
     """Validate `node`; return (closure over the context, constant value or _MISSING)."""
+    found.nodes += 1
     kind = _kind(node)
     if kind in (_NULL, _BOOL, _STR):
         return _const(node)
@@ -272,7 +270,7 @@ def _compile(node: object, loc: str, depth: int, paths: set):
     if kind == _LIST:
         if depth >= MAX_DEPTH:
             _fail(f"expression nested deeper than {MAX_DEPTH} levels", loc)
-        parts = [_compile(x, f"{loc}[{i}]", depth + 1, paths) for i, x in enumerate(node)]
+        parts = [_compile(x, f"{loc}[{i}]", depth + 1, found) for i, x in enumerate(node)]
         if all(c is not _MISSING for _, c in parts):
             return _const([c for _, c in parts])
         fns = tuple(f for f, _ in parts)
@@ -281,7 +279,7 @@ def _compile(node: object, loc: str, depth: int, paths: set):
         _fail(f"{type(node).__name__} is not a JSON value", loc)
     if node.keys() == {"var"}:
         resolve = _compile_path(node["var"], loc, None)  # first: it refuses a non-string (unhashable) path
-        paths.add(node["var"])
+        found.paths.add(node["var"])
         return resolve, _MISSING
     if node.keys() != {"op", "args"}:
         keys = ", ".join(json.dumps(k) if isinstance(k, str) else repr(k) for k in node)
@@ -305,16 +303,17 @@ def _compile(node: object, loc: str, depth: int, paths: set):
         if not (isinstance(target, dict) and target.keys() == {"var"}):
             _fail('op "exists" takes a {"var": path} argument', arg_locs[0])
         resolve = _compile_path(target["var"], arg_locs[0], _MISSING)
-        paths.add(target["var"])
+        found.paths.add(target["var"])
         return (lambda ctx: resolve(ctx) is not _MISSING), _MISSING
     if op == "regex":
-        search = _compile_regex(args[1], arg_locs[1]).search
-        parts = [_compile(args[0], arg_locs[0], depth + 1, paths)]
-        value = parts[0][0]
-        # Linear in the text (toolkit.regex_linear): no pattern and input can stall the caller.
-        fn = lambda ctx: isinstance(v := value(ctx), str) and search(v[:REGEX_INPUT_CAP])
+        found.regex += 1
+        if found.regex > MAX_REGEX_PER_PREDICATE:
+            _fail(f"more than {MAX_REGEX_PER_PREDICATE} regex ops in one predicate", loc)
+        linear = _compile_regex(args[1], arg_locs[1])
+        parts = [_compile(args[0], arg_locs[0], depth + 1, found)]
+        fn = _regex(parts[0][0], linear)
     else:
-        parts = [_compile(a, arg_locs[i], depth + 1, paths) for i, a in enumerate(args)]
+        parts = [_compile(a, arg_locs[i], depth + 1, found) for i, a in enumerate(args)]
         fn = _BUILDERS[op](*(f for f, _ in parts))
         choices = parts[1][1] if op == "in" else None
         if isinstance(choices, list) and choices and all(type(x) is str for x in choices):
@@ -329,19 +328,26 @@ def _compile(node: object, loc: str, depth: int, paths: set):
 class Predicate:
     """A parsed, validated `when`. Immutable; safe to share between threads.
 
+    ``paths`` are the var paths it reads, ``regex_ops`` how many ``regex`` ops it holds and
+    ``size`` its number of nodes (what one evaluation is charged at least).
+
     >>> p = parse('{"op": "gte", "args": [{"var": "output.score"}, 0.5]}')
-    >>> p.evaluate({"output": {"score": 0.9}}), sorted(p.paths)
-    (True, ['output.score'])
+    >>> p.evaluate({"output": {"score": 0.9}}), sorted(p.paths), p.regex_ops, p.size
+    (True, ['output.score'], 0, 3)
     """
-    __slots__ = ("ast", "paths", "_fn")
+    __slots__ = ("ast", "paths", "regex_ops", "size", "_fn")
 
     # Set once through object.__setattr__ (annotations only, for type checkers).
     ast: object
     paths: frozenset[str]
+    regex_ops: int
+    size: int
 
-    def __init__(self, ast: object, paths: frozenset, fn) -> None:
+    def __init__(self, ast: object, found: _Found, fn) -> None:
         object.__setattr__(self, "ast", ast)
-        object.__setattr__(self, "paths", paths)
+        object.__setattr__(self, "paths", frozenset(found.paths))
+        object.__setattr__(self, "regex_ops", found.regex)
+        object.__setattr__(self, "size", found.nodes)
         object.__setattr__(self, "_fn", fn)
 
     def __setattr__(self, name, value):
@@ -349,8 +355,19 @@ class Predicate:
 
     __delattr__ = __setattr__
 
-    def evaluate(self, context: dict) -> bool:
-        """Run against {"output": ..., "step": ..., "execution": {"input": ...}}."""
+    def evaluate(self, context: dict, work=None) -> bool:
+        """Run against {"output": ..., "step": ..., "execution": {"input": ...}}.
+
+        With ``work`` (a :class:`~toolkit.work.Work`), charge it for this evaluation; raises
+        :class:`~toolkit.work.WorkLimitExceeded` when that passes its limit. The context then
+        keeps the work under a private key no path can read (not copied: the engine builds a
+        context per routed step, and evaluates it once per edge).
+        """
+        if work is None:
+            return self._fn(context)
+        work.charge(self.size)
+        if type(context) is dict:
+            context[_WORK] = work
         return self._fn(context)
 
     def __reduce__(self):  # closures do not pickle; re-parsing the AST does
@@ -387,13 +404,13 @@ def parse_ast(ast: object) -> Predicate:
     >>> parse_ast({"op": "exists", "args": [{"var": "execution.input.ticket"}]}).paths
     frozenset({'execution.input.ticket'})
     """
-    paths: set = set()
-    fn, _ = _compile(ast, "", 0, paths)
+    found = _Found()
+    fn, _ = _compile(ast, "", 0, found)
     if not (isinstance(ast, dict) and ast.get("op") in _BOOLEAN_OPS):
         what = (f'op "{ast["op"]}"' if isinstance(ast, dict) and "op" in ast
                 else "a {var} expression" if isinstance(ast, dict) else f"a {_KIND_NAMES[_kind(ast)]} literal")
         raise PredicateError(f"the top-level expression must be a boolean operator, got {what}")
-    return Predicate(ast, frozenset(paths), fn)
+    return Predicate(ast, found, fn)
 
 
 def evaluate(expr: object, context: dict) -> object:
@@ -404,5 +421,5 @@ def evaluate(expr: object, context: dict) -> object:
     >>> evaluate({"op": "length", "args": [{"var": "output.items"}]}, {"output": {"items": [1, 2]}})
     2
     """
-    fn, _ = _compile(expr, "", 0, set())
+    fn, _ = _compile(expr, "", 0, _Found())
     return fn(context)

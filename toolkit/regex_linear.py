@@ -150,12 +150,15 @@ class _Builder:
 
 class LinearPattern:
     """A compiled pattern; :meth:`search` tells whether it matches anywhere in a text.
+    ``positions`` is its number of character tests once counted repeats are expanded, and
+    ``class_tests`` how many distinct ones are not plain literals (each an ``re`` call for
+    every character the memo has not seen): together they bound the cost of one character.
 
     Safe to share between threads: the memos only ever gain entries that any thread would
     compute the same way, and are cleared whole when they grow past a bound.
     """
 
-    __slots__ = ("pattern", "_kind", "_arg", "_next", "_start", "_chars", "_bits", "_match", "_tests", "_asserts",
+    __slots__ = ("pattern", "positions", "class_tests", "_kind", "_arg", "_next", "_start", "_chars", "_bits", "_match", "_tests", "_asserts",
                  "_assert_bit", "_words", "_masks", "_closures", "_follows", "_steps", "_contexts", "_literals",
                  "_shift")
 
@@ -169,6 +172,7 @@ class LinearPattern:
         self._kind, self._arg, self._next = b.kind, b.arg, b.next
         chars = [i for i, k in enumerate(b.kind) if k == _CHAR]
         self._chars = chars  # position -> node
+        self.positions = len(chars)  # the size of the state set a search carries (its cost per character)
         self._bits = {node: 1 << i for i, node in enumerate(chars)}
         self._match = 1 << len(chars)
         masks: dict[int, int] = {}
@@ -180,6 +184,7 @@ class LinearPattern:
             self._literals[ch] = self._literals.get(ch, 0) | masks[index]
         self._tests = [(re.compile(source, flags).fullmatch, masks[index]) for source, index in b.tests.items()
                        if index not in b.literals]
+        self.class_tests = len(self._tests)  # each costs an `re` call per new character
         # Positions whose one successor is the position just below (a run of characters or a
         # counted repeat): they advance by a shift instead of a memo lookup.
         self._shift = sum(1 << p for p, node in enumerate(chars)

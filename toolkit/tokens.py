@@ -22,7 +22,7 @@ toolkit.tokens.UserTokenError: invalid user token: signature verification failed
 from __future__ import annotations
 
 import secrets
-from typing import Any
+from typing import Any, Sequence
 
 import jwt
 
@@ -36,6 +36,10 @@ __all__ = ["ALGORITHM", "ISSUER", "LIFETIME_S", "UserTokenError", "sign_user_tok
 
 class UserTokenError(ValueError):
     """A user token that is malformed, forged, of another algorithm, expired or missing a claim."""
+
+
+class _WrongSignature(UserTokenError):
+    """Signed, but not with this secret (another of the candidates may still fit)."""
 
 
 def sign_user_token(secret: str, *, user: dict[str, Any], resources: list[dict[str, Any]], now_s: int,
@@ -53,17 +57,33 @@ def sign_user_token(secret: str, *, user: dict[str, Any], resources: list[dict[s
     return jwt.encode(claims, secret, algorithm=ALGORITHM)
 
 
-def verify_user_token(token: str, secret: str, *, now_s: float | None = None, leeway: float = 0) -> dict[str, Any]:
+def verify_user_token(token: str, secret: str | Sequence[str], *, now_s: float | None = None,
+                      leeway: float = 0) -> dict[str, Any]:
     """The claims of a token this service issued, or :class:`UserTokenError` saying why not.
 
-    Only HS256 signed with ``secret`` is accepted; ``exp``, ``iat``, ``sub`` and ``iss`` must
-    be present and ``iss`` must be this service. ``now_s`` (Unix seconds) replaces the wall
-    clock, for tests and replays.
+    Only HS256 signed with ``secret`` is accepted — or with any of the secrets given as a
+    list, e.g. the current one and one a rotation retired (see
+    :func:`toolkit.services.credentials.verification_secrets`); ``exp``, ``iat``, ``sub`` and
+    ``iss`` must be present and ``iss`` must be this service. ``now_s`` (Unix seconds)
+    replaces the wall clock, for tests and replays.
     """
     if not isinstance(token, str) or not token:
         raise UserTokenError("invalid user token: empty")
-    if not secret:
+    candidates = [secret] if isinstance(secret, str) else list(secret)
+    if not candidates or not all(candidates):
         raise UserTokenError("invalid user token: no verification secret given")
+    for key in candidates[:-1]:
+        try:
+            return _decode(token, key, now_s, leeway)
+        except _WrongSignature:
+            continue
+    try:
+        return _decode(token, candidates[-1], now_s, leeway)
+    except _WrongSignature as exc:
+        raise UserTokenError(str(exc)) from None
+
+
+def _decode(token: str, secret: str, now_s: float | None, leeway: float) -> dict[str, Any]:
     try:
         claims = jwt.decode(token, secret, algorithms=[ALGORITHM], issuer=ISSUER, leeway=leeway,
                             options={"require": list(REQUIRED_CLAIMS), "verify_exp": now_s is None,
@@ -71,7 +91,7 @@ def verify_user_token(token: str, secret: str, *, now_s: float | None = None, le
     except jwt.ExpiredSignatureError:
         raise UserTokenError("invalid user token: expired") from None
     except jwt.InvalidSignatureError:
-        raise UserTokenError("invalid user token: signature verification failed") from None
+        raise _WrongSignature("invalid user token: signature verification failed") from None
     except jwt.InvalidAlgorithmError:
         raise UserTokenError(f"invalid user token: algorithm not allowed (only {ALGORITHM})") from None
     except jwt.MissingRequiredClaimError as exc:

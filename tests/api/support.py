@@ -65,7 +65,12 @@ def create_workspace(db: Path) -> dict:
 
 
 class Server:
-    """`collab serve --db DB --port P` as a subprocess; its output goes to a log file."""
+    """`collab serve --db DB --port P` as a subprocess; its output goes to a log file.
+
+    The per-workspace rate and in-flight limits are off (``--rate-limit 0 --max-in-flight 0``):
+    the tests send as fast and as many at once as they can from one workspace (50 racing
+    requests, say). A test of the limits sets them in ``extra_args`` (the last of a repeated
+    flag wins)."""
 
     def __init__(self, db: Path, log_path: Path, extra_args: tuple[str, ...] = ()) -> None:
         self.db = Path(db)
@@ -85,7 +90,8 @@ class Server:
             self._log = open(self.log_path, "ab")
             self.proc = subprocess.Popen(
                 [collab_bin(), "serve", "--db", str(self.db), "--host", "127.0.0.1", "--port", str(self.port),
-                 "--log-level", "warning", *self.extra_args],
+                 "--log-level", "warning", "--rate-limit", "0", "--max-in-flight", "0",
+                 *self.extra_args],
                 stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
             if self._wait_ready(timeout):
                 return self

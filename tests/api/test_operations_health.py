@@ -19,6 +19,7 @@ from api.support import DEF_CREATE, DEF_LIST, DISPATCH, create_workspace, human_
 from server import Settings
 from server.delivery import DeliverySettings
 from server.health import Readiness
+from toolkit.webhook_urls import WebhookPolicy
 
 
 def ready(url: str) -> httpx.Response:
@@ -59,8 +60,10 @@ def test_readyz_is_503_while_the_writer_is_stuck_and_200_once_it_moves(tmp_path)
 def test_readyz_is_503_over_the_outbox_bound(tmp_path):
     """Deliveries to a port nothing listens on stay pending (retried, 60 s apart)."""
     creds = create_workspace(tmp_path / "outbox.duckdb")
+    port = free_port()
+    policy = WebhookPolicy(allow_loopback=True, extra_ports=frozenset({port}))
     settings = Settings(db=tmp_path / "outbox.duckdb", readiness=Readiness(outbox_backlog=1), mirror_every_s=None,
-                        delivery=DeliverySettings(allow_loopback=True, retry_delays_ms=(60_000,)))
+                        delivery=DeliverySettings(policy=policy, retry_delays_ms=(60_000,)))
     with InProcess(settings) as srv:
         headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
         with httpx.Client(base_url=srv.url, headers=headers) as http:
@@ -68,7 +71,7 @@ def test_readyz_is_503_over_the_outbox_bound(tmp_path):
             assert ready(srv.url).status_code == 200
             for _ in range(2):
                 answer = http.post(DISPATCH, json={"data": {"definitionId": "held-back", "webhookSecret": "s" * 16,
-                                                            "webhookUrl": f"https://127.0.0.1:{free_port()}/h"}})
+                                                            "webhookUrl": f"https://127.0.0.1:{port}/h"}})
                 assert answer.status_code == 200, answer.text
         answer = ready(srv.url)
         assert answer.status_code == 503 and answer.text.startswith("not ready: outbox: "), answer.text

@@ -50,7 +50,8 @@ def observed(tmp_path_factory, receiver):
     try:
         srv = serve_fresh(tmp_path_factory.mktemp("observed"), "observed",
                           ("--webhook-allow-loopback", "--webhook-ca-bundle", str(receiver.ca_path),
-                           "--webhook-retry-delays", "100,100,100,100,100", "--log-level", "debug"))
+                           "--webhook-retry-delays", "100,100,100,100,100", "--log-level", "debug",
+                           "--webhook-allow-port", str(receiver.port)))
     finally:
         if previous is None:
             del os.environ["COLLAB_METRICS"]

@@ -191,13 +191,13 @@ def b_answer(api_b, path: str, data: dict, marker: str):
 
 
 def test_the_sweep_covers_every_route():
-    from server.routes import ROUTES
+    from toolkit.services.operations import OPERATIONS
 
     world = {k: "x" for k in ("org", "doc", "folder", "group", "execution", "step", "gated", "gate_step", "hooked",
                               "agent", "marker")}
     world["human"] = world["gate"] = {"definitionId": "x", "tags": ["x"]}
     covered = refusals(world).keys() | own_creations(world).keys()
-    assert covered == {e.path for e in ROUTES}
+    assert covered == {e.path for e in OPERATIONS}
     assert not refusals(world).keys() & own_creations(world).keys()
 
 

@@ -32,6 +32,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 DISABLED_PLUGINS = ["@jupyterlab/apputils-extension:announcements",
                     "@jupyterlab/extensionmanager-extension:plugin"]
 SKIP_VARIABLE = "COLLAB_SKIP_BROWSER"
+# The notebook on screen: the browser tests share one Lab, which keeps earlier notebooks open in hidden tabs.
+CURRENT = ".jp-NotebookPanel:not(.lm-mod-hidden)"
 
 
 def chromium_path() -> str | None:
@@ -61,8 +63,11 @@ class JupyterLab:
         self.proc: subprocess.Popen | None = None
         self.log_path = self.workdir / "jupyterlab.log"
 
-    def url(self, path: str = "") -> str:
-        return f"http://127.0.0.1:{self.port}/lab/tree/{path}?token={self.token}"
+    def url(self, path: str = "", workspace: str | None = None) -> str:
+        """The Lab page opening ``path``; a named ``workspace`` starts from a clean layout
+        (no tabs left open by an earlier test in the same Lab)."""
+        where = f"workspaces/{workspace}/tree" if workspace else "tree"
+        return f"http://127.0.0.1:{self.port}/lab/{where}/{path}?token={self.token}"
 
     def _environment(self) -> dict:
         config = self.workdir / "jupyter-config"
@@ -148,10 +153,10 @@ def open_browser(profile_dir: Path, width: int = 1500, height: int = 1000):
 
 def open_notebook(page, lab: JupyterLab, name: str) -> None:
     """Open ``name`` in Lab, wait until its kernel is idle, hide the left sidebar."""
-    page.goto(lab.url(name), wait_until="domcontentloaded")
-    page.locator(".jp-NotebookPanel .jp-Cell").first.wait_for(state="visible", timeout=90_000)
+    page.goto(lab.url(name, workspace=Path(name).stem), wait_until="domcontentloaded")
+    page.locator(f"{CURRENT} .jp-Cell").first.wait_for(state="visible", timeout=90_000)
     wait_idle(page)
-    page.locator(".jp-NotebookPanel .jp-Cell").first.click()
+    page.locator(f"{CURRENT} .jp-Cell").first.click()
     page.keyboard.press("Escape")            # command mode
     if page.locator("#jp-left-stack").is_visible():
         page.keyboard.press("Control+b")      # View > Show Left Sidebar: more room for the widgets

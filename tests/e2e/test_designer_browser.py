@@ -1,6 +1,6 @@
 """End to end, as a person: JupyterLab in Chromium opens 01-design.ipynb, runs all its cells
-from the Run menu, and the Designer shows its graph and lint panel; a click in the Designer's
-form reaches the kernel and comes back as a new lint finding.
+from the Run menu, and the Designer's canvas shows the graph and the lint panel; a click in
+the Designer's form reaches the kernel and comes back as a new lint finding on the canvas.
 
 Needs Chromium (``make test`` installs Debian's package when root). Without it the test
 fails and says how to get it; ``COLLAB_SKIP_BROWSER=1`` skips it instead. On failure, a
@@ -9,8 +9,6 @@ screenshot and the JupyterLab log are saved under ``tests/artifacts/``.
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 try:
@@ -18,26 +16,11 @@ try:
 except ImportError:   # the fixture reports it
     expect = None
 
-from e2e.lab import (ARTIFACTS, SKIP_VARIABLE, JupyterLab, chromium_path, missing_browser_message, open_browser,
-                     open_notebook, run_all_cells, wait_idle)
+from e2e.lab import ARTIFACTS, CURRENT, open_browser, open_notebook, run_all_cells, wait_idle
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 NODES = ("draft", "legal-review", "brand-review", "publish")
-
-
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory):
-    if os.environ.get(SKIP_VARIABLE) == "1":
-        pytest.skip(f"{SKIP_VARIABLE}=1: the JupyterLab browser test is skipped on this machine")
-    if chromium_path() is None:
-        pytest.fail(missing_browser_message(), pytrace=False)
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        pytest.fail("the playwright package is missing: pip install -e '.[dev]' (or make test)", pytrace=False)
-    with JupyterLab(tmp_path_factory.mktemp("lab")) as server:
-        yield server
 
 
 def test_designer_runs_in_jupyterlab(lab, tmp_path):
@@ -45,10 +28,10 @@ def test_designer_runs_in_jupyterlab(lab, tmp_path):
         try:
             open_notebook(page, lab, "01-design.ipynb")
             run_all_cells(page)
-            designer = page.locator(".collab-designer").first
+            designer = page.locator(f"{CURRENT} .collab-designer").first
             graph = designer.locator(".collab-designer-graph svg")
             for node in NODES:
-                graph.locator(f"g#node-{node}").wait_for(state="attached", timeout=120_000)
+                graph.locator(f"[data-key='node:{node}']").wait_for(state="attached", timeout=120_000)
             wait_idle(page)
             designer.scroll_into_view_if_needed()
             lint = designer.locator(".collab-designer-lint")
@@ -62,7 +45,7 @@ def test_designer_runs_in_jupyterlab(lab, tmp_path):
             expect(row.locator("input[type='text']")).to_have_value("alice@legal")
             row.locator("input[type='checkbox']").uncheck()
             expect(lint).to_contain_text("at least one reviewer must be mandatory", use_inner_text=True)
-            expect(graph.locator("g#node-legal-review")).to_contain_text("schema")
+            expect(graph.locator("[data-key='node:legal-review']")).to_contain_text("schema")
             row.locator("input[type='checkbox']").check()
             expect(lint).to_contain_text("No findings", use_inner_text=True)
         except Exception:

@@ -4,7 +4,9 @@ Every request goes through :meth:`Ctx.read` or :meth:`Ctx.write`. A write that t
 acknowledges (200 and ``{"result": …}``, and ``ok(result)`` when given) sets its facts in the
 ledger. A write whose answer never comes (the server was killed with it in flight) adds its
 facts as maybes and raises :class:`ServerGone`, which ends the operation; so does a request
-the dead server could not take (:class:`NotSent`), which promised nothing. A 5xx, a
+the dead server could not take (:class:`NotSent`), which promised nothing. A normal worker's
+request refused 429 with ``Retry-After`` (the server's rate limits refuse before doing
+anything) is sent again after the wait, as a client should. A 5xx, a
 malformed envelope or an error code the caller did not ``allow`` is reported as a problem:
 against a server that is up, each of these is a bug.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import random
+import time
 from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable
 
 import httpx
@@ -39,8 +42,9 @@ def _short(value: Any, limit: int = 300) -> str:
 class Ctx:
     """One load worker (``owner`` is its number) or the harness itself (``owner`` ``"h"``)."""
 
-    def __init__(self, run: "Run", owner: Hashable, rng: random.Random) -> None:
+    def __init__(self, run: "Run", owner: Hashable, rng: random.Random, creds: dict | None = None) -> None:
         self.run = run
+        self.creds = creds  # the hostile worker's own workspace; None: the run's
         self.owner = owner
         self.rng = rng
         self.ledger: Ledger = run.ledger
@@ -66,14 +70,25 @@ class Ctx:
         base = self.run.server.base_url
         if self._client is None or self._base != base:  # a restarted server listens on a new port
             self.close()
-            self._client, self._base = self.run.server.client(self.run.creds, timeout=60), base
-        self.report.request()
-        try:
-            return self._client.post(path, json={"data": data})
-        except httpx.ConnectError as exc:  # never reached the server: nothing to be unsure about
-            raise NotSent(f"{path}: {type(exc).__name__}") from exc
-        except httpx.TransportError as exc:
-            raise ServerGone(f"{path}: {type(exc).__name__}") from exc
+            self._client, self._base = self.run.server.client(self.creds or self.run.creds, timeout=60), base
+        for _ in range(10):
+            self.report.request()
+            loud, began = self.run.hostile_active, time.perf_counter()
+            try:
+                resp = self._client.post(path, json={"data": data})
+            except httpx.ConnectError as exc:  # never reached the server: nothing to be unsure about
+                raise NotSent(f"{path}: {type(exc).__name__}") from exc
+            except httpx.TransportError as exc:
+                raise ServerGone(f"{path}: {type(exc).__name__}") from exc
+            if isinstance(self.owner, int):
+                self.report.latency(loud, time.perf_counter() - began)
+            # A rate limit refuses before anything happens: a client waits as told and resends.
+            wait = resp.headers.get("retry-after", "")
+            if resp.status_code != 429 or not wait.isdigit() or self.creds is not None:
+                return resp
+            self.report.count("normal requests refused 429 and resent")
+            time.sleep(int(wait))
+        return resp
 
     def read(self, path: str, data: Any, *, allow: Iterable[str] = ()) -> Any:
         """The ``result`` of a request that changes nothing; None for an allowed error code

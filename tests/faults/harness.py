@@ -34,6 +34,7 @@ import duckdb
 
 from api.receiver import Receiver
 from api.support import Server, create_workspace
+from faults import hostile
 from faults.context import Ctx, ServerGone
 from faults.ledger import Ledger, Report
 from faults.registry import CHECKS, FAMILIES, OPERATIONS
@@ -61,6 +62,11 @@ class Config:
     # term_timeout_s (`collab serve --shutdown-timeout`).
     stop: str = "kill"
     term_timeout_s: float = 20.0
+    # One more worker, in its own workspace, sending the worst inputs it is allowed in every
+    # other window of a few seconds (faults.hostile); the server then runs with the limits it meets.
+    hostile: bool = False
+    poison_urls: bool = True          # the hostile worker dispatches with unparseable webhook URLs
+    maximal_predicates: bool = True   # … and the largest regex predicates the linter admits
 
 
 class Run:
@@ -78,6 +84,13 @@ class Run:
         # An HTTPS receiver for the executions dispatched with a webhook (faults.webhooks).
         self.receiver: Receiver | None = None
         self.webhook_records: list = []
+        self.hostile_creds: dict | None = None
+
+    @property
+    def hostile_active(self) -> bool:
+        """The hostile worker's turn: every other window of hostile.WINDOW_S seconds, so that
+        the normal workers' latency is sampled with and without it all through the run."""
+        return self.config.hostile and int(time.monotonic() / hostile.WINDOW_S) % 2 == 1
 
     def sql(self, query: str, params: list | None = None) -> list[tuple]:
         """Rows of a query on the database file (offline checks only)."""
@@ -104,11 +117,16 @@ class Harness:
         Path(config.root).mkdir(parents=True, exist_ok=True)
         run.receiver = Receiver(Path(config.root)).start()
         run.creds = create_workspace(run.db)
+        if config.hostile:
+            run.hostile_creds = create_workspace(run.db)
         run.server = self._start()
         self.me = Ctx(run, "h", random.Random(f"{config.seed}/checks"))
         sla_definition = create_definition_of(self.me, "sla", config.crossing_sla_ms)
         workers = [threading.Thread(target=self._work, args=(i,), name=f"fault-worker-{i}", daemon=True)
                    for i in range(config.workers)]
+        if config.hostile:
+            workers.append(threading.Thread(target=self._work, args=("x",), name="fault-worker-hostile",
+                                            daemon=True))
         self.up.set()
         for worker in workers:
             worker.start()
@@ -135,6 +153,8 @@ class Harness:
                 run.server.stop()
             run.receiver.stop()
         self._offline()
+        if config.hostile:
+            hostile.judge(self.report)
         self._say(f"done after {time.monotonic() - started:.0f} s\n{self.report.summary()}")
         return self.report
 
@@ -145,7 +165,8 @@ class Harness:
                  "--webhook-retry-delays", "200,400,800,1600,3200",
                  "--shutdown-timeout", f"{self.config.term_timeout_s:g}",
                  "--webhook-allow-port", str(self.run_state.receiver.port))
-        return Server(self.run_state.db, log, extra_args=hooks + self.config.server_args).start()
+        limits = hostile.SERVER_ARGS if self.config.hostile else ()
+        return Server(self.run_state.db, log, extra_args=hooks + limits + self.config.server_args).start()
 
     def _say(self, message: str) -> None:
         if self.config.progress is not None:
@@ -225,15 +246,22 @@ class Harness:
 
     # ------------------------------------------------------------------ the workers
 
-    def _work(self, owner: int) -> None:
-        ctx = Ctx(self.run_state, owner, random.Random(f"{self.config.seed}/{owner}"))
-        weights = [op.weight for op in OPERATIONS]
+    def _work(self, owner: int | str) -> None:
+        """A load worker's loop; owner "x" is the hostile worker (faults.hostile)."""
+        run = self.run_state
+        is_hostile = owner == "x"
+        ctx = Ctx(run, owner, random.Random(f"{self.config.seed}/{owner}"), run.hostile_creds if is_hostile else None)
+        operations = hostile.OPERATIONS if is_hostile else OPERATIONS
+        weights = [op.weight for op in operations]
         try:
             while not self.stopping:
                 if not self.up.is_set():
                     self._park()
                     continue
-                op = ctx.rng.choices(OPERATIONS, weights)[0]
+                if is_hostile and not run.hostile_active:
+                    time.sleep(0.05)
+                    continue
+                op = ctx.rng.choices(operations, weights)[0]
                 try:
                     op.fn(ctx)
                 except ServerGone as exc:
@@ -257,8 +285,12 @@ class Harness:
 
     def _wait_parked(self) -> None:
         with self.cond:
-            if not self.cond.wait_for(lambda: self.parked == self.config.workers, timeout=120):
+            if not self.cond.wait_for(lambda: self.parked == self._workers, timeout=120):
                 self.report.problem("workers did not stop within 120 s of the kill")
+
+    @property
+    def _workers(self) -> int:
+        return self.config.workers + (1 if self.config.hostile else 0)
 
     def _pause(self) -> None:
         self.up.clear()

@@ -48,10 +48,17 @@ class Report:
         self.duplicated: list[str] = []
         self.problems: list[str] = []
         self.counts: Counter = Counter()  # what the checks exercised, and acknowledged writes per operation
+        # Seconds each answered request of a normal worker took, by whether the hostile worker
+        # was active (faults.hostile)
+        self.latencies: dict[bool, list[float]] = {False: [], True: []}
 
     def request(self) -> None:
         with self._lock:
             self.sent += 1
+
+    def latency(self, hostile_active: bool, seconds: float) -> None:
+        with self._lock:
+            self.latencies[hostile_active].append(seconds)
 
     def ack(self, what: str) -> None:
         with self._lock:

@@ -1,6 +1,7 @@
 """`make soak`: the fault harness for a long run (default 10 minutes), then the counts.
 
     .venv/bin/python tests/faults/soak.py [--seconds N] [--workers N] [--seed N] [--keep DIR]
+                                          [--hostile [--poison-urls] [--maximal-predicates]]
 
 SOAK_SECONDS and SOAK_SEED set the defaults of --seconds and --seed (the seed is random when
 neither is given, and printed). Exit status 1 when anything was lost or duplicated or a check
@@ -27,6 +28,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=float(os.environ.get("SOAK_SECONDS", 600)))
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED", random.randrange(10 ** 6))))
+    parser.add_argument("--hostile", action="store_true", help="add the hostile tenant (faults.hostile)")
+    parser.add_argument("--poison-urls", action=argparse.BooleanOptionalAction, default=True,
+                        help="… with unparseable webhook URLs (default on)")
+    parser.add_argument("--maximal-predicates", action=argparse.BooleanOptionalAction, default=True,
+                        help="… with the largest regex predicates the linter admits (default on)")
     parser.add_argument("--keep", type=Path, help="directory for the database and server logs (default: a new "
                                                   "temporary one)")
     args = parser.parse_args(argv)
@@ -34,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"soak: {args.seconds:.0f} s, {args.workers} workers, seed {args.seed}, files in {root}", flush=True)
     started = time.strftime("%H:%M:%S")
     config = Config(root=root, seconds=args.seconds, workers=args.workers, seed=args.seed, load_s=(10.0, 40.0),
+                    hostile=args.hostile, poison_urls=args.poison_urls, maximal_predicates=args.maximal_predicates,
                     progress=lambda line: print(f"[{time.strftime('%H:%M:%S')}] {line}", flush=True))
     report = Harness(config).run()
     print(f"\nsoak from {started}, seed {args.seed}:")

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from server.envelope import MAX_DEPTH, parse_data
-from server.routes import ROUTES
+from toolkit.services.operations import OPERATIONS
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import validate
 
@@ -70,7 +70,7 @@ def test_nesting_beyond_the_limit_is_invalid_argument(depth, open_, close):
         assert isinstance(outcome, ApiError)
 
 
-REQUEST_MODELS = {e.path: e.request for e in ROUTES if e.request is not None}
+REQUEST_MODELS = {e.path: e.request for e in OPERATIONS if e.request is not None}
 
 
 FIELDS = {path: sorted(model.model_json_schema(by_alias=True).get("properties", {}))

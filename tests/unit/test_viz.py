@@ -226,7 +226,7 @@ def test_findings_highlight_the_nodes_edges_and_groups_they_concern():
     assert stroke(edges["edge-1"]) == error and width(edges["edge-1"]) == 3
     assert stroke(nodes["node-write"]) == error and "cycle-detected" in tooltip(nodes["node-write"])
     assert "APPROVAL_EDGE_REJECT_CYCLE_REQUIRES_LOOP" in tooltip(edges["edge-1"])
-    assert "⚠ APPROVAL_EDGE_REJECT_CYCLE" in text(edges["edge-1"])          # clipped in the picture
+    assert "⚠ APPROVAL_EDGE_REJECT_ CYCLE_REQUIRES_LOOP" in text(edges["edge-1"])   # whole, on two lines
     assert stroke(edges["edge-0"]) == style.ROLE["approve"]["color"].lower()  # untouched
 
     assert stroke(clusters["group-panel"]) == error

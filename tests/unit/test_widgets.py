@@ -73,7 +73,8 @@ def test_starts_empty_and_says_what_is_missing():
     assert [(f.key, f.where) for f in d.findings] == [("schema", "data.nodes")]
     assert d.model is None
     assert "Nothing to draw yet" in d.view.source
-    assert 'data-findings="1"' in d.lint.value and "data.nodes" in d.lint.value
+    assert [(f["where"], f["target"]) for f in d.scene["findings"]] == [("data.nodes", None)]
+    assert d.scene["empty"] and json.loads(d.canvas.scene) == d.scene
 
 
 def test_building_parallel_review_gives_the_example_graph():
@@ -82,7 +83,9 @@ def test_building_parallel_review_gives_the_example_graph():
     assert compile_definition(Definition.model_validate(d.definition)).to_json() == \
         compile_definition(Definition.model_validate(examples.load("parallel-review"))).to_json()
     assert node_ids_drawn(d.view) == {"draft", "legal-review", "brand-review", "publish"}
-    assert 'id="node-draft"' in d.graph.value.replace("&#45;", "-")
+    assert {n["id"] for n in d.scene["nodes"]} == {"draft", "legal-review", "brand-review", "publish"}
+    assert d.json_view.value == ""                                   # filled when its tab opens
+    d.tabs.selected_index = 3
     shown = re.search(r"<pre[^>]*>(.*)</pre>", d.json_view.value, re.S).group(1)
     assert json.loads(html.unescape(shown)) == d.definition        # the JSON tab shows what export writes
 
@@ -91,10 +94,10 @@ def test_lint_catches_a_missing_reject_path_and_the_fix_clears_it():
     d = build_parallel_review(Designer(), with_loop=False)
     assert set(keys(d)) == {"APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH"}
     assert {f.where for f in d.findings} == {"node:legal-review", "node:brand-review"}
-    assert "APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH" in d.lint.value
+    assert {f["target"] for f in d.scene["findings"]} == {"node:legal-review", "node:brand-review"}
     assert "APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH" in d.view.source   # outlined in the picture
     d.add_edge(("group", "review-board"), "draft", on="reject", max_iterations=3)
-    assert d.findings == [] and "No findings" in d.lint.value
+    assert d.findings == [] and d.scene["findings"] == []
     assert "APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH" not in d.view.source
 
 
@@ -158,12 +161,12 @@ def test_reviewer_mandatory_flag_form(pr):
     nodes.list.value = "legal-review"
     user, mandatory, _ = nodes.reviewer_rows.children[0].children
     assert (user.value, mandatory.value) == ("alice@legal", True)
-    before = pr.graph.value
+    before = pr.scene
     mandatory.value = False
     assert pr.definition["nodes"][1]["config"]["reviewers"] == [{"userId": "alice@legal", "mandatory": False}]
     assert [(f.key, f.where) for f in pr.findings] == [("schema", "data.nodes[1].config")]
-    assert "at least one reviewer must be mandatory" in pr.lint.value
-    assert pr.graph.value != before and "at least one reviewer must be mandatory" in pr.view.source
+    assert any("at least one reviewer must be mandatory" in f["message"] for f in pr.scene["findings"])
+    assert pr.scene != before and "at least one reviewer must be mandatory" in pr.view.source
     mandatory.value = True
     nodes.add_reviewer.click()
     user2 = nodes.reviewer_rows.children[1].children[0]
@@ -261,11 +264,18 @@ def test_add_and_remove_buttons():
     d.group_editor.remove.click()
     assert "groups" not in d.definition
     d.node_editor.list.value = "draft"
+    d.node_editor.remove.click()                                 # it has an edge: asked first
+    assert "Remove draft and its 1 edge?" in d.node_editor.question.value and len(d.definition["nodes"]) == 2
+    d.node_editor.no.click()
+    assert len(d.definition["nodes"]) == 2 and d.node_editor.ask_row.layout.display == "none"
     d.node_editor.remove.click()
+    d.node_editor.yes.click()
     assert edits.node_ids(d.definition) == ["review"] and d.definition["edges"] == []
     d.node_editor.new_id.value = "review"
-    d.node_editor.add.click()                                    # a duplicate: refused, said in the status line
-    assert isinstance(d.last_error, ValueError) and "already a node" in d.status.value
+    d.node_editor.add.click()                                    # a duplicate: refused, said beside the button
+    assert isinstance(d.last_error, ValueError)
+    assert "There is already a node &#x27;review&#x27;." in d.node_editor.message.value   # beside the Add button
+    assert "ValueError" not in d.node_editor.message.value and "already" not in d.status.value
 
 
 def test_edge_form_predicate_builder():
@@ -403,6 +413,7 @@ def test_export_is_what_the_server_accepts_as_is(tmp_path):
     from toolkit.store import Store
 
     d = build_parallel_review(Designer())
+    d.move_node("publish", 420.5, 260)                          # a dragged position rides along in custom
     d.export_path_field.value = str(tmp_path / "pr.json")
     d.export_button.click()
     path = tmp_path / "pr.json"
@@ -419,7 +430,12 @@ def test_export_is_what_the_server_accepts_as_is(tmp_path):
                                        "content-type": "application/json"})
     assert response.status_code == 200, response.text
     assert response.json()["result"]["definitionId"] == "parallel-review"
+    assert response.json()["result"]["custom"] == {"layout": {"publish": {"x": 420.5, "y": 260.0}}}
     assert Designer(str(path)).definition == d.definition      # and it opens again
+    echoed = Designer(response.json()["result"])               # so does what the server sends back
+    assert {k: echoed.definition[k] for k in ("nodes", "edges", "groups", "custom")} == \
+        {k: d.definition[k] for k in ("nodes", "edges", "groups", "custom")}
+    assert echoed.scene["layout"] == {"publish": [420.5, 260.0]}
 
 
 def test_export_refuses_a_definition_with_errors(tmp_path):

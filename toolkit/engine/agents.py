@@ -21,6 +21,7 @@ from toolkit.engine.plan import Plan
 from toolkit.engine.run import Transition
 from toolkit.engine.state import ExecutionState
 from toolkit.engine.types import JsonObject
+from toolkit.work import Work
 
 __all__ = ["AgentRunner", "AgentFailure", "DefaultAgentRunner", "run_agents"]
 
@@ -72,12 +73,15 @@ def _copy_json(value: Any) -> Any:
 
 
 def run_agents(plan: Plan, state: ExecutionState, transition: Transition, clock: Clock, ids: IdSource,
-               runner: AgentRunner | None = None) -> list[Transition]:
+               runner: AgentRunner | None = None,
+               memo: dict[tuple[str, str], bool] | None = None) -> list[Transition]:
     """Run every agent request of ``transition`` now, and of the transitions that follow.
 
     Completing one agent may start more (its successors); they are run too, breadth-first.
     Requests whose step is no longer running by its turn (a loop restart, a quorum, the end
-    of the execution) are skipped. Returns the extra transitions, in order.
+    of the execution) are skipped. Returns the extra transitions, in order. Each completion
+    is a command with its own work budget; ``memo`` (regex results, :class:`~toolkit.work.Work`)
+    is shared by them all.
     """
     runner = runner if runner is not None else DefaultAgentRunner()
     pending = list(transition.agent_requests)
@@ -97,7 +101,7 @@ def run_agents(plan: Plan, state: ExecutionState, transition: Transition, clock:
             if output is None:
                 continue
             command = AgentCompleted(request.step_id, output, None)
-        result = apply(plan, state, command, clock, ids)
+        result = apply(plan, state, command, clock, ids, Work(memo=memo))
         extra.append(result)
         pending.extend(result.agent_requests)
     return extra

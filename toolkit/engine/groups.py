@@ -66,8 +66,7 @@ def _firing(run: Run, group: GroupPlan, instance: GroupInstance, output: JsonObj
             firing.append(edge)
         elif edge.role == "custom":
             context = context or _context(run, instance, output)
-            assert edge.predicate is not None  # a custom edge carries its parsed `when`
-            if edge.predicate.evaluate(context):
+            if run.holds(edge, context):
                 firing.append(edge)
     return firing
 

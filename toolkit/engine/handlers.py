@@ -26,6 +26,7 @@ from toolkit.engine.run import Run, Transition
 from toolkit.engine.state import TERMINAL, ExecutionState, LoopState, StepState
 from toolkit.engine.types import JsonObject, PlannedTarget
 from toolkit.errors import ApiError, ErrorCode
+from toolkit.work import Work
 
 __all__ = ["apply", "suppress_duplicate_dispatch", "EXECUTION_CANCEL_ACTOR"]
 
@@ -33,13 +34,18 @@ EXECUTION_CANCEL_ACTOR = "system:execution-cancel"
 _NOT_FOUND, _PRECONDITION, _INVALID = ErrorCode.NOT_FOUND, ErrorCode.FAILED_PRECONDITION, ErrorCode.INVALID_ARGUMENT
 
 
-def apply(plan: Plan, state: ExecutionState | None, command: Command, clock: Clock, ids: IdSource) -> Transition:
+def apply(plan: Plan, state: ExecutionState | None, command: Command, clock: Clock, ids: IdSource,
+          work: Work | None = None) -> Transition:
     """Apply one command to one execution and return what happened.
 
     ``state`` is None only for :class:`Dispatch`. For speed, the given state object is
     mutated and returned as ``transition.state`` (copy it first with
     :meth:`ExecutionState.copy` if you need the old one). All checks that can raise
     :class:`ApiError` run before the first mutation, so on an error ``state`` is unchanged.
+
+    ``work`` is the command's :class:`~toolkit.work.Work` budget (a fresh one by default);
+    a command that would spend more fails its execution with ``work-limit-exceeded``
+    (:mod:`toolkit.engine.routing`) instead of running on.
 
     >>> from toolkit.engine import Plan, ManualClock, SeededIds, Dispatch
     >>> plan = Plan.from_definition({"definitionId": "abc", "name": "x",
@@ -58,7 +64,7 @@ def apply(plan: Plan, state: ExecutionState | None, command: Command, clock: Clo
         # A host bug, not a client error: an execution runs the version it was dispatched with.
         raise ValueError(f"execution {state.execution_id} runs {state.definition_id} "
                          f"v{state.definition_version}, not {plan.definition_id} v{plan.version}")
-    return handler(plan, state, command, clock, ids)
+    return handler(plan, state, command, clock, ids, work)
 
 
 def suppress_duplicate_dispatch(state: ExecutionState, clock: Clock) -> Transition:
@@ -93,7 +99,8 @@ def _require_object(value: object, field: str) -> None:
 
 # ---------------------------------------------------------------- handlers
 
-def _dispatch(plan: Plan, state: ExecutionState | None, cmd: Dispatch, clock: Clock, ids: IdSource) -> Transition:
+def _dispatch(plan: Plan, state: ExecutionState | None, cmd: Dispatch, clock: Clock, ids: IdSource,
+              work: Work | None) -> Transition:
     if state is not None:
         raise ApiError(_PRECONDITION, f"execution {state.execution_id} was already dispatched")
     if not isinstance(cmd.execution_id, str) or not cmd.execution_id:
@@ -105,7 +112,7 @@ def _dispatch(plan: Plan, state: ExecutionState | None, cmd: Dispatch, clock: Cl
                            cmd.idempotency_key, cmd.trigger_context, now)
     for loop_id in plan.loops:
         state.loops[loop_id] = LoopState(loop_id)
-    run = Run(plan, state, now, ids)
+    run = Run(plan, state, now, ids, work)
     planned: list[PlannedTarget] = []
     for kind, ref in plan.roots:
         planned.extend(run.plan_targets(None, [(-1, kind, ref)]))
@@ -118,8 +125,9 @@ def _dispatch(plan: Plan, state: ExecutionState | None, cmd: Dispatch, clock: Cl
                            "deduplicated": False})
 
 
-def _tick(plan: Plan, state: ExecutionState, cmd: Tick, clock: Clock, ids: IdSource) -> Transition:
-    run = Run(plan, state, clock.now(), ids)
+def _tick(plan: Plan, state: ExecutionState, cmd: Tick, clock: Clock, ids: IdSource,
+          work: Work | None) -> Transition:
+    run = Run(plan, state, clock.now(), ids, work)
     fired = 0
     while state.status == "running":
         due = _earliest_due(state, run.now)
@@ -156,7 +164,7 @@ def _earliest_due(state: ExecutionState, now: int) -> tuple[StepState, int] | No
 
 
 def _agent_completed(plan: Plan, state: ExecutionState, cmd: AgentCompleted, clock: Clock,
-                     ids: IdSource) -> Transition:
+                     ids: IdSource, work: Work | None) -> Transition:
     _require_object(cmd.output, "output")
     _require_object(cmd.error, "error")
     step = _step(state, cmd.step_id)
@@ -165,7 +173,7 @@ def _agent_completed(plan: Plan, state: ExecutionState, cmd: AgentCompleted, clo
         raise ApiError(_PRECONDITION, f"step {step.step_id} is not a non-blocking agent step")
     if step.status != "running":
         raise ApiError(_PRECONDITION, f"step {step.step_id} is {step.status}, not running")
-    run = Run(plan, state, clock.now(), ids)
+    run = Run(plan, state, clock.now(), ids, work)
     output = cmd.output if cmd.output is not None else {}
     if cmd.error is not None:
         error = {"code": str(cmd.error.get("code", "agent-error")), "message": str(cmd.error.get("message", ""))}
@@ -180,14 +188,14 @@ def _agent_completed(plan: Plan, state: ExecutionState, cmd: AgentCompleted, clo
 
 
 def _record_reviewer_decision(plan: Plan, state: ExecutionState, cmd: RecordReviewerDecision, clock: Clock,
-                              ids: IdSource) -> Transition:
+                              ids: IdSource, work: Work | None) -> Transition:
     if cmd.decision not in ("approve", "reject"):
         raise ApiError(_INVALID, "data.decision: must be approve or reject")
     step = _step(state, cmd.step_id)
     node = plan.nodes[step.node_id]
     if node.type != "human":
         raise ApiError(_PRECONDITION, f"step {step.step_id} is not a human step")
-    run = Run(plan, state, clock.now(), ids)
+    run = Run(plan, state, clock.now(), ids, work)
     if step.responses and cmd.reviewer_id in step.responses:
         return run.transition(_decision_result(False, decisions.status_of(step), False, "idempotent"))
     if step.status != "waiting":
@@ -208,7 +216,7 @@ def _decision_result(recorded: bool, status: str, resumed: bool, why: str | None
 
 
 def _record_agent_resolution(plan: Plan, state: ExecutionState, cmd: RecordAgentResolution, clock: Clock,
-                             ids: IdSource) -> Transition:
+                             ids: IdSource, work: Work | None) -> Transition:
     if cmd.status not in ("success", "failure"):
         raise ApiError(_INVALID, "data.status: must be success or failure")
     if not isinstance(cmd.resolution_id, str) or not cmd.resolution_id:
@@ -220,7 +228,7 @@ def _record_agent_resolution(plan: Plan, state: ExecutionState, cmd: RecordAgent
     node = plan.nodes[step.node_id]
     if node.type != "agent" or not node.blocking:
         raise ApiError(_PRECONDITION, f"step {step.step_id} is not a blocking agent step")
-    run = Run(plan, state, clock.now(), ids)
+    run = Run(plan, state, clock.now(), ids, work)
     if step.resolutions and cmd.resolution_id in step.resolutions:
         return run.transition({"recorded": False, "aggregatorStatus": decisions.status_of(step),
                                "resumeScheduled": False})
@@ -233,7 +241,8 @@ def _record_agent_resolution(plan: Plan, state: ExecutionState, cmd: RecordAgent
                            "resumeScheduled": resolved})
 
 
-def _resolve_step(plan: Plan, state: ExecutionState, cmd: ResolveStep, clock: Clock, ids: IdSource) -> Transition:
+def _resolve_step(plan: Plan, state: ExecutionState, cmd: ResolveStep, clock: Clock, ids: IdSource,
+                  work: Work | None) -> Transition:
     if cmd.action not in RESOLVE_ACTIONS:
         raise ApiError(_INVALID, f"data.action: must be one of {', '.join(RESOLVE_ACTIONS)}")
     _require_object(cmd.output, "output")
@@ -254,28 +263,29 @@ def _resolve_step(plan: Plan, state: ExecutionState, cmd: ResolveStep, clock: Cl
         if action.startswith("reviewer-") and cmd.actor_id not in node.reviewer_set:
             raise ApiError(ErrorCode.PERMISSION_DENIED,
                            f"actorId {cmd.actor_id} is not a reviewer of step {step.step_id}")
-    run = Run(plan, state, clock.now(), ids)
+    run = Run(plan, state, clock.now(), ids, work)
     decisions.resolve(run, node, step, cmd)
     drain(run)
     return run.transition({"resolved": True, "executionId": state.execution_id, "stepId": step.step_id,
                            "action": action})
 
 
-def _cancel_step(plan: Plan, state: ExecutionState, cmd: CancelStep, clock: Clock, ids: IdSource) -> Transition:
+def _cancel_step(plan: Plan, state: ExecutionState, cmd: CancelStep, clock: Clock, ids: IdSource,
+                 work: Work | None) -> Transition:
     step = _step(state, cmd.step_id)
     if step.status in TERMINAL:
         raise ApiError(_PRECONDITION, f"step {step.step_id} is already {step.status}")
     _require_running(state)
-    run = Run(plan, state, clock.now(), ids)
+    run = Run(plan, state, clock.now(), ids, work)
     run.cancel(step, cmd.actor_id, cmd.reason, route=True)
     drain(run)
     return run.transition({"cancelled": True, "stepId": step.step_id, "executionId": state.execution_id})
 
 
 def _cancel_execution(plan: Plan, state: ExecutionState, cmd: CancelExecution, clock: Clock,
-                      ids: IdSource) -> Transition:
+                      ids: IdSource, work: Work | None) -> Transition:
     _require_running(state)
-    run = Run(plan, state, clock.now(), ids)
+    run = Run(plan, state, clock.now(), ids, work)
     run.cancel_all(EXECUTION_CANCEL_ACTOR, cmd.reason)
     state.status = "cancelled"
     state.cancelled_at = state.completed_at = run.now
@@ -285,7 +295,7 @@ def _cancel_execution(plan: Plan, state: ExecutionState, cmd: CancelExecution, c
 
 # Keyed by the command's exact type; each handler takes that command type (and, but for
 # Dispatch, an existing state), which one Callable type cannot say: hence Any for those two.
-_Handler = Callable[[Plan, Any, Any, Clock, IdSource], Transition]
+_Handler = Callable[[Plan, Any, Any, Clock, IdSource, Work | None], Transition]
 
 _HANDLERS: dict[type[Command], _Handler] = {
     Dispatch: _dispatch,

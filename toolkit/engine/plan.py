@@ -165,11 +165,13 @@ class Plan:
     Attributes: ``nodes`` (id -> NodePlan, declared order), ``node_edges`` / ``group_edges``
     (source id -> forward EdgePlans in authored order, loop-backs excluded), ``groups``
     (id -> GroupPlan), ``loops`` (loopId -> LoopPlan), ``roots`` (``("node", id)`` or
-    ``("group", id)`` units in declared order: root group members start together).
+    ``("group", id)`` units in declared order: root group members start together),
+    ``regex_ops`` (how many ``regex`` ops all its predicates hold: a host rehearses commands
+    of a plan with any, see :class:`~toolkit.work.Work`).
     """
 
     __slots__ = ("definition", "definition_id", "version", "nodes", "node_edges", "group_edges",
-                 "groups", "loops", "roots")
+                 "groups", "loops", "roots", "regex_ops")
 
     # Set by from_definition and its helpers (annotations only: the slots hold the values).
     definition: Definition
@@ -241,6 +243,8 @@ class Plan:
             bucket = node_edges if ep.source_kind == "node" else group_edges
             bucket.setdefault(ep.source_ref, []).append(ep)
         self.node_edges = {k: tuple(v) for k, v in node_edges.items()}
+        self.regex_ops = sum(e.predicate.regex_ops for edges in (*node_edges.values(), *group_edges.values())
+                             for e in edges if e.predicate is not None)
         self.group_edges = {k: tuple(v) for k, v in group_edges.items()}
         for gp in self.groups.values():
             gp.edges = self.group_edges.get(gp.group_id, ())

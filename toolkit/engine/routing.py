@@ -17,6 +17,9 @@ ends the execution if nothing is pending, running or waiting any more. Routing o
 
 An execution that reaches :data:`MAX_STEPS` steps is stopped: its active steps are cancelled
 and it fails with ``step-limit-exceeded:<n>`` (which takes precedence over other outcomes).
+Likewise a command whose predicates spend more than its work budget (:mod:`toolkit.work`):
+the step being routed fires nothing, active steps are cancelled and the execution fails with
+``work-limit-exceeded:edge:<index>``, naming the custom edge whose predicate ran out.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from toolkit.engine.plan import EdgePlan, NodePlan
 from toolkit.engine.run import Run
 from toolkit.engine.state import StepState
 from toolkit.engine.types import JsonObject
+from toolkit.work import WorkLimitExceeded
 
 __all__ = ["drain", "route_step", "outcome_code", "MAX_STEPS"]
 
@@ -47,6 +51,7 @@ def outcome_code(step: StepState) -> str | None:
 # (implicit-join); the runtime stops such an execution instead of letting it take the host.
 MAX_STEPS = 10_000
 STEP_LIMIT_ACTOR = "system:step-limit"
+WORK_LIMIT_ACTOR = "system:work-limit"
 
 
 def drain(run: Run) -> None:
@@ -57,7 +62,13 @@ def drain(run: Run) -> None:
         if len(state.steps) >= MAX_STEPS and state.status == "running":
             _stop_at_step_limit(run)
             return
-        route_step(run, queue.popleft())
+        try:
+            route_step(run, queue.popleft())
+        except WorkLimitExceeded as exc:
+            # Raised before the step's edges fired (they fire together, after every predicate
+            # is known), so nothing of this step is half-done; the execution stops here.
+            _stop_at_work_limit(run, exc)
+            return
     run.end_if_done()
 
 
@@ -65,6 +76,13 @@ def _stop_at_step_limit(run: Run) -> None:
     """Cancel what is still active and fail the execution with ``step-limit-exceeded``."""
     run.cancel_all(STEP_LIMIT_ACTOR, "step-limit-exceeded")
     run.state.unhandled.append([0, f"step-limit-exceeded:{MAX_STEPS}"])
+    run.end("failed")
+
+
+def _stop_at_work_limit(run: Run, exc: WorkLimitExceeded) -> None:
+    """Cancel what is still active and fail the execution with ``work-limit-exceeded``."""
+    run.cancel_all(WORK_LIMIT_ACTOR, "work-limit-exceeded")
+    run.state.unhandled.append([0, f"work-limit-exceeded:edge:{exc.edge_index}"])
     run.end("failed")
 
 
@@ -127,8 +145,7 @@ def _fire_own_edges(run: Run, node: NodePlan, step: StepState) -> int:
                                         "nodeType": step.node_type, "status": status,
                                         "iteration": step.iteration},
                                "execution": {"input": run.state.input}}
-                assert edge.predicate is not None  # a custom edge carries its parsed `when`
-                ok = edge.predicate.evaluate(context)
+                ok = run.holds(edge, context)
         else:  # exhausted: only through loop exhaustion
             ok = False
         if ok:

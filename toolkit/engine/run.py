@@ -20,6 +20,7 @@ from toolkit.engine.events import Event
 from toolkit.engine.plan import EdgePlan, Plan
 from toolkit.engine.state import ExecutionState, GroupInstance, StepState
 from toolkit.engine.types import JsonObject, PlannedTarget, Target
+from toolkit.work import Work, WorkLimitExceeded
 
 __all__ = ["Run", "Transition", "resume_key", "MAX_STEP_ID"]
 
@@ -51,15 +52,17 @@ class Transition:
 
 
 class Run:
-    """Mutation helpers bound to (plan, state, now, ids) for one command."""
+    """Mutation helpers bound to (plan, state, now, ids) for one command, and the command's
+    :class:`~toolkit.work.Work` budget (a fresh one unless the host gives one)."""
 
-    __slots__ = ("plan", "state", "now", "ids", "events", "requests", "queue")
+    __slots__ = ("plan", "state", "now", "ids", "work", "events", "requests", "queue")
 
-    def __init__(self, plan: Plan, state: ExecutionState, now: int, ids: IdSource) -> None:
+    def __init__(self, plan: Plan, state: ExecutionState, now: int, ids: IdSource, work: Work | None = None) -> None:
         self.plan = plan
         self.state = state
         self.now = now
         self.ids = ids
+        self.work = work if work is not None else Work()
         self.events: list[Event] = []
         self.requests: list[AgentRequest] = []
         self.queue: deque[StepState] = deque()
@@ -80,6 +83,18 @@ class Run:
             steps = self.state.steps
             requests = [r for r in requests if steps[r.step_id].status == "running"]
         return Transition(self.state, self.events, result, requests)
+
+    # ------------------------------------------------------------ predicates
+
+    def holds(self, edge: EdgePlan, context: JsonObject) -> bool:
+        """Whether custom ``edge``'s predicate is true, charged to this command's budget; a
+        :class:`~toolkit.work.WorkLimitExceeded` leaves naming the edge."""
+        assert edge.predicate is not None  # a custom edge carries its parsed `when`
+        try:
+            return edge.predicate.evaluate(context, self.work)
+        except WorkLimitExceeded as exc:
+            exc.edge_index = edge.index
+            raise
 
     # ------------------------------------------------------------ ids
 

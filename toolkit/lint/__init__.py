@@ -2,7 +2,7 @@
 
 Rule families live in their own modules: :mod:`.contract` (APPROVAL_* edge contracts),
 :mod:`.shape` (ids, cycles, reachability, configs, breach routes), :mod:`.groups`,
-:mod:`.loops`, and :mod:`.advice` (warnings). :func:`lint_document` adds the schema
+:mod:`.loops`, :mod:`.cost` (predicate work per node) and :mod:`.advice` (warnings). :func:`lint_document` adds the schema
 (pydantic) findings, so one call reports everything wrong with a file or request body.
 
 >>> from toolkit.model import Definition
@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from toolkit.lint import advice, contract, groups, loops, shape
+from toolkit.lint import advice, contract, cost, groups, loops, shape
 from toolkit.lint.findings import Facts, Finding
 from toolkit.model import Definition, describe_errors
 
@@ -33,7 +33,7 @@ def lint(definition: Definition, known_agents: set[str] | None = None) -> list[F
     ``agent-not-registered`` warning.
     """
     facts = Facts(definition)
-    found = [*shape.check(facts), *contract.check(facts), *groups.check(facts)]
+    found = [*shape.check(facts), *contract.check(facts), *groups.check(facts), *cost.check(facts)]
     if facts.topological is not None:
         # Loop bodies are only meaningful on an acyclic forward graph.
         found += loops.check(facts)

@@ -51,7 +51,7 @@ class GetAgent(ApiModel):
     agent_id: AgentId | None = None
     version: Annotated[int, Field(ge=1)] | None = None
     page_size: Annotated[int, Field(ge=1, le=500)] | None = None
-    page_token: Annotated[str, StringConstraints(min_length=1)] | None = None
+    page_token: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
 
     @model_validator(mode="after")
     def _one_or_all(self):

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, ValidationError, field_validator, model_validator
 
-from toolkit.errors import ApiError, ErrorCode
+from toolkit.errors import ApiError, ErrorCode, listed
 from toolkit.model.base import ApiModel, JsonObject, OpenModel, _loc_to_path, bounded_list, describe_errors
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=256)]
@@ -193,7 +193,7 @@ def validate_add(data) -> AddAnnotations:
             if path.startswith(shortened) and shortened != exact:
                 path = exact + path[len(shortened):]
             parts.append(f"{path}: {message}")
-        raise ApiError(ErrorCode.INVALID_ARGUMENT, "; ".join(parts)) from None
+        raise ApiError(ErrorCode.INVALID_ARGUMENT, listed(parts, "; ")) from None
     cross_check(request)
     return request
 

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 from pydantic.alias_generators import to_camel
 
-from toolkit.errors import ApiError, ErrorCode
+from toolkit.errors import ApiError, ErrorCode, listed
 
 
 class ApiModel(BaseModel):
@@ -107,7 +107,7 @@ def describe_errors(exc: ValidationError, prefix: str = "data") -> list[tuple[st
 def invalid_argument(exc: ValidationError, prefix: str = "data") -> ApiError:
     """One ApiError naming every invalid field, the first one leading."""
     described = describe_errors(exc, prefix)
-    text = "; ".join(f"{path}: {msg}" for path, msg in described)
+    text = listed((f"{path}: {msg}" for path, msg in described), "; ")
     return ApiError(ErrorCode.INVALID_ARGUMENT, text)
 
 

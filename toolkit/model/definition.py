@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field, StringConstraints, field_validator, model_validator, BeforeValidator
 from pydantic import Discriminator, Tag
 
+from toolkit.limits import MAX_ID_CHARS
 from toolkit.model.base import (
     NODE_TAG,
     ApiModel,
@@ -243,8 +244,8 @@ class Trigger(ApiModel):
 
 class Scope(ApiModel):
     level: ScopeLevel = "apiKey"
-    organization_id: Annotated[str, StringConstraints(min_length=1)] | None = None
-    document_id: Annotated[str, StringConstraints(min_length=1)] | None = None
+    organization_id: Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)] | None = None
+    document_id: Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)] | None = None
 
 
 Tag64 = Annotated[str, StringConstraints(max_length=64)]
@@ -265,8 +266,8 @@ class Definition(ApiModel):
     triggers: bounded_list(Trigger, 0, 50) | None = None
     tags: bounded_list(Tag64, 0, 20) | None = None
     custom: JsonObject | None = None
-    organization_id: Annotated[str, StringConstraints(min_length=1)] | None = None
-    document_id: Annotated[str, StringConstraints(min_length=1)] | None = None
+    organization_id: Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)] | None = None
+    document_id: Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)] | None = None
 
     @model_validator(mode="after")
     def _scope_ids(self):

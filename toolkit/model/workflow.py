@@ -7,11 +7,17 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
+from toolkit.limits import MAX_ID_CHARS
 from toolkit.model.base import ApiModel, JsonObject
 from toolkit.model.definition import Scope
 from toolkit.webhook_urls import url_problem
 
 NonEmpty = Annotated[str, StringConstraints(min_length=1)]
+# Every id a request names is bounded, so that neither the lookup nor an error echoing it can
+# be made arbitrarily large (issue 13).
+Id = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)]
+Cursor = Annotated[str, StringConstraints(max_length=MAX_ID_CHARS)]
+Tag = Annotated[str, StringConstraints(max_length=64)]
 Actor = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 ResolutionIdStr = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.-]{1,200}$")]
 PageSize100 = Annotated[int, Field(ge=1, le=100)]
@@ -22,24 +28,24 @@ ExecutionStatus = Literal["running", "completed", "failed", "cancelled"]
 
 
 class DefinitionRef(ApiModel):
-    definition_id: NonEmpty
+    definition_id: Id
 
 
 class ListDefinitions(ApiModel):
     scope: Scope | None = None
     status: Literal["active", "tombstoned"] | None = None
-    tags: list[str] | None = None
+    tags: Annotated[list[Tag], Field(max_length=20)] | None = None
     page_size: PageSize100 = 50
-    cursor: str | None = None
+    cursor: Cursor | None = None
 
 
 class Dispatch(ApiModel):
-    definition_id: NonEmpty
+    definition_id: Id
     idempotency_key: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
     correlation_id: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
     trigger_context: JsonObject | None = None
-    organization_id: NonEmpty | None = None
-    document_id: NonEmpty | None = None
+    organization_id: Id | None = None
+    document_id: Id | None = None
     webhook_url: Annotated[str, StringConstraints(max_length=2048)] | None = None
     webhook_secret: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
 
@@ -54,30 +60,30 @@ class Dispatch(ApiModel):
 
 
 class ExecutionRef(ApiModel):
-    execution_id: NonEmpty
+    execution_id: Id
 
 
 class ListExecutions(ApiModel):
-    definition_id: NonEmpty | None = None
+    definition_id: Id | None = None
     status: ExecutionStatus | None = None
     page_size: PageSize100 = 50
-    cursor: str | None = None
+    cursor: Cursor | None = None
 
 
 class CancelExecution(ApiModel):
-    execution_id: NonEmpty
+    execution_id: Id
     reason: Annotated[str, StringConstraints(max_length=2000)] | None = None
 
 
 class GetEvents(ApiModel):
-    execution_id: NonEmpty
+    execution_id: Id
     since_seq: Annotated[int, Field(ge=0)] = 0
     page_size: Annotated[int, Field(ge=1, le=500)] = 100
 
 
 class ResolveStep(ApiModel):
-    execution_id: NonEmpty
-    step_id: NonEmpty
+    execution_id: Id
+    step_id: Id
     action: ResolveActionName
     actor_id: Actor
     output: JsonObject | None = None
@@ -85,16 +91,16 @@ class ResolveStep(ApiModel):
 
 
 class RecordReviewerDecision(ApiModel):
-    execution_id: NonEmpty
-    step_id: NonEmpty
-    reviewer_id: NonEmpty
+    execution_id: Id
+    step_id: Id
+    reviewer_id: Id
     decision: Literal["approve", "reject"]
     reason: Annotated[str, StringConstraints(max_length=2000)] | None = None
 
 
 class RecordAgentResolution(ApiModel):
-    execution_id: NonEmpty
-    step_id: NonEmpty
+    execution_id: Id
+    step_id: Id
     resolution_id: ResolutionIdStr
     status: Literal["success", "failure"]
     output: JsonObject | None = None
@@ -115,8 +121,8 @@ def _json_text(value: Any) -> str:
 
 
 class CancelStep(ApiModel):
-    execution_id: NonEmpty
-    step_id: NonEmpty
+    execution_id: Id
+    step_id: Id
     actor_id: Actor
     reason: Annotated[str, StringConstraints(max_length=500)] | None = None
 
@@ -128,17 +134,17 @@ class ListDeliveries(ApiModel):
     """Webhook deliveries, oldest first; ``status: "dead"`` lists the dead letters."""
 
     status: DeliveryStatus | None = None
-    execution_id: NonEmpty | None = None
+    execution_id: Id | None = None
     page_size: PageSize100 = 50
-    cursor: str | None = None
+    cursor: Cursor | None = None
 
 
 class RedriveDeliveries(ApiModel):
     """Dead-lettered deliveries to try again from the start of the retry schedule: the ones
     named in ``eventIds``, or every one of ``executionId`` (at least one of the two)."""
 
-    event_ids: Annotated[list[NonEmpty], Field(min_length=1, max_length=100)] | None = None
-    execution_id: NonEmpty | None = None
+    event_ids: Annotated[list[Id], Field(min_length=1, max_length=100)] | None = None
+    execution_id: Id | None = None
 
     @model_validator(mode="after")
     def _some(self):

@@ -88,7 +88,8 @@ def get_activities(services: Services, workspace: Workspace, request: m.GetActiv
                       request.organization_id or "").equal(document_id=request.document_id,
                                                            target_entity_id=request.target_entity_id)
     rows, next_token = keyset_page(services.store.read, "body, seq FROM activities", filters, "seq",
-                                   request.page_token, request.page_size, field="pageToken", descending=True)
+                                   request.page_token, request.page_size, field="pageToken", descending=True,
+                                   size_of=lambda row: len(row[0]))
     result = bulk(f"{len(rows)} activities", [json.loads(body) for body, _ in rows])
     result["nextPageToken"] = next_token
     return result

@@ -19,7 +19,7 @@ from toolkit import prompts
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model.agents import CreateAgent, GetAgent, UpdateAgent, UpdateAgentVersion, ValidatePrompt
 from toolkit.services.context import Services
-from toolkit.services.paging import decode_cursor, encode_cursor
+from toolkit.services.paging import decode_cursor, encode_cursor, fitting
 from toolkit.services.workspaces import Workspace
 
 DEFAULT_PAGE_SIZE = 100
@@ -151,7 +151,7 @@ def _list_agents(services: Services, workspace: Workspace, request: GetAgent) ->
     """Built-ins first (catalogue order), then custom agents in creation order."""
     ws, read = workspace.workspace_id, services.store.read
     size = request.page_size or DEFAULT_PAGE_SIZE
-    after = decode_cursor(request.page_token, "pageToken")
+    after = decode_cursor(request.page_token, "pageToken", minimum=-len(BUILT_IN) - 1)  # built-ins come first
     after = -len(BUILT_IN) - 1 if after is None else after
     if not -len(BUILT_IN) - 1 <= after < 2**62:
         raise ApiError(ErrorCode.INVALID_ARGUMENT, "data.pageToken: not a cursor this API returned")
@@ -168,10 +168,12 @@ def _list_agents(services: Services, workspace: Workspace, request: GetAgent) ->
         rows += read(f"SELECT {_COLUMNS} {_JOIN.format(version='a.version')} "
                      "WHERE a.workspace_id = ? AND NOT a.built_in AND a.list_key > ? ORDER BY a.list_key LIMIT ?",
                      [ws, max(after, 0), size + 1 - len(rows)]).fetchall()
+    views = [_view(r) for r in rows[:size]]
+    size = fitting(len(json.dumps(v, separators=(",", ":"))) for v in views)  # PAGE_MAX_BYTES
     more = len(rows) > size
-    rows = rows[:size]
+    rows, views = rows[:size], views[:size]
     token = encode_cursor(rows[-1][-1]) if more else None
-    return _success(f"{len(rows)} agent(s)", [_view(r) for r in rows], nextPageToken=token)
+    return _success(f"{len(rows)} agent(s)", views, nextPageToken=token)
 
 
 def update_agent(services: Services, workspace: Workspace, request: UpdateAgent) -> dict:

@@ -8,9 +8,28 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolkit.engine import AgentRunner, DefaultAgentRunner
+from toolkit.services.quotas import Quotas
 from toolkit.services.runtime import SystemClock, SystemIds
 from toolkit.store import Store
 from toolkit.webhook_urls import WebhookPolicy
+
+
+@dataclass(frozen=True)
+class CommitNotice:
+    """What a commit tells :attr:`Services.listeners` (the server's timers, agent pool and
+    webhook deliverer), called on the writer thread after the commit.
+
+    An execution's commit names it (``execution_id``, its ``status``, the ``next_deadline``
+    to fire, the background ``agent_requests`` it started, the event ids of the webhook
+    ``deliveries`` it queued); a redrive of dead deliveries only sets ``redriven``."""
+
+    workspace_id: str
+    execution_id: str | None = None
+    status: str | None = None
+    next_deadline: int | None = None
+    agent_requests: tuple = ()
+    deliveries: tuple[str, ...] = ()
+    redriven: bool = False
 
 
 @dataclass
@@ -24,7 +43,9 @@ class Services:
     plans: dict = field(default_factory=dict)        # (workspace, definition, version) -> (Plan, view)
     states: dict = field(default_factory=dict)       # execution id -> ExecutionState (writer thread only)
     heads: dict = field(default_factory=dict)        # (workspace, definition) -> current row (writer only)
-    listeners: list = field(default_factory=list)    # callables(workspace_id, committed execution rows)
+    listeners: list = field(default_factory=list)    # callables(CommitNotice)
+    quotas: Quotas = field(default_factory=Quotas)   # what one workspace may store
+    stored: dict = field(default_factory=dict)       # workspace -> executions stored (writer only)
     lock: threading.Lock = field(default_factory=threading.Lock)
     webhook_policy: WebhookPolicy = field(default_factory=WebhookPolicy)  # where dispatch lets webhooks go
 
@@ -34,6 +55,7 @@ class Services:
         command that started them; any other runner works in the background."""
         return type(self.runner) is DefaultAgentRunner
 
-    def notify(self, workspace_id: str, execution) -> None:
+    def notify(self, notice: CommitNotice) -> None:
+        """Tell every listener about a commit (on the writer thread, after the commit)."""
         for listener in self.listeners:
-            listener(workspace_id, execution)
+            listener(notice)

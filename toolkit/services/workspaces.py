@@ -2,7 +2,7 @@
 
 A workspace is one API key plus one or more auth tokens; both are stored only as SHA-256
 hashes and compared in constant time. Authentication failures never say which header was
-wrong.
+wrong. Rotating and revoking them: :mod:`toolkit.services.credentials`.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import weakref
 from dataclasses import dataclass
 
 from toolkit.errors import ApiError, ErrorCode
@@ -57,6 +58,7 @@ def create_workspace(store: Store, label: str = "default", *, dev: bool = False,
                    [_hash(auth_token), workspace_id, now_ms])
 
     store.write(job)
+    credentials_changed(store)
     return Credentials(workspace_id, api_key, auth_token)
 
 
@@ -64,38 +66,90 @@ def has_dev_workspace(store: Store) -> bool:
     return store.read("SELECT count(*) FROM workspaces WHERE dev").fetchone()[0] > 0
 
 
-def _unauthenticated() -> ApiError:
+def unauthenticated() -> ApiError:
+    """The one answer to wrong service credentials: it does not say which header was wrong."""
     return ApiError(ErrorCode.UNAUTHENTICATED,
                     "missing or invalid service credentials (x-service-api-key, x-service-auth-token)")
 
 
+# What a lookup compares against when the key or the token is not stored: hashes no secret has.
+_NO_KEY, _NO_TOKEN = "k" * 64, "t" * 64
+
+
+_EPOCHS: "weakref.WeakKeyDictionary[Store, int]" = weakref.WeakKeyDictionary()
+
+
+def credentials_changed(store: Store) -> None:
+    """Say that a key, token or secret of this store changed (after its write committed):
+    every :class:`Authenticator` on the store forgets the pairs it confirmed."""
+    _EPOCHS[store] = _EPOCHS.get(store, 0) + 1
+
+
 class Authenticator:
-    """Maps the two service headers to a workspace. Successful lookups are remembered by
-    hash, so a request costs two SHA-256s and a dict lookup."""
+    """Maps the two service headers to a workspace.
+
+    A lookup in the database does the same work whatever it finds: two lookups, one per
+    hash, each fetching a row whether or not the hash is stored (see ``_anchors``), then
+    constant-time comparisons (against dummies when the key or the token is unknown), so the
+    time taken tells neither whether the key exists nor which header was wrong. A pair the database confirmed is remembered (by its hashes) until
+    :func:`credentials_changed` is called for the store — every change in
+    :mod:`toolkit.services.credentials` calls it once committed — so a rotated key or a
+    revoked token stops working with the next request. Only whole, valid pairs are
+    remembered: a guess never is, and always takes the database path."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._known: dict[tuple[str, str], Workspace] = {}
+        self._confirmed: dict[tuple[str, str], tuple[int, Workspace]] = {}
+        self._anchor, self._anchored = (_NO_KEY, _NO_TOKEN), None
+
+    def _anchors(self, epoch: int) -> tuple[str, str]:
+        """A stored key hash and a stored token hash (dummies when there are none), read again
+        after every credential change."""
+        if self._anchored != epoch:
+            key = self.store.read("SELECT min(api_key_hash) FROM workspaces").fetchone()[0]
+            token = self.store.read("SELECT min(token_hash) FROM auth_tokens").fetchone()[0]
+            self._anchor = (key or _NO_KEY, token or _NO_TOKEN)
+            self._anchored = epoch
+        return self._anchor
+
+    def remembered(self, api_key: str | None, auth_token: str | None) -> Workspace | None:
+        """The workspace of a pair confirmed since the last credential change, else None
+        (cheap: two SHA-256s and a dict lookup, no database)."""
+        if not api_key or not auth_token:
+            return None
+        hit = self._confirmed.get((_hash(api_key), _hash(auth_token)))
+        if hit is None or hit[0] != _EPOCHS.get(self.store, 0):
+            return None
+        return hit[1]
 
     def authenticate(self, api_key: str | None, auth_token: str | None) -> Workspace:
-        if not api_key or not auth_token:
-            raise _unauthenticated()
-        key_hash, token_hash = _hash(api_key), _hash(auth_token)
-        known = self._known.get((key_hash, token_hash))
+        known = self.remembered(api_key, auth_token)
         if known is not None:
             return known
-        row = self.store.read(
-            "SELECT workspace_id, label, dev, jwt_secret, advanced_queries FROM workspaces WHERE api_key_hash = ?",
-            [key_hash]).fetchone()
-        tokens = [] if row is None else [t for (t,) in self.store.read(
-            "SELECT token_hash FROM auth_tokens WHERE workspace_id = ?", [row[0]]).fetchall()]
-        # Compare against every stored token (and a dummy when the key is unknown) so the
-        # time taken does not tell a wrong key from a wrong token.
-        matched = False
-        for stored in tokens or ["0" * 64]:
-            matched |= hmac.compare_digest(stored, token_hash)
-        if row is None or not matched:
-            raise _unauthenticated()
-        workspace = Workspace(*row)
-        self._known[(key_hash, token_hash)] = workspace
+        epoch = _EPOCHS.get(self.store, 0)  # read before the database: a change after it voids the entry
+        key_hash, token_hash = _hash(api_key or ""), _hash(auth_token or "")
+        key_anchor, token_anchor = self._anchors(epoch)
+        # Two lookups, both run whatever the first finds, each by its hash and by an anchor: a
+        # hash some row has. A row is fetched whether or not the caller's hash is stored (a
+        # fetched row costs DuckDB far more than a miss), so a known key takes no longer.
+        keys = self.store.read("SELECT workspace_id, label, dev, jwt_secret, advanced_queries, api_key_hash "
+                               "FROM workspaces WHERE api_key_hash IN (?, ?)", [key_hash, key_anchor]).fetchall()
+        tokens = self.store.read("SELECT workspace_id, token_hash FROM auth_tokens WHERE token_hash IN (?, ?)",
+                                 [token_hash, token_anchor]).fetchall()
+        row = (None,) * 6
+        for candidate in keys:
+            if hmac.compare_digest(candidate[5], key_hash):
+                row = candidate
+        token = (None, None)
+        for candidate in tokens:
+            if hmac.compare_digest(candidate[1], token_hash):
+                token = candidate
+        row = (*row, *token)
+        key_ok = hmac.compare_digest(row[5] or _NO_KEY, key_hash)
+        token_ok = hmac.compare_digest(row[7] or _NO_TOKEN, token_hash)
+        same = hmac.compare_digest(row[0] or "key", row[6] or "token")  # the token is this workspace's
+        if not (key_ok & token_ok & same) or not api_key or not auth_token:
+            raise unauthenticated()
+        workspace = Workspace(*row[:5])
+        self._confirmed[(key_hash, token_hash)] = (epoch, workspace)
         return workspace

@@ -32,7 +32,7 @@ from toolkit.simulate.records import outcome
 from toolkit.simulate.results import BatchWriter, Summary, connect, summarise
 from toolkit.simulate.script import Script
 
-__all__ = ["Policy", "Script", "Summary", "SimulationResult", "ScriptedRun", "Interval", "Intervals", "simulate",
+__all__ = ["Calibration", "calibrate", "WhatIf", "whatif", "Policy", "Script", "Summary", "SimulationResult", "ScriptedRun", "Interval", "Intervals", "simulate",
            "run_script", "to_plan", "run_rng", "EPOCH_MS"]
 
 # The default ``startAt``, 2026-01-01T00:00:00Z, so timestamps read as real dates.
@@ -194,3 +194,8 @@ def run_script(definition, script, policy=None, seed: int = 0) -> ScriptedRun:
     log = run_execution(plan, execution_id=f"script-{seed}", start_ms=start, rng=run_rng(seed, 0),
                         behaviour=resolved, script=script, trigger_context=script.input, horizon_ms=horizon)
     return ScriptedRun(log, script)
+
+
+# Imported last: both use simulate() above.
+from toolkit.simulate.calibrate import Calibration, calibrate  # noqa: E402
+from toolkit.simulate.whatif import WhatIf, whatif  # noqa: E402

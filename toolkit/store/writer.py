@@ -185,12 +185,14 @@ class KeySource:
 
 
 class _Job:
-    __slots__ = ("fn", "future", "context")
+    __slots__ = ("fn", "future", "context", "exclusive")
 
-    def __init__(self, fn: Callable[[Tx], Any], future: Future[Any]) -> None:
+    # fn takes a Tx, or the connection itself when exclusive
+    def __init__(self, fn: Callable[[Any], Any], future: Future[Any], exclusive: bool = False) -> None:
         self.fn = fn
         self.future = future
         self.context = contextvars.copy_context()  # the submitter's (a request's id, for its logs)
+        self.exclusive = exclusive  # fn(con), alone and outside any transaction
 
 
 class Writer:
@@ -223,6 +225,17 @@ class Writer:
     async def run(self, fn: Callable[[Tx], T]) -> T:
         return await asyncio.wrap_future(self.submit(fn))
 
+    def exclusive(self, fn: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
+        """Run ``fn(con)`` on the writer thread between two commits, outside any transaction,
+        and return its result: no other write happens while it runs. For work that needs the
+        database still (a checkpoint and file copy for a backup, a prune's delete and the
+        mirror's bookkeeping around it); keep it short, every write waits for it."""
+        if self._closed:
+            raise RuntimeError("the store is closed")
+        future: Future[T] = Future()
+        self._queue.put(_Job(fn, future, exclusive=True))
+        return future.result()
+
     def close(self) -> None:
         if not self._closed:
             self._closed = True
@@ -236,6 +249,9 @@ class Writer:
             job = self._queue.get()
             if job is None:
                 return
+            if job.exclusive:
+                self._run_exclusive(job)
+                continue
             group = [job]
             while len(group) < MAX_GROUP:
                 try:
@@ -245,8 +261,24 @@ class Writer:
                 if nxt is None:
                     self._run_group(group)
                     return
+                if nxt.exclusive:  # the group commits first, then the exclusive job runs alone
+                    self._run_group(group)
+                    group = []
+                    self._run_exclusive(nxt)
+                    break
                 group.append(nxt)
-            self._run_group(group)
+            if group:
+                self._run_group(group)
+
+    def _run_exclusive(self, job: _Job) -> None:
+        try:
+            job.future.set_result(job.fn(self.con))
+        except BaseException as exc:  # noqa: BLE001 - the caller gets every failure
+            try:
+                self.con.execute("ROLLBACK")  # a transaction the job left open must not hold the next group
+            except duckdb.Error:
+                pass
+            job.future.set_exception(exc)
 
     def _run_group(self, group: list[_Job]) -> None:
         if len(group) > 1 and self._try_group(group):

@@ -14,6 +14,8 @@ SVG a node is ``<g id="node-<nodeId>">`` titled with its nodeId, an edge ``edge-
 from toolkit.viz.definition import render_definition
 from toolkit.viz.execution import render_execution, render_execution_from_events
 from toolkit.viz.heatmap import render_heatmap
+from toolkit.viz.heatmap_diff import render_heatmap_diff
 from toolkit.viz.view import View
 
-__all__ = ["View", "render_definition", "render_execution", "render_execution_from_events", "render_heatmap"]
+__all__ = ["View", "render_definition", "render_execution", "render_execution_from_events", "render_heatmap",
+           "render_heatmap_diff"]

@@ -216,15 +216,27 @@ def highlight_findings(scene: Scene, findings: list[Finding]) -> list[Finding]:
         item = items[target]
         worst = "error" if any(f.severity == "error" for f in found) else "warning"
         keys = list(dict.fromkeys(f.key for f in found))
-        text = "⚠ " + clip(keys[0], 34) + (f" +{len(keys) - 1}" if len(keys) > 1 else "")
-        line = (text, {"size": 8, "color": style.FINDING_TEXT[worst]})
+        text = "⚠ " + keys[0] + (f" +{len(keys) - 1}" if len(keys) > 1 else "")
+        lines = [(part, {"size": 8, "color": style.FINDING_TEXT[worst]}) for part in _wrap_key(text)]
         item.attrs.update(style.FINDING[worst])
         if isinstance(item, EdgeItem):  # target ("edge", ...)
-            item.label = [*item.label, line]
+            item.label = [*item.label, *lines]
         else:
-            item.lines = [*item.lines, line]
+            item.lines = [*item.lines, *lines]
         item.tooltip = [*item.tooltip, *(f"{f.severity} {f.key}: {f.message}" for f in found)]
     return unplaced
+
+
+def _wrap_key(text: str, width: int = 24) -> list[str]:
+    """A finding key on lines of at most ``width`` characters, broken after underscores and
+    hyphens, so that the whole key shows inside a node shape (a clipped key names no rule)."""
+    lines, line = [], ""
+    for part in text.replace("_", "_\0").replace("-", "-\0").split("\0"):
+        if line and len(line) + len(part) > width:
+            lines.append(line)
+            line = ""
+        line += part
+    return lines + [line] if line else lines
 
 
 _KIND_NAMES = {"agent": "agent", "blocking": "blocking agent", "human": "human", "webhook": "webhook"}

@@ -77,3 +77,7 @@ CURRENT = {"penwidth": "3.2", "color": "#212121"}   # the node the player's curr
 # at a mid tone so that dark text stays readable on every step of it.
 HEAT = ("#FFFFFF", "#FFF4E5", "#FFE3BF", "#FFCC8F", "#FFB062", "#FF9240", "#F2731F")
 HEAT_PEN = (1.0, 9.0)   # penwidth of the rarest and the most frequent edge
+
+# What-if difference heat map: more steps per run in the candidate (warm) or fewer (cool).
+MORE = ("#FFFFFF", "#FDE0DD", "#FBB4AE", "#F4837D", "#E34A33")
+FEWER = ("#FFFFFF", "#DEEBF7", "#B3D1EE", "#7FB0DF", "#3E84C8")

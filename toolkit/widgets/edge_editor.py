@@ -31,6 +31,8 @@ def _edge_label(index: int, edge: dict) -> str:
 
 
 class EdgeEditor(Editor):
+    kind = "edge"
+
     def __init__(self, designer):
         super().__init__(designer)
         self.list = w.Select(rows=6, layout=wide())
@@ -59,11 +61,11 @@ class EdgeEditor(Editor):
         self.max_iterations = w.BoundedIntText(description="maxIterations", min=1, max=20, value=3, style=DESC)
         self.form = w.VBox([self.source, self.target, self.on, self.builder_box, self.is_loop, self.max_iterations])
         self.widget = w.VBox([self.list, w.HBox([self.new_from, w.HTML("→"), self.new_to, self.new_on]),
-                              w.HBox([self.add, self.remove]), self.form])
+                              w.HBox([self.add, self.remove]), self.message, self.form])
 
-        self.list.observe(lambda change: None if self._loading else self.refresh(), names="value")
-        self.add.on_click(lambda _: self.designer._run(self._add))
-        self.remove.on_click(lambda _: self.designer._run(self._remove))
+        self.list.observe(self._picked, names="value")
+        self.add.on_click(lambda _: self.run(self._add))
+        self.remove.on_click(lambda _: self.run(self._remove))
         self._on(self.source, lambda: self._update(source=self.source.value))
         self._on(self.target, lambda: self._update(target=self.target.value))
         self._on(self.on, self._role_changed)

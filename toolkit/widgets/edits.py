@@ -25,11 +25,15 @@ Endpoints are written the way the examples write them: a node as its bare id, a 
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
+
+from toolkit.model.base import ID_PATTERN
 
 __all__ = ["endpoint", "endpoint_key", "default_config", "add_node", "update_node", "rename_node", "remove_node",
            "set_reviewers", "add_edge", "update_edge", "remove_edge", "add_group", "update_group", "remove_group",
-           "new_definition", "set_info", "node_ids", "group_ids", "find_node", "find_group"]
+           "new_definition", "set_info", "node_ids", "group_ids", "find_node", "find_group", "check_id",
+           "move_node", "clear_layout"]
 
 TOP_KEYS = ("definitionId", "name", "description", "tags", "triggers", "custom", "scope", "organizationId",
             "documentId", "nodes", "groups", "edges")
@@ -64,6 +68,22 @@ def _apply(obj: dict, changes: dict, keys: tuple[str, ...]) -> dict:
     return _ordered(obj, keys)
 
 
+_ID = re.compile(ID_PATTERN)
+
+
+def check_id(value: str, what: str = "node") -> str:
+    """``value`` if it can be a node or group id (semantics §3), else a ValueError that says
+    which characters are allowed: refused when typed, not later as a schema message."""
+    if not value:
+        raise ValueError(f"Give the {what} an id.")
+    if not _ID.fullmatch(value):
+        raise ValueError(f"{value!r} cannot be a {what} id: use letters, digits and . _ : - only "
+                         f"(no spaces), at most 64 characters.")
+    if "__" in value:
+        raise ValueError(f"{value!r} cannot be a {what} id: '__' is reserved (it separates the parts of step ids).")
+    return value
+
+
 def new_definition(definition_id: str = "my-workflow", name: str = "My workflow") -> dict:
     """An empty definition: no nodes yet (the linter will say a definition needs one)."""
     return {"definitionId": definition_id, "name": name, "nodes": [], "edges": []}
@@ -90,18 +110,47 @@ def group_ids(raw: dict) -> list[str]:
     return [g.get("groupId") for g in raw.get("groups") or [] if isinstance(g, dict)]
 
 
+def _layout(raw: dict) -> dict:
+    """The dragged positions (``custom.layout``), or an empty dict when there are none."""
+    custom = raw.get("custom")
+    layout = custom.get("layout") if isinstance(custom, dict) else None
+    return layout if isinstance(layout, dict) else {}
+
+
+def move_node(raw: dict, node_id: str, x: float, y: float) -> dict:
+    """Keep a node where a person dragged it: ``custom.layout[nodeId] = {"x", "y"}`` (its
+    centre in the picture's points, y downward). Other ``custom`` keys are left alone."""
+    find_node(raw, node_id)
+    custom = raw.get("custom") if isinstance(raw.get("custom"), dict) else {}
+    layout = custom.get("layout") if isinstance(custom.get("layout"), dict) else {}
+    layout[node_id] = {"x": round(float(x), 1), "y": round(float(y), 1)}
+    custom["layout"] = layout
+    raw["custom"] = custom
+    _ordered(raw, TOP_KEYS)
+    return layout[node_id]
+
+
+def clear_layout(raw: dict) -> None:
+    """Drop every dragged position (and ``custom`` when nothing else is in it)."""
+    custom = raw.get("custom")
+    if isinstance(custom, dict):
+        custom.pop("layout", None)
+        if not custom:
+            del raw["custom"]
+
+
 def find_node(raw: dict, node_id: str) -> dict:
     for node in raw.get("nodes") or []:
         if node.get("nodeId") == node_id:
             return node
-    raise KeyError(f"no node {node_id!r}; nodes: {', '.join(map(str, node_ids(raw))) or 'none'}")
+    raise KeyError(f"There is no node {node_id!r} (nodes: {', '.join(map(str, node_ids(raw))) or 'none'}).")
 
 
 def find_group(raw: dict, group_id: str) -> dict:
     for group in raw.get("groups") or []:
         if group.get("groupId") == group_id:
             return group
-    raise KeyError(f"no group {group_id!r}; groups: {', '.join(map(str, group_ids(raw))) or 'none'}")
+    raise KeyError(f"There is no group {group_id!r} (groups: {', '.join(map(str, group_ids(raw))) or 'none'}).")
 
 
 # ---------------------------------------------------------------- endpoints
@@ -147,10 +196,9 @@ def default_config(node_type: str, node_id: str) -> dict:
 def add_node(raw: dict, node_id: str, node_type: str = "human", *, name: str | None = None,
              description: str | None = None, sla_ms: int | None = None, config: dict | None = None) -> dict:
     """Append a node (``config`` defaults to :func:`default_config`); returns it."""
-    if not node_id:
-        raise ValueError("a node needs a nodeId")
+    check_id(node_id, "node")
     if node_id in node_ids(raw):
-        raise ValueError(f"there is already a node {node_id!r}")
+        raise ValueError(f"There is already a node {node_id!r}.")
     node = {"nodeId": node_id, "type": node_type}
     _apply(node, {"name": name or None, "description": description or None, "slaMs": sla_ms or None,
                   "config": copy.deepcopy(config) if config is not None else default_config(node_type, node_id)},
@@ -177,9 +225,13 @@ def update_node(raw: dict, node_id: str, **changes: Any) -> dict:
 
 def rename_node(raw: dict, old: str, new: str) -> None:
     """Rename a node and every reference to it (edge endpoints, group members)."""
+    check_id(new, "node")
     if new in node_ids(raw):
-        raise ValueError(f"there is already a node {new!r}")
+        raise ValueError(f"There is already a node {new!r}.")
     find_node(raw, old)["nodeId"] = new
+    layout = _layout(raw)
+    if old in layout:
+        layout[new] = layout.pop(old)
     for edge in raw.get("edges") or []:
         for side in ("from", "to"):
             end = edge.get(side)
@@ -198,6 +250,10 @@ def remove_node(raw: dict, node_id: str) -> int:
     edges went with it."""
     node = find_node(raw, node_id)
     raw["nodes"].remove(node)
+    if node_id in _layout(raw):
+        del _layout(raw)[node_id]
+        if not _layout(raw):
+            clear_layout(raw)
     before = len(raw.get("edges") or [])
     raw["edges"] = [e for e in raw.get("edges") or []
                     if ("node", node_id) not in (endpoint_key(e.get("from")), endpoint_key(e.get("to")))]
@@ -268,10 +324,9 @@ def remove_edge(raw: dict, index: int) -> dict:
 def add_group(raw: dict, group_id: str, members=(), *, policy: str = "waitAll", quorum: int | None = None,
               required=(), name: str | None = None) -> dict:
     """Append a group of ``members`` (node ids) with its quorum policy; returns it."""
-    if not group_id:
-        raise ValueError("a group needs a groupId")
+    check_id(group_id, "group")
     if group_id in group_ids(raw):
-        raise ValueError(f"there is already a group {group_id!r}")
+        raise ValueError(f"There is already a group {group_id!r}.")
     group = _apply({"groupId": group_id}, {"name": name or None, "memberNodeIds": list(members),
                                            "quorum": quorum, "onQuorumMet": policy,
                                            "requiredNodeIds": list(required) or None}, GROUP_KEYS)
@@ -299,8 +354,9 @@ def update_group(raw: dict, group_id: str, **changes: Any) -> dict:
         changes["requiredNodeIds"] = None
     _apply(group, changes, GROUP_KEYS)
     if new_id is not None and new_id != group_id:
+        check_id(new_id, "group")
         if new_id in group_ids(raw):
-            raise ValueError(f"there is already a group {new_id!r}")
+            raise ValueError(f"There is already a group {new_id!r}.")
         group["groupId"] = new_id
         for edge in raw.get("edges") or []:
             for side in ("from", "to"):

@@ -36,12 +36,49 @@ def button(description: str, tooltip: str = "", style: str = "") -> w.Button:
 
 
 class Editor:
-    """Shared plumbing: a guard while the form is filled from the definition, and helpers to
-    set a selection widget's options without losing (or announcing) its value."""
+    """Shared plumbing: a guard while the form is filled from the definition, helpers to
+    set a selection widget's options without losing (or announcing) its value, a message
+    line under the add row (an error shows there, beside the control that caused it) and a
+    question row for actions that take more than they say."""
+
+    kind = ""   # "node", "edge" or "group": what the list selects on the canvas too
 
     def __init__(self, designer):
         self.designer = designer
         self._loading = False
+        self.message = w.HTML()
+        self.message.add_class(f"collab-{self.kind}-message")
+        self.question = w.HTML()
+        self.yes = w.Button(description="Remove", button_style="danger", layout=w.Layout(width="auto"))
+        self.no = w.Button(description="Cancel", layout=w.Layout(width="auto"))
+        self.ask_row = w.HBox([self.question, self.yes, self.no], layout=w.Layout(display="none",
+                                                                                  align_items="center"))
+        self._pending = None
+        self.yes.on_click(lambda _: self._answer(True))
+        self.no.on_click(lambda _: self._answer(False))
+
+    def run(self, action) -> None:
+        """Run a form action; an error shows in this editor's message line."""
+        self.designer._run(action, self.message)
+
+    def ask(self, question: str, action) -> None:
+        """Ask before ``action`` (the Remove button when edges would go with a node)."""
+        self.question.value = f'<b style="color:#B26A00">{question}</b>&nbsp;'
+        self.ask_row.layout.display = "flex"
+        self._pending = action
+
+    def _answer(self, yes: bool) -> None:
+        action, self._pending = self._pending, None
+        self.ask_row.layout.display = "none"
+        if yes and action is not None:
+            self.run(action)
+
+    def _picked(self, change) -> None:
+        """The person picked an item in the list: it is the canvas's selection too."""
+        if not self._loading:
+            self.refresh()
+            if change["new"] is not None:
+                self.designer._select_from_form((self.kind, change["new"]))
 
     @property
     def raw(self) -> dict:
@@ -50,7 +87,7 @@ class Editor:
     def _on(self, widget, handler) -> None:
         def call(change):
             if not self._loading:
-                self.designer._run(handler)
+                self.run(handler)
         widget.observe(call, names="value")
 
     def _set(self, widget, value) -> None:

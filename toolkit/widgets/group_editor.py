@@ -11,6 +11,8 @@ __all__ = ["GroupEditor"]
 
 
 class GroupEditor(Editor):
+    kind = "group"
+
     def __init__(self, designer):
         super().__init__(designer)
         self.list = w.Select(rows=4, layout=wide())
@@ -28,11 +30,12 @@ class GroupEditor(Editor):
                             w.HTML('<span style="font-size:11px;color:#607080">quorum 0 = every member; '
                                    "required members must approve whatever the quorum</span>"),
                             self.required])
-        self.widget = w.VBox([self.list, w.HBox([self.new_id, self.add]), w.HBox([self.remove]), self.form])
+        self.widget = w.VBox([self.list, w.HBox([self.new_id, self.add]), self.message, w.HBox([self.remove]),
+                              self.form])
 
-        self.list.observe(lambda change: None if self._loading else self.refresh(), names="value")
-        self.add.on_click(lambda _: self.designer._run(self._add))
-        self.remove.on_click(lambda _: self.designer._run(self._remove))
+        self.list.observe(self._picked, names="value")
+        self.add.on_click(lambda _: self.run(self._add))
+        self.remove.on_click(lambda _: self.run(self._remove))
         self._on(self.group_id, self._rename)
         self._on(self.name, lambda: self._update(name=self.name.value.strip() or None))
         self._on(self.members, lambda: self._update(members=list(self.members.value)))

@@ -15,6 +15,8 @@ __all__ = ["NodeEditor"]
 
 
 class NodeEditor(Editor):
+    kind = "node"
+
     def __init__(self, designer):
         super().__init__(designer)
         self.list = w.Select(rows=6, layout=wide())
@@ -50,14 +52,14 @@ class NodeEditor(Editor):
         self.webhook_box = w.VBox([self.url])
         self.config_box = w.VBox()
         self.form = w.VBox([self.node_id, self.name, self.type, self.sla_hours, self.config_box])
-        self.widget = w.VBox([self.list, w.HBox([self.new_id, self.new_type, self.add]), w.HBox([self.remove]),
-                              self.form])
+        self.widget = w.VBox([self.list, w.HBox([self.new_id, self.new_type, self.add]), self.message,
+                              w.HBox([self.remove]), self.ask_row, self.form])
 
         self.list.add_class("collab-node-list")
-        self.list.observe(lambda change: None if self._loading else self.refresh(), names="value")
-        self.add.on_click(lambda _: self.designer._run(self._add))
-        self.remove.on_click(lambda _: self.designer._run(self._remove))
-        self.add_reviewer.on_click(lambda _: self.designer._run(self._add_reviewer))
+        self.list.observe(self._picked, names="value")
+        self.add.on_click(lambda _: self.run(self._add))
+        self.remove.on_click(lambda _: self.run(self._remove))
+        self.add_reviewer.on_click(lambda _: self.run(self._add_reviewer))
         self._on(self.node_id, self._rename)
         self._on(self.name, lambda: self._update(name=self.name.value.strip() or None))
         self._on(self.type, lambda: self._update(type=self.type.value))
@@ -84,8 +86,16 @@ class NodeEditor(Editor):
         self.select(node_id)
 
     def _remove(self) -> None:
-        if self.selected is not None:
-            self.designer.remove_node(self.selected)
+        node_id = self.selected
+        if node_id is None:
+            return
+        edges = sum(1 for e in self.raw.get("edges") or []
+                    if ("node", node_id) in (edits.endpoint_key(e.get("from")), edits.endpoint_key(e.get("to"))))
+        if edges:
+            self.ask(f"Remove {node_id} and its {edges} edge{'s' * (edges != 1)}?",
+                     lambda: self.designer.remove_node(node_id))
+        else:
+            self.designer.remove_node(node_id)
 
     def select(self, node_id: str) -> None:
         self.list.value = node_id
@@ -152,7 +162,7 @@ class NodeEditor(Editor):
         drop = w.Button(description="✕", tooltip="remove this reviewer", layout=w.Layout(width="36px"))
         self._on(user, self._reviewers_changed)
         self._on(mandatory, self._reviewers_changed)
-        drop.on_click(lambda _: self.designer._run(lambda: self._drop_reviewer(index)))
+        drop.on_click(lambda _: self.run(lambda: self._drop_reviewer(index)))
         row = w.HBox([user, mandatory, drop])
         row.add_class("collab-reviewer-row")
         return row

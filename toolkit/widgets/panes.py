@@ -12,13 +12,15 @@ True
 from __future__ import annotations
 
 import functools
+import json
+import os
 import traceback
 from html import escape
 
 from toolkit.viz import View
 from toolkit.viz import style
 
-__all__ = ["svg_html", "findings_html", "table_html", "message_html", "guarded"]
+__all__ = ["svg_html", "findings_html", "table_html", "message_html", "guarded", "plain_error"]
 
 _SEVERITY_COLOUR = {"error": style.FINDING_TEXT["error"], "warning": style.FINDING_TEXT["warning"]}
 
@@ -100,3 +102,19 @@ def guarded(method):
             return None
 
     return wrapper
+
+
+def plain_error(exc: Exception) -> str:
+    """An exception in the words a person reads: no class name, no traceback; a missing
+    file says where it was looked for, a file that is not JSON says so."""
+    if isinstance(exc, FileNotFoundError):
+        name = exc.filename or str(exc)
+        return f"There is no file {str(name)!r} (looked in {os.getcwd()})."
+    if isinstance(exc, IsADirectoryError):
+        return f"{exc.filename!r} is a folder, not a JSON file."
+    if isinstance(exc, json.JSONDecodeError):
+        return f"This is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})."
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    text = str(exc) or type(exc).__name__
+    return text[:1].upper() + text[1:]

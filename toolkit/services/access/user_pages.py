@@ -23,6 +23,7 @@ import base64
 import json
 
 from toolkit.errors import ApiError, ErrorCode
+from toolkit.limits import MAX_CURSOR_KEY
 from toolkit.model.access import GetUsers
 from toolkit.services.access.common import now_s, ok, require_scope, scope_of
 from toolkit.services.context import Services
@@ -167,6 +168,8 @@ def _decode_token(token: str | None, kind: str) -> list | None:
         key = value[1:]
         if len(key) != len(_KEY_TYPES[kind]) or any(type(v) is not t for v, t in zip(key, _KEY_TYPES[kind])):
             raise ValueError
+        if any(type(v) is int and not 0 <= v <= MAX_CURSOR_KEY for v in key):
+            raise ValueError  # no position a list holds: the database could not even compare it
         return key
     except (ValueError, UnicodeDecodeError, TypeError):
         raise ApiError(ErrorCode.INVALID_ARGUMENT,

@@ -30,7 +30,7 @@ from toolkit.services.annotations.visibility import (
     visible_sql,
 )
 from toolkit.services.context import Services
-from toolkit.services.paging import decode_cursor, encode_cursor
+from toolkit.services.paging import decode_cursor, encode_cursor, fitting
 from toolkit.services.statements import parsed
 from toolkit.services.workspaces import Workspace
 
@@ -66,8 +66,9 @@ def get_annotations(services: Services, workspace: Workspace, request: m.GetAnno
     params["limit"] = request.page_size + 1
     rows = read(f"SELECT a.seq, a.body FROM annotations a WHERE {' AND '.join(where)} ORDER BY a.seq LIMIT $limit",
                 params).fetchall()
-    more = len(rows) > request.page_size
-    rows = rows[: request.page_size]
+    size = fitting(len(body) for _, body in rows[: request.page_size])  # PAGE_MAX_BYTES, as stored JSON
+    more = len(rows) > size
+    rows = rows[:size]
     return _page([json.loads(body) for _, body in rows], encode_cursor(rows[-1][0]) if more else None)
 
 

@@ -15,13 +15,14 @@ import json
 
 from toolkit.compiler import compile_definition
 from toolkit.engine import Plan
-from toolkit.errors import ApiError, ErrorCode
+from toolkit.errors import ApiError, ErrorCode, listed
 from toolkit.lint import errors_of, lint, lint_document
 from toolkit.model import Definition, DefinitionUpdate
 from toolkit.model.workflow import DefinitionRef, ListDefinitions
 from toolkit.services.agents import registered_agent_ids
 from toolkit.services.context import Services
 from toolkit.services.paging import Filters, keyset_page
+from toolkit.services.quotas import check_definition_quota
 from toolkit.services.workspaces import Workspace
 
 
@@ -38,11 +39,11 @@ def validated(body, model=Definition) -> Definition:
     errors = errors_of(findings)
     if errors:
         if errors[0].key == "schema":
-            text = "; ".join(f"{f.where}: {f.message}" for f in errors)
+            text = listed((f"{f.where}: {f.message}" for f in errors), "; ")
         else:
-            keys = ", ".join(dict.fromkeys(f.key for f in errors))
-            text = f"definition failed validation ({keys}): " + "; ".join(
-                f"{f.key} at {f.where}: {f.message}" for f in errors)
+            keys = listed(dict.fromkeys(f.key for f in errors))
+            text = f"definition failed validation ({keys}): " + listed(
+                (f"{f.key} at {f.where}: {f.message}" for f in errors), "; ")
         raise ApiError(ErrorCode.INVALID_ARGUMENT, text)
     assert definition is not None  # no errors: the body parsed
     return definition
@@ -135,6 +136,7 @@ def create_definition(services: Services, workspace: Workspace, body: dict) -> d
     def job(tx):
         if _row(tx.execute, ws, definition.definition_id) is not None:
             raise ApiError(ErrorCode.ALREADY_EXISTS, f"data.definitionId: {definition.definition_id} is already in use")
+        check_definition_quota(services, tx, ws)
         now = services.clock.now()
         tx.execute("INSERT INTO definition_versions VALUES (?, ?, 1, ?, ?)",
                    [ws, definition.definition_id, json.dumps(body), now])
@@ -163,11 +165,17 @@ def list_definitions(services: Services, workspace: Workspace, request: ListDefi
                       document_id=request.scope.document_id)
     if request.tags:
         filters.add("list_has_all(tags, ?)", request.tags)
+    views: dict = {}
+
+    def size_of(row) -> int:  # builds each view once, as the page measures it (PAGE_MAX_BYTES)
+        if not views:
+            views["registry"] = _registry(services, workspace.workspace_id)
+        view = views[row[-1]] = _view(services, workspace.workspace_id, row, views["registry"])
+        return len(json.dumps(view, separators=(",", ":")))
+
     rows, next_cursor = keyset_page(services.store.read, f"{_COLUMNS} FROM definitions", filters, "list_key",
-                                    request.cursor, request.page_size)
-    registry = _registry(services, workspace.workspace_id) if rows else frozenset()
-    return {"items": [_view(services, workspace.workspace_id, r, registry) for r in rows],
-            "nextCursor": next_cursor, "hasMore": next_cursor is not None}
+                                    request.cursor, request.page_size, size_of=size_of)
+    return {"items": [views[r[-1]] for r in rows], "nextCursor": next_cursor, "hasMore": next_cursor is not None}
 
 
 def update_definition(services: Services, workspace: Workspace, body: dict) -> dict:

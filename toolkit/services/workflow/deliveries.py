@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from toolkit.model import workflow as m
-from toolkit.services.context import Services
+from toolkit.services.context import CommitNotice, Services
 from toolkit.services.paging import Filters, keyset_page
 from toolkit.services.workspaces import Workspace
 from toolkit.webhooks import RETRY_DELAYS_MS, retry_delay_ms
@@ -149,7 +149,7 @@ def redrive_deliveries(services: Services, workspace: Workspace, request: m.Redr
         rows = tx.execute("UPDATE outbox SET status = 'pending', failures = 0, next_attempt_at = ?, dead_at = NULL "
                           f"WHERE {filters.sql} RETURNING event_id, list_key", [now] + filters.params).fetchall()
         if rows:
-            tx.after_commit(lambda: services.notify(ws, {"deliveries": True}))
+            tx.after_commit(lambda: services.notify(CommitNotice(ws, redriven=True)))
         return [event_id for event_id, _ in sorted(rows, key=lambda r: r[1])]
 
     redriven = services.store.write(job)

@@ -5,6 +5,8 @@ state (from the in-memory cache, else the database), apply the engine transition
 raises ApiError *before* changing anything — and persist the new state, its steps, events
 and the command in the same transaction. Live states stay cached in the writer so a
 decision does not reload steps from the database; a rollback evicts what it touched.
+Commands of definitions with regex predicates are first rehearsed in the caller's thread
+(:mod:`.rehearsal`), so their searches are answered from a memo on the writer.
 """
 
 from __future__ import annotations
@@ -30,12 +32,15 @@ from toolkit.engine import (
 )
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import workflow as m
-from toolkit.services.context import Services
-from toolkit.services.paging import Filters, keyset_page
+from toolkit.services.context import CommitNotice, Services
+from toolkit.services.paging import Filters, fitting, keyset_page
+from toolkit.services.quotas import take_execution_quota
 from toolkit.services.workflow.definitions import plan_for
-from toolkit.services.workflow.persist import save
+from toolkit.services.workflow.persist import BY_EXECUTION_ID, save
+from toolkit.services.workflow.rehearsal import rehearse, rehearse_dispatch
 from toolkit.services.workspaces import Workspace
 from toolkit.webhook_urls import url_problem
+from toolkit.work import Work
 
 
 @dataclass(frozen=True)
@@ -57,13 +62,6 @@ class _Loaded:
 
     def __init__(self, state, version: int, plan, webhook_url: str | None) -> None:
         self.state, self.version, self.plan, self.webhook_url = state, version, plan, webhook_url
-
-
-# DuckDB looks a row up through an index only when the key's equality is the whole filter; any
-# other condition beside it turns the lookup into a scan of the table, whose cost grows with
-# every execution ever stored. So: find by id alone, and check the workspace in Python (or, for
-# events, behind a materialised CTE the optimiser does not push the other conditions into).
-BY_EXECUTION_ID = "SELECT {columns} FROM executions WHERE execution_id = ?"
 
 
 def _load(services: Services, tx, workspace_id: str, execution_id: str) -> _Loaded:
@@ -88,14 +86,14 @@ def _job_clock(services: Services) -> ManualClock:
 
 
 def _commit(services: Services, tx, workspace_id: str, state, plan, transition, command, version, clock,
-            webhook_url: str | None, extra=None):
+            webhook_url: str | None, extra=None, memo: dict | None = None):
     """Persist ``transition`` plus, with the default runner, the agent steps it started."""
     events = list(transition.events)
     requests = transition.agent_requests
     name = type(command).__name__
     payload = {k: v for k, v in asdict(command).items() if v is not None}
     if services.runs_agents_inline and requests:
-        for more in run_agents(plan, state, transition, clock, services.ids, services.runner):
+        for more in run_agents(plan, state, transition, clock, services.ids, services.runner, memo=memo):
             events.extend(more.events)
         requests = []
         payload["agentsInline"] = True
@@ -109,42 +107,40 @@ def _commit(services: Services, tx, workspace_id: str, state, plan, transition, 
     services.states[eid] = (state, new_version, workspace_id, webhook_url)
     if state.status != "running":
         tx.after_commit(lambda: services.states.pop(eid, None))
-    tx.after_commit(lambda: services.notify(workspace_id, {"executionId": eid, "status": state.status,
-                                                           "nextDeadline": state.next_deadline(),
-                                                           "agentRequests": requests,
-                                                           "deliveries": [e.event_id for e in events
-                                                                          if e.type in EXTERNAL_TYPES]
-                                                           if webhook_url is not None else []}))
+    deliveries = tuple(e.event_id for e in events if e.type in EXTERNAL_TYPES) if webhook_url is not None else ()
+    notice = CommitNotice(workspace_id, eid, state.status, state.next_deadline(), tuple(requests), deliveries)
+    tx.after_commit(lambda: services.notify(notice))
     return new_version
 
 
-def _catch_up(services: Services, tx, workspace_id: str, run: _Loaded, clock) -> None:
+def _catch_up(services: Services, tx, workspace_id: str, run: _Loaded, clock, memo: dict | None = None) -> None:
     """Fire deadlines that are already due before applying a command, so a decision that
     arrives after the SLA (while the timer is a moment late) finds the step breached."""
     deadline = run.state.next_deadline()
     if run.state.status != "running" or deadline is None or deadline > clock.now():
         return
-    transition = apply(run.plan, run.state, Tick(), clock, services.ids)
+    transition = apply(run.plan, run.state, Tick(), clock, services.ids, Work(memo=memo))
     run.version = _commit(services, tx, workspace_id, run.state, run.plan, transition, Tick(), run.version, clock,
-                          run.webhook_url)
+                          run.webhook_url, memo=memo)
 
 
-def _apply(services: Services, tx, workspace_id: str, run: _Loaded, command, clock):
-    transition = apply(run.plan, run.state, command, clock, services.ids)
+def _apply(services: Services, tx, workspace_id: str, run: _Loaded, command, clock, memo: dict | None = None):
+    transition = apply(run.plan, run.state, command, clock, services.ids, Work(memo=memo))
     if transition.events:  # a no-op (an idempotent replay, an unknown responder) changes nothing
         run.version = _commit(services, tx, workspace_id, run.state, run.plan, transition, command, run.version,
-                              clock, run.webhook_url)
+                              clock, run.webhook_url, memo=memo)
     return transition
 
 
 def _command(services: Services, workspace: Workspace, execution_id: str, make_command) -> dict:
     ws = workspace.workspace_id
+    memo = rehearse(services, ws, execution_id, make_command)
 
     def job(tx):
         clock = _job_clock(services)
         run = _load(services, tx, ws, execution_id)
-        _catch_up(services, tx, ws, run, clock)
-        return _apply(services, tx, ws, run, make_command(run.state), clock).result
+        _catch_up(services, tx, ws, run, clock, memo)
+        return _apply(services, tx, ws, run, make_command(run.state), clock, memo).result
 
     return services.store.write(job)
 
@@ -157,6 +153,8 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
         problem = url_problem(request.webhook_url, services.webhook_policy)
         if problem is not None:
             raise ApiError(ErrorCode.INVALID_ARGUMENT, f"data.webhookUrl: {problem}")
+    memo = rehearse_dispatch(services, ws, request.definition_id, Dispatch(
+        "ex_rehearsal", request.correlation_id, request.idempotency_key, request.trigger_context))
 
     def job(tx):
         clock = _job_clock(services)
@@ -185,12 +183,14 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
                         run.version, clock, run.webhook_url)
                 return transition.result
         plan, _ = plan_for(services, ws, request.definition_id, version, read=tx.execute)
+        take_execution_quota(services, tx, ws)
         execution_id = services.ids.execution_id()
         command = Dispatch(execution_id, request.correlation_id, request.idempotency_key, request.trigger_context)
-        transition = apply(plan, None, command, clock, services.ids)
+        transition = apply(plan, None, command, clock, services.ids, Work(memo=memo))
         extra = {"organization_id": organization_id, "document_id": document_id,
                  "webhook_url": request.webhook_url, "webhook_secret": request.webhook_secret}
-        _commit(services, tx, ws, transition.state, plan, transition, command, None, clock, request.webhook_url, extra)
+        _commit(services, tx, ws, transition.state, plan, transition, command, None, clock, request.webhook_url, extra,
+                memo)
         return {"executionId": execution_id, "correlationId": transition.state.correlation_id, "deduplicated": False}
 
     return services.store.write(job)
@@ -237,8 +237,9 @@ def get_events(services: Services, workspace: Workspace, request: m.GetEvents) -
         [request.execution_id, workspace.workspace_id, request.since_seq, request.page_size + 1]).fetchall()
     if not rows:  # nothing new, or no such execution: only now pay for the second question
         _state_row(services, workspace.workspace_id, request.execution_id)
-    more = len(rows) > request.page_size
-    rows = rows[: request.page_size]
+    size = fitting(len(r[6]) for r in rows[: request.page_size])  # PAGE_MAX_BYTES, as stored JSON
+    more = len(rows) > size
+    rows = rows[:size]
     events = [{"eventId": eid, "seq": seq, "type": t, "stepId": sid, "timestamp": ts, "correlationId": cid,
                "data": json.loads(data)} for eid, seq, t, sid, ts, cid, data in rows]
     return {"executionId": request.execution_id, "events": events,
@@ -275,21 +276,24 @@ def agent_completed(services: Services, workspace_id: str, execution_id: str, st
                     output: dict | None = None, error: dict | None = None) -> dict | None:
     """The agent runner finished a non-blocking agent step (background work calls this).
     Returns None when the step had already ended (a timeout, a cancellation)."""
+    command = AgentCompleted(step_id, output, error)
+    memo = rehearse(services, workspace_id, execution_id, lambda state: command)
 
     def job(tx):
         clock = _job_clock(services)
         run = _load(services, tx, workspace_id, execution_id)
-        _catch_up(services, tx, workspace_id, run, clock)
+        _catch_up(services, tx, workspace_id, run, clock, memo)
         step = run.state.steps.get(step_id)
         if run.state.status != "running" or step is None or step.status != "running":
             return None
-        return _apply(services, tx, workspace_id, run, AgentCompleted(step_id, output, error), clock).result
+        return _apply(services, tx, workspace_id, run, command, clock, memo).result
 
     return services.store.write(job)
 
 
 def tick(services: Services, workspace_id: str, execution_id: str) -> dict | None:
     """Fire the execution's due deadlines (the background timer calls this)."""
+    memo = rehearse(services, workspace_id, execution_id, lambda state: Tick())
 
     def job(tx):
         clock = _job_clock(services)
@@ -302,7 +306,7 @@ def tick(services: Services, workspace_id: str, execution_id: str) -> dict | Non
         deadline = run.state.next_deadline()
         if deadline is None or deadline > clock.now():
             return {"nextDeadline": deadline}
-        _apply(services, tx, workspace_id, run, Tick(), clock)
+        _apply(services, tx, workspace_id, run, Tick(), clock, memo)
         return {"nextDeadline": run.state.next_deadline()}
 
     return services.store.write(job)

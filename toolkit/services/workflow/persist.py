@@ -24,6 +24,13 @@ _UPDATE_COLUMNS = ("execution_id", "expected_version", "status", "failure_reason
                    "next_deadline", "state", "version")
 
 
+# DuckDB looks a row up through an index only when the key's equality is the whole filter; any
+# other condition beside it turns the lookup into a scan of the table, whose cost grows with
+# every execution ever stored. So: find by id alone, and check the workspace in Python (or, for
+# events, behind a materialised CTE the optimiser does not push the other conditions into).
+BY_EXECUTION_ID = "SELECT {columns} FROM executions WHERE execution_id = ?"
+
+
 def save(tx, workspace_id: str, state, events: list, command: tuple[str, dict], at: int, version: int | None,
          extra: dict | None = None, webhook_url: str | None = None) -> int:
     """Persist a transition (buffered: the writer flushes each table in bulk at commit).

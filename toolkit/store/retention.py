@@ -1,0 +1,74 @@
+"""Retention on DuckDB: the statements that find finished executions past a cut-off and
+remove them with every row keyed by them. The orchestration (mirror, archive, rounds) is
+:mod:`toolkit.services.retention`; a PostgreSQL backend supplies these same functions.
+
+Rows keyed by an execution, by table (``steps`` is a view over ``executions.state``, so it
+goes with its execution):
+
+* ``executions`` — the execution, its engine state, its idempotency key;
+* ``events`` — its event log;
+* ``commands`` — every input that changed it (what replay reads);
+* ``outbox`` — its webhook deliveries (delivered and dead letters).
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+__all__ = ["FINISHED", "KEYED_TABLES", "finished_before", "count_rows", "delete_executions"]
+
+FINISHED = ("completed", "failed", "cancelled")  # semantics §5.1: the terminal execution statuses
+KEYED_TABLES = ("events", "commands", "outbox", "executions")  # executions last: the others hang off it
+
+# Ended before the cut-off, and no delivery still pending (a receiver that is still being
+# retried would lose its events; dead letters go with the execution).
+_FINISHED_BEFORE = f"""
+SELECT execution_id FROM executions x
+WHERE status IN ({", ".join(f"'{s}'" for s in FINISHED)})
+  AND coalesce(completed_at, cancelled_at) < $cutoff
+  AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.execution_id = x.execution_id AND o.status = 'pending')
+ORDER BY coalesce(completed_at, cancelled_at), execution_id
+"""
+
+
+def finished_before(con: duckdb.DuckDBPyConnection, cutoff_ms: int, limit: int | None = None) -> list[str]:
+    """Ids of the finished executions that ended before ``cutoff_ms``, oldest first."""
+    sql = _FINISHED_BEFORE + (f" LIMIT {int(limit)}" if limit is not None else "")
+    return [r[0] for r in con.execute(sql, {"cutoff": cutoff_ms}).fetchall()]
+
+
+def _selection(con: duckdb.DuckDBPyConnection, ids: list[str]) -> None:
+    con.execute("CREATE OR REPLACE TEMP TABLE _pruned_ids AS SELECT unnest(?::VARCHAR[]) AS execution_id", [ids])
+
+
+def count_rows(con: duckdb.DuckDBPyConnection, ids: list[str]) -> dict[str, int]:
+    """How many rows of each keyed table (and of the ``steps`` view) belong to ``ids``."""
+    _selection(con, ids)
+    try:
+        counts = {table: con.execute(f"SELECT count(*) FROM {table} WHERE execution_id IN "
+                                     "(SELECT execution_id FROM _pruned_ids)").fetchall()[0][0]
+                  for table in KEYED_TABLES}
+        counts["steps"] = con.execute(
+            "SELECT coalesce(sum(json_array_length(state, '$.steps')), 0) FROM executions "
+            "WHERE execution_id IN (SELECT execution_id FROM _pruned_ids)").fetchall()[0][0]
+    finally:
+        con.execute("DROP TABLE IF EXISTS temp._pruned_ids")
+    return counts
+
+
+def delete_executions(con: duckdb.DuckDBPyConnection, ids: list[str]) -> dict[str, int]:
+    """Delete ``ids`` and their rows in one transaction; returns rows deleted per table."""
+    _selection(con, ids)
+    deleted = {}
+    con.execute("BEGIN")
+    try:
+        for table in KEYED_TABLES:
+            deleted[table] = con.execute(f"DELETE FROM {table} WHERE execution_id IN "
+                                         "(SELECT execution_id FROM _pruned_ids)").fetchall()[0][0]
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.execute("DROP TABLE IF EXISTS temp._pruned_ids")
+    return deleted
