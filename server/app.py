@@ -18,7 +18,7 @@ from starlette.routing import Route
 from server.admin import admin_routes
 from server.background import Background
 from server.delivery import DeliverySettings
-from server.envelope import DEFAULT_MAX_BODY, Payload, error, ok, parse_data, read_body
+from server.envelope import DEFAULT_MAX_BODY, BodyTooLarge, error, ok, parse_data, read_body
 from server.health import Probe, Readiness
 from server.logs import note_workspace
 from server.metrics import Metrics
@@ -71,7 +71,7 @@ def _handler(endpoint: Operation, app_state):
     async def route(request: Request):
         try:
             raw = await read_body(request, app_state.settings.max_body_bytes)
-        except Payload:
+        except BodyTooLarge:
             limit = app_state.settings.max_body_bytes
             return error(ApiError(ErrorCode.INVALID_ARGUMENT, f"body: larger than the {limit}-byte limit"), 413)
         try:

@@ -17,7 +17,7 @@ DEFAULT_MAX_BODY = 1024 * 1024
 MAX_DEPTH = 64
 
 
-class Payload(Exception):
+class BodyTooLarge(Exception):
     """Raised when a body is too large: answered 413 with INVALID_ARGUMENT."""
 
 
@@ -38,12 +38,12 @@ async def read_body(request: Request, limit: int) -> bytes:
     """The raw body, refusing to buffer more than ``limit`` bytes (checked as it streams in)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise Payload()
+        raise BodyTooLarge()
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise Payload()
+            raise BodyTooLarge()
         chunks.append(chunk)
     return b"".join(chunks)
 

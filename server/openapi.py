@@ -3,6 +3,7 @@ validate requests, so the published contract cannot drift from the code."""
 
 from __future__ import annotations
 
+import inspect
 from functools import lru_cache
 
 from pydantic.json_schema import models_json_schema
@@ -42,6 +43,18 @@ def _error_responses(op: Operation) -> dict:
             if status in _EVERYWHERE or set(codes) & set(op.errors)}
 
 
+_ALWAYS = ("Rules JSON Schema cannot state are answered INVALID_ARGUMENT naming the field: an integer is "
+           "written without a fraction (2, not 2.0), a page token or cursor is one this API returned. "
+           "FAILED_PRECONDITION is a state that forbids the call.")
+
+
+def _rules(model) -> str:
+    """The operation's description: the request model's docstring (the rules its schema cannot
+    say, each model stating its own) and what holds for every operation."""
+    own = inspect.cleandoc(model.__doc__) if model is not None and model.__doc__ else ""
+    return f"{own}\n\n{_ALWAYS}" if own else _ALWAYS
+
+
 @lru_cache(maxsize=1)
 def openapi_document() -> dict:
     models = {m for e in OPERATIONS for m in (e.schema, e.result)}
@@ -56,6 +69,7 @@ def openapi_document() -> dict:
         result_ref = refs[(e.result, "serialization")]
         paths[e.path] = {"post": {
             "operationId": e.path.removeprefix("/v2/").replace("/", "_"),
+            "description": _rules(e.schema),
             "security": [{"apiKey": [], "authToken": []}],
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
                 "type": "object", "required": ["data"], "additionalProperties": False,

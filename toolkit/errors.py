@@ -1,11 +1,48 @@
-"""The one error type a client of the API can cause.
+"""The one error type a client of the API can cause, and a map of every other.
 
-Hierarchy::
+:class:`ApiError` is the only exception the API answers with: its code maps to one HTTP
+status (semantics §1) and a 5xx is always a bug. Every other exception class defined in
+``toolkit/`` and ``server/`` is listed below with where it is defined and how it reaches a
+user: as an ``ApiError`` code, as a ``collab`` exit code, as a recorded value, or never
+(a test keeps this tree complete)::
 
     Exception
-    └── ApiError            (code: ErrorCode, message: str)
+    ├── ApiError                 toolkit/errors.py       the API's answer: code -> HTTP status
+    │                                                    (400/401/403/404/409/429/500/503);
+    │                                                    ``collab simulate`` exits 2 on one
+    │                                                    (a bad --policy or --script)
+    ├── AgentFailure             toolkit/engine/agents   never raised to a user: the agent step
+    │                                                    fails with ``error = {code, message}``,
+    │                                                    read back by executions/get
+    ├── ConcurrentChange         toolkit/store/writer    a version check failed in the single
+    │                                                    writer (a bug): INTERNAL (500)
+    ├── BodyTooLarge             server/envelope         a request body over --max-body-bytes:
+    │                                                    INVALID_ARGUMENT with HTTP 413
+    ├── Refused                  server/delivery         a webhook destination never called: no
+    │                                                    error to anyone, the delivery is
+    │                                                    dead-lettered with the reason as
+    │                                                    ``last_error`` (``collab deliveries``)
+    ├── ValueError
+    │   ├── PredicateError       toolkit/predicates      a bad ``when``: INVALID_ARGUMENT naming
+    │   │                                                the edge's field; a ``collab lint``
+    │   │                                                finding (exit 1)
+    │   ├── UnsupportedPattern   toolkit/regex_linear    a regex needing backtracking: re-raised
+    │   │                                                as PredicateError (above)
+    │   ├── BadUrl               toolkit/webhook_urls    an undeliverable webhookUrl:
+    │   │                                                INVALID_ARGUMENT naming webhookUrl; at
+    │   │                                                delivery time a Refused (above)
+    │   └── UserTokenError       toolkit/tokens          raised to the host application calling
+    │                                                    ``verify_user_token``; the server never
+    │                                                    verifies user tokens, so never over HTTP
+    └── RuntimeError
+        ├── ReplayError          toolkit/analytics/replay  ``collab replay``: message on stderr,
+        │                                                  exit 2
+        └── MirrorError          toolkit/analytics/mirror  never: the server's mirror thread keeps
+                                                           it in ``Mirror.last_error`` and retries
+                                                           at the next sync
 
-Every code maps to one HTTP status (semantics §1); a 5xx is always a bug.
+``collab`` exit codes: 0 success, 1 a finding, check or request failed, 2 a usage error
+(bad flag, unreadable file, a ReplayError).
 """
 
 from __future__ import annotations

@@ -127,10 +127,35 @@ def test_update_folder_access_inherit_from_parent(api, org):
 
 def test_update_folder_access_item_failures(api, org):
     data = envelope(api.ok(FACC, {"organizationId": org, "folderIds": ["top", "ghost"], "inheritFromParent": True}))
-    assert data["top"]["success"] is False and "parent" in data["top"]["message"]  # a top-level folder
+    assert data["top"]["success"] is True  # a top-level folder inherits from its organization
     assert data["ghost"]["success"] is False and "ghost" in data["ghost"]["message"]
     data = envelope(api.ok(FACC, {"organizationId": org, "folderIds": ["ghost", "child"], "accessType": "public"}))
     assert data["ghost"]["success"] is False and data["child"]["success"] is True
+
+
+def test_a_top_level_folder_inherits_the_organization_default(api):
+    """A top-level folder's parent is its organization: inheriting gives its documents the
+    organization default, organizationPrivate (organization members read by their organization
+    role; a member of another folder only does while the folder is public)."""
+    org = uid("org")
+    api.ok(FADD, {"organizationId": org, "folders": [{"folderId": "top"}, {"folderId": "other"}]})
+    api.ok(DADD, {"organizationId": org, "folderId": "top", "documents": [{"documentId": "d"}]})
+    api.ok(UADD, {"organizationId": org, "users": [{"userId": "org-member"}]})
+    api.ok(UADD, {"organizationId": org, "folderId": "other", "users": [{"userId": "elsewhere"}]})
+    api.ok("/v2/commentannotations/add", {"organizationId": org, "documentId": "d", "commentAnnotations": [
+        {"annotationId": "a", "commentData": [{"commentText": "x"}]}]})
+
+    def readers():
+        return {u for u in ("org-member", "elsewhere") if api.ok("/v2/commentannotations/get", {
+            "organizationId": org, "documentId": "d", "userId": u})["data"]}
+
+    for access_type, expected in (("public", {"org-member", "elsewhere"}), ("restricted", set())):
+        api.ok(FACC, {"organizationId": org, "folderIds": ["top"], "accessType": access_type})
+        assert readers() == expected, access_type
+    data = envelope(api.ok(FACC, {"organizationId": org, "folderIds": ["top"], "inheritFromParent": True}))
+    assert data["top"] == {"success": True, "accessType": None, "inheritFromParent": True,
+                           "message": data["top"]["message"]}
+    assert readers() == {"org-member"}
 
 
 def test_update_folder_access_unknown_organization(api):

@@ -164,7 +164,7 @@ def test_reviewer_mandatory_flag_form(pr):
     before = pr.scene
     mandatory.value = False
     assert pr.definition["nodes"][1]["config"]["reviewers"] == [{"userId": "alice@legal", "mandatory": False}]
-    assert [(f.key, f.where) for f in pr.findings] == [("schema", "data.nodes[1].config")]
+    assert [(f.key, f.where) for f in pr.findings] == [("schema", "data.nodes[1].config.reviewers")]
     assert any("at least one reviewer must be mandatory" in f["message"] for f in pr.scene["findings"])
     assert pr.scene != before and "at least one reviewer must be mandatory" in pr.view.source
     mandatory.value = True

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, PlainValidator, StringConstraints, WithJsonSchema, model_validator
+from pydantic import ConfigDict, Field, PlainValidator, StringConstraints, WithJsonSchema, model_validator
 
-from toolkit.model.base import ApiModel
+from toolkit.model.base import ApiModel, absent, present, schema_rules, when
 
 # Client ids of organizations, folders, documents, users and groups.
 ResourceId = Annotated[str, StringConstraints(min_length=1, max_length=256)]
@@ -39,21 +39,24 @@ def _ids(max_length: int = MAX_ITEMS):
     return Annotated[list[ResourceId], Field(min_length=1, max_length=max_length)]
 
 
-def _duplicates(values: list[str]) -> list[str]:
-    seen: set[str] = set()
-    return [v for v in values if v in seen or seen.add(v)]
-
-
-def _unique(field: str, values: list[str], what: str) -> None:
-    dup = _duplicates(values)
-    if dup:
-        raise ValueError(f"{field}: {what} {dup[0]!r} is given more than once")
+def _unique(field: str, values: list[str], what: str, key: str = "") -> None:
+    """Name the first repeat down to its field: ``users[2].userId`` (``key``) or ``userIds[2]``."""
+    first: dict[str, int] = {}
+    for index, value in enumerate(values):
+        if value in first:
+            raise ValueError(f"{field}[{index}]{key}: {what} {value!r} is given more than once "
+                             f"(also {field}[{first[value]}])")
+        first[value] = index
 
 
 # ------------------------------------------------------------------ tokens and permissions
 
 class PermissionResource(ApiModel):
-    """A resource permission (api-v2 §2.1) as sent to generate token and add permissions."""
+    """A resource permission (api-v2 §2.1) as sent to generate token and add permissions.
+    ``organizationId`` equals ``id`` when ``type`` is organization (or is omitted)."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules(
+        {"if": {"properties": {"type": {"not": {"const": "organization"}}}}, "then": present("organizationId")}))
 
     type: ResourceType
     id: ResourceId
@@ -103,6 +106,12 @@ class UserProperties(ApiModel):
 
 
 class GenerateToken(ApiModel):
+    """One of ``permissions.resources`` is the organization (``type: organization``); an
+    entry of type organization has ``organizationId`` equal to its ``id`` or none."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules({"properties": {"permissions": {"properties": {
+        "resources": {"contains": {"required": ["type"], "properties": {"type": {"const": "organization"}}}}}}}}))
+
     user_id: ResourceId
     user_properties: UserProperties
     permissions: Permissions
@@ -116,16 +125,23 @@ class GenerateToken(ApiModel):
 
 
 class AddPermissions(ApiModel):
+    """No resource ``id`` is given twice in ``permissions.resources``; an entry of type
+    organization has ``organizationId`` equal to its ``id`` or none."""
+
     user_id: ResourceId
     permissions: Permissions
 
     @model_validator(mode="after")
     def _unique_ids(self):
-        _unique("permissions.resources", [r.id for r in self.permissions.resources], "resource id")
+        _unique("permissions.resources", [r.id for r in self.permissions.resources], "resource id", ".id")
         return self
 
 
 class RemovedResource(ApiModel):
+    """``organizationId`` equals ``id`` when ``type`` is organization (or is omitted)."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules(when("type", "document", present("organizationId"))))
+
     type: ResourceType
     id: ResourceId
     organization_id: ResourceId | None = None
@@ -144,19 +160,31 @@ class RemovedPermissions(ApiModel):
 
 
 class RemovePermissions(ApiModel):
+    """No resource ``id`` is given twice in ``permissions.resources``; an entry of type
+    organization has ``organizationId`` equal to its ``id`` or none."""
+
     user_id: ResourceId
     permissions: RemovedPermissions
 
     @model_validator(mode="after")
     def _unique_ids(self):
-        _unique("permissions.resources", [r.id for r in self.permissions.resources], "resource id")
+        _unique("permissions.resources", [r.id for r in self.permissions.resources], "resource id", ".id")
         return self
 
 
 # ------------------------------------------------------------------ users
 
+_EITHER = {"not": present("documentId", "folderId")}
+
+
+def _unique_items(*names: str) -> dict:
+    return {"properties": {n: {"uniqueItems": True} for n in names}}
+
+
 class _Scoped(ApiModel):
     """``organizationId`` plus at most one of ``documentId`` / ``folderId``."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules(_EITHER))
 
     organization_id: ResourceId
     document_id: ResourceId | None = None
@@ -180,6 +208,8 @@ class UserInput(ApiModel):
 
 
 class AddUsers(_Scoped):
+    """No ``userId`` is given twice in ``users``."""
+
     create_organization: bool | None = None
     create_document: bool | None = None
     create_folder: bool | None = None
@@ -187,7 +217,7 @@ class AddUsers(_Scoped):
 
     @model_validator(mode="after")
     def _unique_users(self):
-        _unique("users", [u.user_id for u in self.users], "userId")
+        _unique("users", [u.user_id for u in self.users], "userId", ".userId")
         return self
 
 
@@ -200,15 +230,19 @@ class UserChange(ApiModel):
 
 
 class UpdateUsers(_Scoped):
+    """No ``userId`` is given twice in ``users``."""
+
     users: Annotated[list[UserChange], Field(min_length=1, max_length=MAX_ITEMS)]
 
     @model_validator(mode="after")
     def _unique_users(self):
-        _unique("users", [u.user_id for u in self.users], "userId")
+        _unique("users", [u.user_id for u in self.users], "userId", ".userId")
         return self
 
 
 class DeleteUsers(_Scoped):
+    model_config = ConfigDict(json_schema_extra=schema_rules(_EITHER, _unique_items("userIds")))
+
     user_ids: _ids()
 
     @model_validator(mode="after")
@@ -218,6 +252,9 @@ class DeleteUsers(_Scoped):
 
 
 class GetUsers(_Scoped):
+    model_config = ConfigDict(json_schema_extra=schema_rules(
+        _EITHER, when("allDocuments", True, absent("documentId", "folderId"))))
+
     user_ids: _ids(30) | None = None
     organization_user_group_ids: _ids(30) | None = None
     all_documents: bool = False
@@ -242,16 +279,21 @@ class UserGroupInput(ApiModel):
 
 
 class AddUserGroups(ApiModel):
+    """No ``groupId`` is given twice in ``organizationUserGroups``."""
+
     organization_id: ResourceId
     organization_user_groups: Annotated[list[UserGroupInput], Field(min_length=1, max_length=MAX_ITEMS)]
 
     @model_validator(mode="after")
     def _unique_groups(self):
-        _unique("organizationUserGroups", [g.group_id for g in self.organization_user_groups], "groupId")
+        _unique("organizationUserGroups", [g.group_id for g in self.organization_user_groups], "groupId",
+                ".groupId")
         return self
 
 
 class AddUserGroupUsers(ApiModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules(_unique_items("userIds")))
+
     organization_id: ResourceId
     organization_user_group_id: ResourceId
     user_ids: _ids()
@@ -271,13 +313,15 @@ class FolderInput(ApiModel):
 
 
 class AddFolders(ApiModel):
+    """No ``folderId`` is given twice in ``folders``."""
+
     organization_id: ResourceId
     create_organization: bool | None = None
     folders: Annotated[list[FolderInput], Field(min_length=1, max_length=MAX_ITEMS)]
 
     @model_validator(mode="after")
     def _unique_folders(self):
-        _unique("folders", [f.folder_id for f in self.folders], "folderId")
+        _unique("folders", [f.folder_id for f in self.folders], "folderId", ".folderId")
         return self
 
 
@@ -287,6 +331,8 @@ class DocumentInput(ApiModel):
 
 
 class AddDocuments(ApiModel):
+    """No ``documentId`` is given twice in ``documents``."""
+
     organization_id: ResourceId
     create_organization: bool | None = None
     folder_id: ResourceId | None = None
@@ -294,11 +340,13 @@ class AddDocuments(ApiModel):
 
     @model_validator(mode="after")
     def _unique_documents(self):
-        _unique("documents", [d.document_id for d in self.documents], "documentId")
+        _unique("documents", [d.document_id for d in self.documents], "documentId", ".documentId")
         return self
 
 
 class UpdateFolderAccess(ApiModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules(_unique_items("folderIds")))
+
     organization_id: ResourceId
     folder_ids: _ids()
     access_type: AccessType | None = None
@@ -311,6 +359,8 @@ class UpdateFolderAccess(ApiModel):
 
 
 class UpdateDocumentAccess(ApiModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules(_unique_items("documentIds")))
+
     organization_id: ResourceId
     document_ids: _ids()
     access_type: AccessType
@@ -322,6 +372,8 @@ class UpdateDocumentAccess(ApiModel):
 
 
 class UpdateDisabledState(ApiModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules(_unique_items("documentIds")))
+
     organization_id: ResourceId
     document_ids: _ids()
     disabled: bool = False

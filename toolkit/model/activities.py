@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
 from toolkit.errors import ApiError, ErrorCode
-from toolkit.model.base import ApiModel, JsonObject, OpenModel, bounded_list
+from toolkit.model.base import ApiModel, JsonObject, OpenModel, bounded_list, present, schema_rules
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
@@ -63,11 +63,16 @@ class ActivityChanges(ActivityContent):
 
 
 class UpdateActivities(ApiModel):
+    """No ``id`` is given twice in ``activities``."""
+
     organization_id: Id
     activities: bounded_list(ActivityChanges, 1, MAX_ITEMS)
 
 
 class GetActivities(ApiModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules({"anyOf": [present("organizationId"),
+                                                                        present("documentId")]}))
+
     organization_id: Id | None = None
     document_id: Id | None = None
     target_entity_id: Id | None = None
@@ -83,6 +88,9 @@ class GetActivities(ApiModel):
 
 
 class DeleteActivities(ApiModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules({"anyOf": [
+        present("documentId"), present("targetEntityId"), present("activityIds")]}))
+
     organization_id: Id
     document_id: Id | None = None
     target_entity_id: Id | None = None

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from toolkit.model.base import ApiModel, JsonObject
+from toolkit.model.base import ApiModel, JsonObject, absent, present, schema_rules, when
 
 AgentId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 AgentName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
@@ -48,6 +48,10 @@ class GetAgent(ApiModel):
     """With ``agentId``: that agent (``version`` picks a past version's behaviour). Without:
     every agent of the workspace, a page at a time."""
 
+    model_config = ConfigDict(json_schema_extra=schema_rules(
+        {"if": present("version"), "then": present("agentId")},
+        {"if": present("agentId"), "then": absent("pageSize", "pageToken")}))
+
     agent_id: AgentId | None = None
     version: Annotated[int, Field(ge=1)] | None = None
     page_size: Annotated[int, Field(ge=1, le=500)] | None = None
@@ -78,6 +82,9 @@ class UpdateAgent(ApiModel):
 class UpdateAgentVersion(ApiModel):
     """Behaviour: a new version n+1; what is not given carries over from version n."""
 
+    model_config = ConfigDict(json_schema_extra=schema_rules({"anyOf": [present("instructions"),
+                                                                        present("config")]}))
+
     agent_id: AgentId
     instructions: Instructions | None = None
     config: JsonObject | None = None
@@ -99,7 +106,24 @@ def _value_matches(kind: str, value: Any) -> bool:
     return isinstance(value, str)
 
 
+def _values_of(kind: str, schema: dict) -> dict:
+    """JSON Schema: ``example`` and ``defaultValue`` are null or match ``schema`` when ``type`` is ``kind``."""
+    value = {"anyOf": [{"type": "null"}, schema]}
+    return when("type", kind, {"properties": {"example": value, "defaultValue": value}})
+
+
+_TEXT = {"type": "string", "maxLength": 2000}
+
+
 class UserContextField(ApiModel):
+    """``example`` and ``defaultValue`` match ``type`` (a number, a boolean, a string or for
+    list and select a list or a string), strings at most 2000 characters."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules(
+        _values_of("number", {"type": "number"}), _values_of("boolean", {"type": "boolean"}),
+        *(_values_of(kind, {"anyOf": [{"type": "array"}, _TEXT]}) for kind in ("list", "select")),
+        *(_values_of(kind, _TEXT) for kind in ("string", "text", "url", "email", "date"))))
+
     id: FieldId
     title: Annotated[str, StringConstraints(min_length=1, max_length=200)]
     type: FieldType
@@ -117,6 +141,9 @@ class UserContextField(ApiModel):
 
 
 class ValidatePrompt(ApiModel):
+    """No ``id`` is given twice in ``userContextFields``; ``provider`` must be configured on
+    the server (else INVALID_ARGUMENT naming it)."""
+
     prompt: PromptText
     provider: Literal["openai", "anthropic"] | None = None
     user_context_fields: Annotated[list[UserContextField], Field(max_length=50)] | None = None
@@ -129,7 +156,7 @@ class ValidatePrompt(ApiModel):
         first: dict[str, int] = {}
         for i, f in enumerate(fields or []):
             if f.id in first:
-                raise ValueError(f"entries {first[f.id]} and {i} share the id {f.id!r}")
+                raise ValueError(f"[{i}].id: entries {first[f.id]} and {i} share the id {f.id!r}")
             first[f.id] = i
         return fields
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, ValidationError, field_validator, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
 from toolkit.errors import ApiError, ErrorCode, listed
-from toolkit.model.base import ApiModel, JsonObject, OpenModel, _loc_to_path, bounded_list, describe_errors
+from toolkit.model.base import (
+    ApiModel, JsonObject, OpenModel, _loc_to_path, bounded_list, describe_errors, present, schema_rules, when,
+)
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 Text = Annotated[str, StringConstraints(max_length=100_000)]
@@ -71,6 +73,8 @@ class Suggestion(ApiModel):
 
 
 class Visibility(ApiModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules(when("type", "restricted", present("userIds"))))
+
     type: VisibilityType
     organization_id: Id | None = None
     user_ids: bounded_list(Id, 0, MAX_FILTER_IDS) | None = None
@@ -142,7 +146,14 @@ class Comment(ApiModel):
     agent: Agent | None = None
 
 
+def _some_text_given(name: str) -> dict:
+    return {"required": [name], "properties": {name: {"type": "string", "minLength": 1}}}
+
+
 class CommentAnnotation(ApiModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules({"properties": {"commentData": {"contains": {
+        "anyOf": [_some_text_given("commentText"), _some_text_given("commentHtml")]}}}}))
+
     annotation_id: Id | None = None
     location: Location | None = None
     target_element: TargetElement | None = None
@@ -167,6 +178,13 @@ class CommentAnnotation(ApiModel):
 
 
 class AddAnnotations(ApiModel):
+    """Without ``organizationId`` (a document without organization), an ``organizationPrivate``
+    visibility names its ``organizationId``."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules(when("verifyUserPermissions", True, {"properties": {
+        "commentAnnotations": {"items": {"properties": {"commentData": {"items": {
+            "required": ["from"], "properties": {"from": {"type": "object", **present("userId")}}}}}}}}})))
+
     organization_id: Id | None = None
     document_id: Id
     create_organization: bool = False
@@ -232,6 +250,12 @@ def _invalid(path: str, message: str):
 # ---------------------------------------------------------------- reads and deletes
 
 class GetAnnotations(ApiModel):
+    """``pageToken`` is one this API returned."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules(
+        {"not": present("documentId", "documentIds")},
+        {"anyOf": [present("organizationId"), present("documentId"), present("documentIds")]}))
+
     organization_id: Id | None = None
     document_id: Id | None = None
     document_ids: bounded_list(Id, 1, MAX_DOCUMENTS) | None = None
@@ -259,6 +283,9 @@ class CountAnnotations(ApiModel):
 
 
 class DeleteAnnotations(ApiModel):
+    """With ``agentUrls``, at least one entry is a page URL (absolute http or https, not blank
+    or fragment-only), else nothing is deleted and the answer is INVALID_ARGUMENT."""
+
     organization_id: Id | None = None
     document_id: Id
     location_ids: bounded_list(Id, 1, MAX_FILTER_IDS) | None = None

@@ -81,6 +81,9 @@ def _message(error: dict) -> str:
     return msg[:1].lower() + msg[1:]
 
 
+_NAMED = re.compile(r"^((?:[A-Za-z][\w-]*|\[\d+\])(?:\.[A-Za-z][\w-]*|\[\d+\])*): (.*)$", re.S)
+
+
 def describe_errors(exc: ValidationError, prefix: str = "data") -> list[tuple[str, str]]:
     """(field path, message) for every error, e.g. ``("data.nodes[2].config.agentId", "field required")``."""
     out = []
@@ -96,10 +99,12 @@ def describe_errors(exc: ValidationError, prefix: str = "data") -> list[tuple[st
             if "type" not in error["input"]:
                 message = "field required"
         path = _loc_to_path(loc, prefix)
-        # Cross-field validators name their field as "field.path: message".
-        named = re.match(r"^([A-Za-z][A-Za-z0-9.]*): (.*)$", message)
+        # Validators on a parent model name the field at fault as "field.path[i].sub: message"
+        # (a path relative to the model; "[i].sub" when the validator sits on a list field).
+        named = _NAMED.match(message)
         if error["type"] == "value_error" and named:
-            path, message = f"{path}.{named.group(1)}", named.group(2)
+            field = named.group(1)
+            path, message = f"{path}{'' if field.startswith('[') else '.'}{field}", named.group(2)
         out.append((path, message))
     return out
 
@@ -128,3 +133,31 @@ def validate(model: type[BaseModel], data: Any, prefix: str = "data"):
 
 def bounded_list(item, min_length: int = 0, max_length: int | None = None):
     return Annotated[list[item], Field(min_length=min_length, max_length=max_length)]
+
+
+# ---------------------------------------------------------------- cross-field rules in JSON Schema
+
+def present(*names: str) -> dict:
+    """JSON Schema: every field in ``names`` is given and not null (null counts as absent here)."""
+    return {"required": list(names), "properties": {n: {"not": {"type": "null"}} for n in names}}
+
+
+def absent(*names: str) -> dict:
+    """JSON Schema: none of ``names`` is given (or each is null)."""
+    return {"not": {"anyOf": [present(n) for n in names]}} if len(names) > 1 else {"not": present(names[0])}
+
+
+def when(field: str, value: Any, then: dict, otherwise: dict | None = None) -> dict:
+    """JSON Schema: ``then`` applies when ``field`` is given as ``value`` (else ``otherwise``)."""
+    rule = {"if": {"required": [field], "properties": {field: {"const": value}}}, "then": then}
+    return rule if otherwise is None else {**rule, "else": otherwise}
+
+
+def schema_rules(*rules: dict):
+    """A ``json_schema_extra`` adding ``rules`` (JSON Schema objects) to a model's schema as
+    ``allOf``, so /openapi.json states the cross-field rules the model's validators enforce."""
+
+    def extra(schema: dict, model: Any = None) -> None:
+        schema.setdefault("allOf", []).extend(rules)
+
+    return extra

@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, StringConstraints, field_validator, model_validator, BeforeValidator
+from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator, BeforeValidator
 from pydantic import Discriminator, Tag
 
 from toolkit.limits import MAX_ID_CHARS
@@ -20,7 +20,11 @@ from toolkit.model.base import (
     Identifier,
     JsonObject,
     OpenModel,
+    absent,
     bounded_list,
+    present,
+    schema_rules,
+    when,
 )
 
 DEFINITION_ID_PATTERN = r"^[a-z0-9][a-z0-9-]{2,63}$"
@@ -40,6 +44,8 @@ Text2000 = Annotated[str, StringConstraints(max_length=2000)]
 # ---------------------------------------------------------------- node configs
 
 class ResolutionPolicy(ApiModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules(when("kind", "minResolved", present("minCount"))))
+
     kind: Literal["allResolved", "minResolved"]
     min_count: int | None = Field(default=None, ge=1)
 
@@ -55,13 +61,18 @@ def _policy_shorthand(value: Any) -> Any:
 
 
 class AgentConfig(OpenModel):
+    """``resolutionPolicy.minCount`` is at most ``expectedResolutions``."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules(
+        when("blocking", True, present("resolutionPolicy"), absent("resolutionPolicy"))))
+
     agent_id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
     blocking: bool = False
     require_non_empty_output: bool = False
     resolution_policy: Annotated[
         ResolutionPolicy,
-        BeforeValidator(_policy_shorthand,
-                        json_schema_input_type=Union[Literal["allResolved", "minResolved"], ResolutionPolicy]),
+        # The shorthand names allResolved only: minResolved needs its minCount.
+        BeforeValidator(_policy_shorthand, json_schema_input_type=Union[Literal["allResolved"], ResolutionPolicy]),
     ] | None = None
     expected_resolutions: int = Field(default=1, ge=1)
     agent_max_runtime_ms: int = Field(default=DEFAULT_AGENT_RUNTIME_MS, ge=1, le=MAX_AGENT_RUNTIME_MS)
@@ -94,6 +105,13 @@ class Reviewer(ApiModel):
 
 
 class HumanConfig(OpenModel):
+    """No reviewer ``userId`` is given twice in ``reviewers``."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules(
+        {"oneOf": [present("reviewers"), present("reviewerIds")]},
+        {"properties": {"reviewerIds": {"uniqueItems": True}, "reviewers": {"contains": {
+            "not": {"required": ["mandatory"], "properties": {"mandatory": {"const": False}}}}}}}))
+
     reviewers: bounded_list(Reviewer, 1, 100) | None = None
     reviewer_ids: bounded_list(Annotated[str, StringConstraints(min_length=1, max_length=256)], 1, 100) | None = None
     reviewer_emails: bounded_list(str, 0, 50) = []
@@ -101,13 +119,19 @@ class HumanConfig(OpenModel):
 
     @model_validator(mode="after")
     def _reviewers(self):
-        if (self.reviewers is None) == (self.reviewer_ids is None):
-            raise ValueError("give exactly one of reviewers or reviewerIds")
-        ids = [r.user_id for r in self.reviewer_list]
-        if len(set(ids)) != len(ids):
-            raise ValueError("reviewer userIds must be unique")
+        if self.reviewers is not None and self.reviewer_ids is not None:
+            raise ValueError("reviewerIds: give exactly one of reviewers or reviewerIds")
+        if self.reviewers is None and self.reviewer_ids is None:
+            raise ValueError("reviewers: give exactly one of reviewers or reviewerIds")
+        field, suffix = ("reviewers", ".userId") if self.reviewers is not None else ("reviewerIds", "")
+        first: dict[str, int] = {}
+        for index, reviewer in enumerate(self.reviewer_list):
+            if reviewer.user_id in first:
+                raise ValueError(f"{field}[{index}]{suffix}: reviewer userIds must be unique "
+                                 f"({reviewer.user_id!r} is also {field}[{first[reviewer.user_id]}])")
+            first[reviewer.user_id] = index
         if not any(r.mandatory for r in self.reviewer_list):
-            raise ValueError("at least one reviewer must be mandatory")
+            raise ValueError("reviewers: at least one reviewer must be mandatory")
         return self
 
     @property
@@ -119,6 +143,9 @@ class HumanConfig(OpenModel):
 
 
 class WebhookConfig(OpenModel):
+    model_config = ConfigDict(json_schema_extra=schema_rules(
+        {"properties": {"url": {"anyOf": [{"type": "null"}, {"pattern": "^[Hh][Tt][Tt][Pp][Ss]://"}]}}}))
+
     url: str | None = None
 
     @field_validator("url")
@@ -177,16 +204,23 @@ Node = Annotated[
 class EdgeEndpoint(ApiModel):
     """A normalised endpoint: ``{kind: node, nodeId}`` or ``{kind: group, groupId}``."""
 
+    model_config = ConfigDict(json_schema_extra=schema_rules(
+        when("kind", "node", {**present("nodeId"), **absent("groupId")}, {**present("groupId"), **absent("nodeId")})))
+
     kind: Literal["node", "group"]
     node_id: Identifier | None = None
     group_id: Identifier | None = None
 
     @model_validator(mode="after")
     def _one_id(self):
-        if self.kind == "node" and (self.node_id is None or self.group_id is not None):
-            raise ValueError("a node endpoint has exactly nodeId")
-        if self.kind == "group" and (self.group_id is None or self.node_id is not None):
-            raise ValueError("a group endpoint has exactly groupId")
+        if self.kind == "node" and self.node_id is None:
+            raise ValueError("nodeId: field required (a node endpoint has exactly nodeId)")
+        if self.kind == "node" and self.group_id is not None:
+            raise ValueError("groupId: not allowed (a node endpoint has exactly nodeId)")
+        if self.kind == "group" and self.group_id is None:
+            raise ValueError("groupId: field required (a group endpoint has exactly groupId)")
+        if self.kind == "group" and self.node_id is not None:
+            raise ValueError("nodeId: not allowed (a group endpoint has exactly groupId)")
         return self
 
     @cached_property
@@ -200,7 +234,7 @@ def _endpoint(value: Any) -> Any:
     return {"kind": "node", "nodeId": value} if isinstance(value, str) else value
 
 
-Endpoint = Annotated[EdgeEndpoint, BeforeValidator(_endpoint, json_schema_input_type=Union[str, EdgeEndpoint])]
+Endpoint = Annotated[EdgeEndpoint, BeforeValidator(_endpoint, json_schema_input_type=Union[Identifier, EdgeEndpoint])]
 
 
 class LoopSpec(ApiModel):
@@ -254,7 +288,14 @@ Tag64 = Annotated[str, StringConstraints(max_length=64)]
 # ---------------------------------------------------------------- the definition
 
 class Definition(ApiModel):
-    """A definition create body (the ``data`` of /v2/workflow/definitions/create)."""
+    """A definition create body (the ``data`` of /v2/workflow/definitions/create).
+
+    Beyond this schema: node and group ids contain no ``__``; ``scope`` ids agree with the
+    top-level ``organizationId`` / ``documentId``, and a level of organization or document
+    needs those ids; an agent's ``resolutionPolicy.minCount`` is at most its
+    ``expectedResolutions``; no reviewer ``userId`` repeats in a node; the definition passes
+    `collab lint` (every edge names existing nodes, every node is reachable, a human node has approve and reject paths, each `when` parses…),
+    else INVALID_ARGUMENT naming each failed validation key."""
 
     definition_id: Annotated[str, StringConstraints(pattern=DEFINITION_ID_PATTERN)]
     name: Text200
@@ -302,6 +343,11 @@ class Definition(ApiModel):
 
 
 class DefinitionUpdate(Definition):
-    """A definitions/update body: a full replace guarded by ``ifVersion`` (semantics §7)."""
+    """A definitions/update body: a full replace guarded by ``ifVersion`` (semantics §7).
+
+    Beyond this schema, the rules of definitions/create hold: node and group ids contain no
+    ``__``, ``scope`` ids agree, ``minCount`` is at most ``expectedResolutions``, no reviewer
+    repeats, and the definition passes `collab lint` (else INVALID_ARGUMENT naming each failed
+    validation key)."""
 
     if_version: int = Field(ge=1)

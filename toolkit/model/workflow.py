@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
 from toolkit.limits import MAX_ID_CHARS
-from toolkit.model.base import ApiModel, JsonObject
+from toolkit.model.base import ApiModel, JsonObject, present, schema_rules, when
 from toolkit.model.definition import Scope
 from toolkit.webhook_urls import url_problem
 
@@ -39,7 +39,21 @@ class ListDefinitions(ApiModel):
     cursor: Cursor | None = None
 
 
+# An absolute https URL without credentials (no '@' before the path), whitespace or control characters.
+_HTTPS_URL = {"format": "uri", "pattern": r"^[Hh][Tt][Tt][Pp][Ss]://[^\x00-\x20\x7f@/?#]+(?:[/?#][^\x00-\x20\x7f]*)?$"}
+
+
 class Dispatch(ApiModel):
+    """``webhookUrl`` and ``webhookSecret`` come together; the URL is https, without
+    credentials, naming a valid host name (IDNA labels, at most 253 characters, no trailing
+    dot) or IP address, with a port from 1 to 65535 if any. Deliveries go only to public
+    addresses on allowed ports (443 unless the server allows more)."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules(
+        {"if": present("webhookUrl"), "then": present("webhookSecret")},
+        {"if": present("webhookSecret"), "then": present("webhookUrl")},
+        {"properties": {"webhookUrl": {"anyOf": [{"type": "null"}, _HTTPS_URL]}}}))
+
     definition_id: Id
     idempotency_key: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
     correlation_id: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
@@ -99,6 +113,10 @@ class RecordReviewerDecision(ApiModel):
 
 
 class RecordAgentResolution(ApiModel):
+    """Each ``output`` value is at most 16k characters (strings; JSON text for others)."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules(when("status", "failure", present("errorMessage"))))
+
     execution_id: Id
     step_id: Id
     resolution_id: ResolutionIdStr
@@ -142,6 +160,8 @@ class ListDeliveries(ApiModel):
 class RedriveDeliveries(ApiModel):
     """Dead-lettered deliveries to try again from the start of the retry schedule: the ones
     named in ``eventIds``, or every one of ``executionId`` (at least one of the two)."""
+
+    model_config = ConfigDict(json_schema_extra=schema_rules({"anyOf": [present("eventIds"), present("executionId")]}))
 
     event_ids: Annotated[list[Id], Field(min_length=1, max_length=100)] | None = None
     execution_id: Id | None = None

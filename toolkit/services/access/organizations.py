@@ -121,7 +121,9 @@ def _document_refused(row: tuple, known: set[str]) -> str | None:
 def update_folder_access(services: Services, workspace: Workspace, request: UpdateFolderAccess) -> dict:
     """Set each folder's ``accessType`` (default ``public``), or with ``inheritFromParent: true``
     make it inherit its parent's settings (``accessType`` then ignored and shown as null). A
-    missing folder, or a top-level folder asked to inherit, fails its entry."""
+    top-level folder's parent is its organization: inheriting gives it the organization default
+    (``organizationPrivate``, organization members by their organization role). A missing
+    folder fails its entry."""
     ws, org = workspace.workspace_id, request.organization_id
     inherit = request.inherit_from_parent is True
     access_type = None if inherit else (request.access_type or "public")
@@ -130,16 +132,13 @@ def update_folder_access(services: Services, workspace: Workspace, request: Upda
     def job(tx):
         now = now_ms(services)
         require_scope(tx.execute, ws, org)
-        folders = {r[0]: r[1] for r in tx.execute(
-            f"SELECT folder_id, parent_folder_id FROM folders WHERE workspace_id = ? AND organization_id = ? "
+        folders = {r[0] for r in tx.execute(
+            f"SELECT folder_id FROM folders WHERE workspace_id = ? AND organization_id = ? "
             f"AND folder_id IN (SELECT {V})", [ws, org, request.folder_ids]).fetchall()}
         results, changed = {}, []
         for fid in request.folder_ids:
             if fid not in folders:
                 results[fid] = item(False, f"folder {fid} not found", accessType=None, **extra)
-            elif inherit and folders[fid] is None:
-                results[fid] = item(False, f"folder {fid} has no parent folder to inherit from", accessType=None,
-                                    **extra)
             else:
                 changed.append(fid)
                 results[fid] = item(True, "Folder access updated.", accessType=access_type, **extra)
