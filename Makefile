@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 export DEBIAN_FRONTEND := noninteractive
 
-.PHONY: test bench soak serve run lab graphviz chromium postgresql dist clean
+.PHONY: test lint bench soak serve run lab graphviz chromium postgresql dist clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -58,9 +58,17 @@ postgresql:
 	  fi; \
 	fi
 
-# Unit, property, API and browser tests, then the notebooks top to bottom (nbval; see pyproject.toml).
+# Unit, property, API and browser tests, then the notebooks top to bottom
+# (nbval; see pyproject.toml).
 test: $(STAMP) graphviz chromium postgresql
 	$(PY) -m pytest -q
+
+# ruff's lint rules and its format check, then mypy: toolkit/engine and toolkit/store strictly,
+# the rest of toolkit and server at mypy's default strictness (all configured in pyproject.toml).
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 # JupyterLab on notebooks/, on 127.0.0.1 only; the URL with its token is printed as it starts.
 run: $(STAMP) graphviz

@@ -259,7 +259,8 @@ def populate(store: Store, workspace_id: str, now: int) -> None:
                    "unnest(authors), 'authored', ? FROM annotations WHERE workspace_id = ?", [now, workspace_id])
         tx.execute(
             "INSERT INTO annotation_seen "
-            "SELECT workspace_id, organization_id, document_id, annotation_id, ?, 'read', ? FROM annotations WHERE workspace_id = ? AND hash(annotation_id) % 4 = 0 ON CONFLICT DO NOTHING",
+            "SELECT workspace_id, organization_id, document_id, annotation_id, ?, 'read', ? FROM annotations "
+            "WHERE workspace_id = ? AND hash(annotation_id) % 4 = 0 ON CONFLICT DO NOTHING",
             [USER, now, workspace_id])
         tallies.rebuild(tx, workspace_id)  # the count summary tables, from what was loaded
 

@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,11 +77,11 @@ def measure(client: LocalClient, repeat: int, samples: dict | None = None) -> di
 
     for _ in range(repeat):
         eid = timed("dispatch", lambda: client.dispatch(DEFINITION))["executionId"]
-        steps = timed("get", lambda: client.get_execution(eid))["steps"]
+        steps = timed("get", partial(client.get_execution, eid))["steps"]
         legal = next(s for s in steps if s["nodeId"] == "legal-review")
-        timed("decision", lambda: client.record_reviewer_decision(eid, legal["stepId"], reviewerId="alice@legal",
-                                                                  decision="approve"))
-        events = timed("getEvents", lambda: client.get_events(eid))["events"]
+        timed("decision", partial(client.record_reviewer_decision, eid, legal["stepId"], reviewerId="alice@legal",
+                                  decision="approve"))
+        events = timed("getEvents", partial(client.get_events, eid))["events"]
         assert events, "getEvents returned nothing"
         timed("list", lambda: client.list_executions(pageSize=50))
     return samples
@@ -110,12 +111,14 @@ def run(executions: int, repeat: int) -> int:
                 measure(client, max(1, repeat // 10), samples[label])
         results = {label: {k: (statistics.median(w), statistics.median(c)) for k, (w, c) in kinds.items()}
                    for label, kinds in samples.items()}
-    print(f"\n{'request':<10} {'empty p50':>10} {'full p50':>10} {'ratio':>6}   {'empty CPU':>10} {'full CPU':>10} {'ratio':>6}")
+    print(f"\n{'request':<10} {'empty p50':>10} {'full p50':>10} {'ratio':>6}   "
+          f"{'empty CPU':>10} {'full CPU':>10} {'ratio':>6}")
     worst = worst_cpu = 0.0
     for kind in KINDS:
         (e, e_cpu), (f, f_cpu) = results["empty"][kind], results["full"][kind]
         worst, worst_cpu = max(worst, f / e), max(worst_cpu, f_cpu / e_cpu)
-        print(f"{kind:<10} {e:>8.2f}ms {f:>8.2f}ms {f / e:>5.2f}x   {e_cpu:>8.2f}ms {f_cpu:>8.2f}ms {f_cpu / e_cpu:>5.2f}x")
+        print(f"{kind:<10} {e:>8.2f}ms {f:>8.2f}ms {f / e:>5.2f}x   "
+              f"{e_cpu:>8.2f}ms {f_cpu:>8.2f}ms {f_cpu / e_cpu:>5.2f}x")
     print(f"\nworst ratio {worst:.2f}x wall, {worst_cpu:.2f}x CPU (target within {TARGET}x of empty); "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     return 0

@@ -64,7 +64,7 @@ async def resolve(target: Target, allow_loopback: bool) -> IPAddress:
         addresses = [target.address]
     else:
         infos = await asyncio.get_running_loop().getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
-        addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
+        addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
     for ip in addresses:
         reason = refusal(ip, allow_loopback)
         if reason is not None:
@@ -122,10 +122,14 @@ class Deliverer:
             await self.http.aclose()
 
     def wake(self) -> None:
-        if self.loop is not None:
-            self.loop.call_soon_threadsafe(self.woken.set)
+        # Both are set by start(); from another thread, one may be seen before the other, and
+        # until start() finishes there is nothing to wake (its loop looks at the outbox first).
+        loop, woken = self.loop, self.woken
+        if loop is not None and woken is not None:
+            loop.call_soon_threadsafe(woken.set)
 
     async def _run(self) -> None:
+        assert self.woken is not None  # start() made it before this task
         while True:
             self.woken.clear()
             room = self.settings.concurrency - len(self.in_flight)
@@ -183,6 +187,7 @@ class Deliverer:
             self.held[delivery.event_id] = self.services.clock.now() + self.settings.retry_delays_ms[0]
         finally:
             self.in_flight.pop(delivery.event_id, None)
+            assert self.woken is not None  # start() made it before any delivery
             self.woken.set()
 
     async def _post(self, delivery: Delivery) -> int:
@@ -192,4 +197,5 @@ class Deliverer:
         headers = {"content-type": "application/json", "user-agent": "collab-webhooks/2",
                    SIGNATURE_HEADER: sign(body, delivery.secret),
                    EVENT_ID_HEADER: delivery.event_id, ATTEMPT_HEADER: str(delivery.attempts + 1)}
+        assert self.http is not None  # start() made it before any delivery
         return await self.http.post(target, address, body, headers)

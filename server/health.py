@@ -14,10 +14,14 @@ import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 
+from typing import TYPE_CHECKING
+
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 
+if TYPE_CHECKING:
+    from toolkit.services.context import Services
 from toolkit.services.gauges import pending_deliveries
 
 
@@ -40,11 +44,12 @@ class Probe:
 
     def __init__(self, bounds: Readiness) -> None:
         self.bounds = bounds
-        self.services = None
+        self.services: Services | None = None
         self._writer_probe: tuple[Future, float] | None = None
 
     def _database(self) -> tuple[str | None, int]:
         """(what is wrong with the database or None, pending deliveries); runs on a worker thread."""
+        assert self.services is not None  # problem() checks it before asking
         store = self.services.store
         problem = store.problem()
         if problem is not None:
@@ -52,6 +57,7 @@ class Probe:
         return None, pending_deliveries(self.services)
 
     async def _writer(self) -> str | None:
+        assert self.services is not None  # problem() checks it before asking
         writer = self.services.store.writer
         depth = writer.depth()
         if depth > self.bounds.writer_queue:
@@ -67,8 +73,9 @@ class Probe:
         await asyncio.wait([asyncio.wrap_future(future)], timeout=self.bounds.timeout_s)
         if not future.done():
             return f"writer: no commit for {time.monotonic() - since:.1f} s ({depth} jobs queued)"
-        if future.exception() is not None:
-            return f"writer: {_one_line(future.exception())}"
+        failure = future.exception()
+        if failure is not None:
+            return f"writer: {_one_line(failure)}"
         return None
 
     async def problem(self) -> str | None:

@@ -10,6 +10,7 @@ number of series stays bounded whatever the traffic.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest,
                                start_http_server)
@@ -21,6 +22,9 @@ from starlette.responses import Response
 
 from server.logs import delivery_result
 from toolkit.services.gauges import gauges
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
 
 log = logging.getLogger("collab.metrics")
 
@@ -34,7 +38,7 @@ class Metrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        self._listener = None  # the --metrics-port server
+        self._listener: WSGIServer | None = None  # the --metrics-port server
         r = self.registry
         self.requests = Counter("collab_http_requests", "HTTP requests answered, by route template and status",
                                 ("route", "status"), registry=r)

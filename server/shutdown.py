@@ -50,8 +50,17 @@ def serve(app, *, host: str, port: int, log_level: str, shutdown_timeout_s: floa
     e.g. the connection limits of :func:`server.protocol.uvicorn_options`). After a clean stop
     the process exits 0 here (without waiting for stray threads); otherwise the exit status to
     use is returned."""
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, log_config=None, access_log=False,
-                            timeout_graceful_shutdown=shutdown_timeout_s / 2, **uvicorn_options)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        log_config=None,
+        access_log=False,
+        # uvicorn's hint says int; it waits with asyncio, which takes a float
+        timeout_graceful_shutdown=shutdown_timeout_s / 2,  # type: ignore[arg-type]
+        **uvicorn_options,
+    )
     server = _Server(config, shutdown_timeout_s)
     # uvicorn raises the stop signal again once it has stopped, to end the process the default
     # way (killed by the signal); a clean stop exits 0 instead, so ignore that second delivery.

@@ -283,7 +283,7 @@ def _plan_loops(draw, kinds: list[str]) -> list[tuple[int, int]]:
 def _chain(draw, b: _Builder, prefix: str, max_stages: int) -> None:
     count = draw(st.integers(1, max_stages))
     kinds: list[str] = []
-    for i in range(count):
+    for _ in range(count):
         allow_group = not kinds or kinds[-1] != "group"
         kinds.append(draw(st.sampled_from(["node", "node", "group"] if allow_group else ["node"])))
     loops = _plan_loops(draw, kinds)

@@ -169,7 +169,7 @@ def loops(definition: Definition, graph: nx.DiGraph | None = None, edges: list[d
         graph = _Adjacency((n.node_id for n in definition.nodes),
                            edges if edges is not None else forward_edges(definition))
     order = {n.node_id: i for i, n in enumerate(definition.nodes)}
-    first_exhausted = {}   # (kind, ref) of a source -> its first exhausted edge
+    first_exhausted: dict[tuple[str, str], Edge] = {}   # (kind, ref) of a source -> its first exhausted edge
     for e in definition.edges:
         if e.on == "exhausted":
             first_exhausted.setdefault((e.from_.kind, e.from_.ref), e)

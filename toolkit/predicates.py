@@ -337,6 +337,12 @@ class Predicate:
     """
     __slots__ = ("ast", "paths", "regex_ops", "size", "_fn")
 
+    # Set once through object.__setattr__ (annotations only, for type checkers).
+    ast: object
+    paths: frozenset[str]
+    regex_ops: int
+    size: int
+
     def __init__(self, ast: object, found: _Found, fn) -> None:
         object.__setattr__(self, "ast", ast)
         object.__setattr__(self, "paths", frozenset(found.paths))

@@ -198,6 +198,7 @@ def _split_port(authority: str) -> tuple[str, int]:
 
 
 def _host(text: str) -> tuple[str, IPAddress | None]:
+    address: IPAddress | None
     if text.startswith("["):
         inner = text[1:-1]
         try:

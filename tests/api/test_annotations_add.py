@@ -116,7 +116,7 @@ def test_comment_html_alone_is_enough_and_per_item_results_are_keyed_by_id(api):
     assert result["x1"]["commentIds"] == [1] and result["x3"]["commentIds"] == [1, 2, 3]
     generated = [k for k in result if k not in ("x1", "x3")]
     assert len(generated) == 1 and result[generated[0]]["annotationId"] == generated[0]
-    for key, value in result.items():
+    for value in result.values():
         assert set(value) == {"success", "annotationId", "commentIds", "message"} and value["success"]
 
 

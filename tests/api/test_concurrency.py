@@ -170,7 +170,7 @@ def test_delete_racing_dispatches_never_leaves_a_running_execution_of_a_deleted_
         api.create(body)
         definition_id = body["definitionId"]
 
-        def work(i):
+        def work(i, definition_id=definition_id):  # bound now: race() runs it in this iteration
             if i == 5:
                 return api.post(DEF_DELETE, {"definitionId": definition_id})
             return api.post(DISPATCH, {"definitionId": definition_id})

@@ -109,7 +109,7 @@ def definitions(draw):
 
     # reject routes: loop-backs over non-overlapping stage intervals, else sinks
     free_from = 0
-    for i, (kind, entry, exits, loopable, info) in enumerate(stages):
+    for i, (kind, _entry, _exits, loopable, info) in enumerate(stages):
         loop_source = loopable if kind in ("human", "agent", "blocking") else None
         if info is not None and info[1] == "joinOnQuorum":
             loop_source = G(info[0])

@@ -147,8 +147,9 @@ def test_custom_edge_on_failed_step_routes_it(run):
 
 
 def test_custom_edges_see_execution_input_and_iteration(run):
-    when = '{"op": "and", "args": [{"op": "eq", "args": [{"var": "execution.input.tier"}, "gold"]}, ' \
-           '{"op": "eq", "args": [{"var": "step.iteration"}, 1]}, {"op": "eq", "args": [{"var": "step.nodeType"}, "agent"]}]}'
+    when = ('{"op": "and", "args": [{"op": "eq", "args": [{"var": "execution.input.tier"}, "gold"]}, '
+            '{"op": "eq", "args": [{"var": "step.iteration"}, 1]}, '
+            '{"op": "eq", "args": [{"var": "step.nodeType"}, "agent"]}]}')
     body = definition([agent("a"), agent("vip")], [edge("a", "vip", "custom", when=when)])
     h = run(body)
     h.dispatch({"tier": "gold"})

@@ -403,7 +403,7 @@ def test_heatmap_widths_and_fills_increase_with_counts():
     caption = text(parse(view))
     assert "completed 90" in caption and "failed 10" in caption and "100 simulated runs" in caption
     # a member edge that the group fires is drawn once, from the cluster
-    assert 'ltail="cluster_review-board"' in next(l for l in view.source.splitlines() if 'id="edge-1-2"' in l)
+    assert 'ltail="cluster_review-board"' in next(line for line in view.source.splitlines() if 'id="edge-1-2"' in line)
 
 
 def test_heatmap_never_traversed_edges_are_faint_and_dotted():

@@ -176,7 +176,7 @@ def load_recordings(con: duckdb.DuckDBPyConnection, *, execution_ids=None, defin
             "WHERE execution_id IN (SELECT unnest($ids::VARCHAR[])) ORDER BY execution_id, version",
             {"ids": selected}).fetchall():
         commands[eid].append((version, at, kind, json.loads(payload)))
-    roots: dict[str, list[str]] = {}
+    roots: dict[str, list[str | None]] = {}  # None: a root id shortened by hashing
     occurrence: dict[str, dict] = defaultdict(dict)
     seen: dict[str, Counter] = defaultdict(Counter)
     for eid, etype, sid, data in con.execute(
@@ -307,7 +307,7 @@ def replay_recording(recording: Recording, plan: Plan, *, exact: bool, horizon: 
         step_id = getattr(command, "step_id", None)
         if step_id is not None:
             node, occurrence = recording.occurrence.get(step_id, (None, None))
-            target = mine.get((node, occurrence)) if node is not None else step_id
+            target = mine.get((node, occurrence)) if node is not None and occurrence is not None else step_id
             if target is None:
                 if exact:
                     raise ReplayError(f"{eid} v{version}: {kind} addresses {step_id}, which the replay never created")
@@ -403,7 +403,7 @@ def diff(con: duckdb.DuckDBPyConnection, definition_id: str, against, *, workspa
     plan = _as_plan(against)
     replays = replay_all(con, definition_id=definition_id, workspace_id=workspace_id, against=plan)
     before = recorded_outcomes(con, [r.execution_id for r in replays])
-    entries = []
+    entries: list[dict[str, Any]] = []
     by_field: Counter = Counter()
     transitions: Counter = Counter()
     for r in replays:

@@ -12,10 +12,15 @@ runner), and like ``httpx.MockTransport`` a test can pass any object with ``run`
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
+from toolkit.engine.clock import Clock, IdSource
 from toolkit.engine.commands import AgentCompleted, AgentRequest
 from toolkit.engine.handlers import apply
+from toolkit.engine.plan import Plan
+from toolkit.engine.run import Transition
+from toolkit.engine.state import ExecutionState
+from toolkit.engine.types import JsonObject
 from toolkit.work import Work
 
 __all__ = ["AgentRunner", "AgentFailure", "DefaultAgentRunner", "run_agents"]
@@ -29,13 +34,13 @@ class AgentFailure(Exception):
         self.code = code
         self.message = message
 
-    def __reduce__(self):  # keep both fields through pickling and copying
+    def __reduce__(self) -> tuple[type[AgentFailure], tuple[str, str]]:  # keep both fields through pickling and copying
         return (AgentFailure, (self.code, self.message))
 
 
 @runtime_checkable
 class AgentRunner(Protocol):
-    def run(self, request: AgentRequest) -> dict | None:
+    def run(self, request: AgentRequest) -> JsonObject | None:
         """The step's output; None to leave the step running (an outside system finishes it
         with Resolve Step, or it times out); raise :class:`AgentFailure` to fail it."""
         ...
@@ -45,17 +50,19 @@ class DefaultAgentRunner:
     """``mockOutput`` when configured, else ``{agentId, decision: "approve"}``;
     ``external: true`` leaves the step running."""
 
-    def run(self, request: AgentRequest) -> dict | None:
+    def run(self, request: AgentRequest) -> JsonObject | None:
         config = request.config
         if config.get("external"):
             return None
         mock = config.get("mockOutput")
         if mock is not None:
-            return _copy_json(mock)  # the step owns its output; the plan's stays pristine
+            # The step owns its output; the plan's stays pristine. The schema makes it an object.
+            output: JsonObject = _copy_json(mock)
+            return output
         return {"agentId": request.agent_id, "decision": "approve"}
 
 
-def _copy_json(value):
+def _copy_json(value: Any) -> Any:
     """A deep copy of plain JSON data (dicts, lists, scalars), several times faster than deepcopy."""
     kind = type(value)
     if kind is dict:
@@ -65,8 +72,9 @@ def _copy_json(value):
     return value
 
 
-def run_agents(plan, state, transition, clock, ids, runner: AgentRunner | None = None,
-               memo: dict | None = None) -> list:
+def run_agents(plan: Plan, state: ExecutionState, transition: Transition, clock: Clock, ids: IdSource,
+               runner: AgentRunner | None = None,
+               memo: dict[tuple[str, str], bool] | None = None) -> list[Transition]:
     """Run every agent request of ``transition`` now, and of the transitions that follow.
 
     Completing one agent may start more (its successors); they are run too, breadth-first.
@@ -77,7 +85,7 @@ def run_agents(plan, state, transition, clock, ids, runner: AgentRunner | None =
     """
     runner = runner if runner is not None else DefaultAgentRunner()
     pending = list(transition.agent_requests)
-    extra = []
+    extra: list[Transition] = []
     i = 0
     while i < len(pending):
         request = pending[i]

@@ -21,7 +21,9 @@ validated request models, so the engine trusts their types.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
+
+from toolkit.engine.types import JsonObject
 
 __all__ = [
     "Dispatch", "Tick", "AgentCompleted", "RecordReviewerDecision", "RecordAgentResolution",
@@ -40,7 +42,7 @@ class Dispatch:
     execution_id: str
     correlation_id: str | None = None
     idempotency_key: str | None = None
-    trigger_context: dict | None = None
+    trigger_context: JsonObject | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +55,8 @@ class AgentCompleted:
     """A non-blocking agent step finished: ``output``, or ``error = {code, message}`` (failed)."""
 
     step_id: str
-    output: dict | None = None
-    error: dict | None = None
+    output: JsonObject | None = None
+    error: JsonObject | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,7 @@ class RecordAgentResolution:
     step_id: str
     resolution_id: str
     status: str  # "success" | "failure"
-    output: dict | None = None
+    output: JsonObject | None = None
     error_message: str | None = None
 
 
@@ -79,7 +81,7 @@ class ResolveStep:
     step_id: str
     action: str  # one of RESOLVE_ACTIONS
     actor_id: str
-    output: dict | None = None
+    output: JsonObject | None = None
     reason: str | None = None
 
 
@@ -95,8 +97,8 @@ class CancelExecution:
     reason: str | None = None
 
 
-Command = Union[Dispatch, Tick, AgentCompleted, RecordReviewerDecision, RecordAgentResolution,
-                ResolveStep, CancelStep, CancelExecution]
+Command = (Dispatch | Tick | AgentCompleted | RecordReviewerDecision | RecordAgentResolution
+           | ResolveStep | CancelStep | CancelExecution)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,11 @@ Each function here is called after the handler's checks passed; they only mutate
 
 from __future__ import annotations
 
-from toolkit.engine.run import resume_key
+from toolkit.engine.commands import RecordAgentResolution, ResolveStep
+from toolkit.engine.plan import NodePlan
+from toolkit.engine.run import Run, resume_key
+from toolkit.engine.state import StepState
+from toolkit.engine.types import JsonObject
 
 __all__ = ["status_of", "record_decision", "record_resolution", "resolve", "completed_data"]
 
@@ -21,7 +25,7 @@ _APPROVE_ACTIONS = ("force-approve", "reviewer-approve")
 _REJECT_ACTIONS = ("force-reject", "reviewer-reject")
 
 
-def status_of(step) -> str:
+def status_of(step: StepState) -> str:
     """The aggregator status a decision or resolution response reports for ``step``.
 
     ``pending`` while undecided; ``resolved`` when completed (a human step completed with
@@ -39,7 +43,7 @@ def status_of(step) -> str:
     return "failed"
 
 
-def completed_data(node, output: dict) -> dict:
+def completed_data(node: NodePlan, output: JsonObject) -> JsonObject:
     """``step.completed`` data: decision and aggregator status for human and blocking agent
     steps, the agent id for non-blocking agent steps (semantics §6)."""
     if node.type == "human":
@@ -53,10 +57,12 @@ def completed_data(node, output: dict) -> dict:
 
 # ---------------------------------------------------------------- human steps
 
-def record_decision(run, node, step, reviewer_id: str, decision: str, reason) -> bool:
+def record_decision(run: Run, node: NodePlan, step: StepState, reviewer_id: str, decision: str,
+                    reason: str | None) -> bool:
     """Record one declared reviewer's decision; True when it resolved the step."""
     mandatory = reviewer_id in node.mandatory_set
     responses = step.responses
+    assert responses is not None  # a waiting human step has its responses
     responses[reviewer_id] = {"decision": decision, "reason": reason, "at": run.now, "mandatory": mandatory}
     run.emit("step.response-recorded", step.step_id, {
         "reviewerId": reviewer_id, "decision": decision, "reason": reason, "mandatory": mandatory})
@@ -77,9 +83,10 @@ def record_decision(run, node, step, reviewer_id: str, decision: str, reason) ->
     return True
 
 
-def _human_output(run, node, step, decision: str) -> dict:
+def _human_output(run: Run, node: NodePlan, step: StepState, decision: str) -> JsonObject:
     responses = step.responses
-    reviewers = []
+    assert responses is not None  # a waiting human step has its responses
+    reviewers: list[JsonObject] = []
     approve_count = reject_count = mandatory_approve = 0
     for user_id, mandatory in node.reviewers:
         response = responses.get(user_id)
@@ -112,9 +119,11 @@ def _human_output(run, node, step, decision: str) -> dict:
 
 # ---------------------------------------------------------------- blocking agent steps
 
-def record_resolution(run, node, step, cmd) -> bool:
+def record_resolution(run: Run, node: NodePlan, step: StepState, cmd: RecordAgentResolution) -> bool:
     """Record one new resolution; True when it resolved or failed the step."""
     resolutions = step.resolutions
+    # A waiting blocking agent step has its resolutions; agent nodes have both counts.
+    assert resolutions is not None and node.required is not None and node.expected is not None
     resolutions[cmd.resolution_id] = {
         "resolutionId": cmd.resolution_id, "status": cmd.status, "output": cmd.output,
         "errorMessage": cmd.error_message, "recordedAt": run.now}
@@ -123,7 +132,7 @@ def record_resolution(run, node, step, cmd) -> bool:
     failures = len(resolutions) - len(successes)
     if len(successes) >= node.required:
         rejecting = next((r for r in successes if (r["output"] or {}).get("decision") == "reject"), None)
-        output = {"decision": "reject" if rejecting is not None else "approve",
+        output: JsonObject = {"decision": "reject" if rejecting is not None else "approve",
                   "resolutions": list(resolutions.values()),
                   "successCount": len(successes), "failureCount": failures}
         if rejecting is not None:
@@ -147,11 +156,12 @@ def record_resolution(run, node, step, cmd) -> bool:
 
 # ---------------------------------------------------------------- Resolve Step
 
-def resolve(run, node, step, cmd) -> None:
+def resolve(run: Run, node: NodePlan, step: StepState, cmd: ResolveStep) -> None:
     """Apply a Resolve Step action (already checked against the step's type and state)."""
     action = cmd.action
     output = dict(cmd.output) if cmd.output is not None else {}
     status = "completed"
+    decision: str | None
     if action in _APPROVE_ACTIONS or action in _REJECT_ACTIONS:
         decision = "approve" if action in _APPROVE_ACTIONS else "reject"
         output["decision"] = decision

@@ -100,7 +100,7 @@ class Event:
         return self.event_id == other.event_id and all(
             getattr(self, name) == getattr(other, name) for name in Event.__slots__[1:])
 
-    __hash__ = None  # mutable record
+    __hash__ = None  # type: ignore[assignment]  # a mutable record: unhashable, as object allows
 
     def __repr__(self) -> str:
         return f"Event({self.seq}, {self.type!r}, step={self.step_id!r}, data={self.data!r})"

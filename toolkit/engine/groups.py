@@ -21,21 +21,24 @@ unhandled: their group owns their routing (semantics §5.8).
 from __future__ import annotations
 
 from toolkit.engine import loops
-from toolkit.engine.state import TERMINAL
+from toolkit.engine.plan import EdgePlan, GroupPlan
+from toolkit.engine.run import Run
+from toolkit.engine.state import TERMINAL, GroupInstance, StepState
+from toolkit.engine.types import JsonObject
 
 __all__ = ["member_terminal", "group_output", "QUORUM_ACTOR"]
 
 QUORUM_ACTOR = "system:group-quorum"
 
 
-def group_output(run, group, instance, decision: str) -> dict:
+def group_output(run: Run, group: GroupPlan, instance: GroupInstance, decision: str) -> JsonObject:
     """``{decision, groupId, groupOutputs, quorum, totalApproved, expectedSteps}``.
 
     ``groupOutputs`` maps each member node that finished (not cancelled, not running) to its
     output.
     """
     steps = run.state.steps
-    outputs = {}
+    outputs: JsonObject = {}
     for step_id in instance.member_step_ids:
         step = steps[step_id]
         if step.status in TERMINAL and step.status != "cancelled":
@@ -45,7 +48,7 @@ def group_output(run, group, instance, decision: str) -> dict:
             "expectedSteps": group.expected}
 
 
-def _context(run, instance, output: dict) -> dict:
+def _context(run: Run, instance: GroupInstance, output: JsonObject) -> JsonObject:
     return {"output": output,
             "step": {"stepId": None, "nodeId": instance.group_id, "nodeType": "group",
                      "groupId": instance.group_id, "status": "completed",
@@ -53,9 +56,11 @@ def _context(run, instance, output: dict) -> dict:
             "execution": {"input": run.state.input}}
 
 
-def _firing(run, group, instance, output: dict, roles: tuple) -> list:
+def _firing(run: Run, group: GroupPlan, instance: GroupInstance, output: JsonObject,
+            roles: tuple[str, ...]) -> list[EdgePlan]:
     """Group-source edges that fire for ``output``: the given roles, plus true custom edges."""
-    firing, context = [], None
+    firing: list[EdgePlan] = []
+    context: JsonObject | None = None
     for edge in group.edges:
         if edge.role in roles:
             firing.append(edge)
@@ -66,12 +71,12 @@ def _firing(run, group, instance, output: dict, roles: tuple) -> list:
     return firing
 
 
-def _quorum_reached(group, instance) -> bool:
+def _quorum_reached(group: GroupPlan, instance: GroupInstance) -> bool:
     approved = instance.approved
     return len(approved) >= group.quorum and all(r in approved for r in group.required)
 
 
-def member_terminal(run, instance, step, handled: bool, bad: str | None) -> None:
+def member_terminal(run: Run, instance: GroupInstance, step: StepState, handled: bool, bad: str | None) -> None:
     """Count ``step`` (a member of ``instance``) that just became terminal."""
     plan = run.plan
     group = plan.groups[instance.group_id]
@@ -97,7 +102,7 @@ def member_terminal(run, instance, step, handled: bool, bad: str | None) -> None
         _complete(run, group, instance, step.step_id)
 
 
-def _resolve_on_quorum(run, group, instance, step_id: str) -> None:
+def _resolve_on_quorum(run: Run, group: GroupPlan, instance: GroupInstance, step_id: str) -> None:
     instance.resolved = True
     instance.decision = "approve"
     instance.deferred.clear()  # outvoted: the group routes, and it approved
@@ -113,18 +118,19 @@ def _resolve_on_quorum(run, group, instance, step_id: str) -> None:
     edges = _firing(run, group, instance, output, ("approve", "always"))
     if group.policy == "joinOnQuorum":
         # One step per distinct target of the members' approve/always edges and the group's.
-        by_target = {}
+        by_target: dict[tuple[str, str], EdgePlan] = {}
         for edge in sorted((*group.member_successor_edges, *edges), key=lambda e: e.index):
             by_target.setdefault((edge.target_kind, edge.target_ref), edge)
         edges = list(by_target.values())
     run.fire(instance, edges, output)
 
 
-def _complete(run, group, instance, step_id: str) -> None:
+def _complete(run: Run, group: GroupPlan, instance: GroupInstance, step_id: str) -> None:
     """Every member is terminal: ``parallel-group.completed``, then resolve if not yet done."""
     instance.completed = True
     if instance.resolved:
         decision = instance.decision
+        assert decision is not None  # set together with resolved
     elif group.policy == "waitAll":
         decision = "approve" if len(instance.approved) >= group.expected else "reject"
     else:

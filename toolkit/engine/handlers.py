@@ -11,15 +11,22 @@ decision).
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 from toolkit.engine import decisions
+from toolkit.engine.clock import Clock, IdSource
 from toolkit.engine.commands import (
-    RESOLVE_ACTIONS, AgentCompleted, CancelExecution, CancelStep, Dispatch, RecordAgentResolution,
+    RESOLVE_ACTIONS, AgentCompleted, CancelExecution, CancelStep, Command, Dispatch, RecordAgentResolution,
     RecordReviewerDecision, ResolveStep, Tick,
 )
+from toolkit.engine.events import Event
+from toolkit.engine.plan import Plan
 from toolkit.engine.routing import drain
 from toolkit.engine.run import Run, Transition
-from toolkit.engine.state import TERMINAL, ExecutionState, LoopState
+from toolkit.engine.state import TERMINAL, ExecutionState, LoopState, StepState
+from toolkit.engine.types import JsonObject, PlannedTarget
 from toolkit.errors import ApiError, ErrorCode
+from toolkit.work import Work
 
 __all__ = ["apply", "suppress_duplicate_dispatch", "EXECUTION_CANCEL_ACTOR"]
 
@@ -27,7 +34,8 @@ EXECUTION_CANCEL_ACTOR = "system:execution-cancel"
 _NOT_FOUND, _PRECONDITION, _INVALID = ErrorCode.NOT_FOUND, ErrorCode.FAILED_PRECONDITION, ErrorCode.INVALID_ARGUMENT
 
 
-def apply(plan, state: ExecutionState | None, command, clock, ids, work=None) -> Transition:
+def apply(plan: Plan, state: ExecutionState | None, command: Command, clock: Clock, ids: IdSource,
+          work: Work | None = None) -> Transition:
     """Apply one command to one execution and return what happened.
 
     ``state`` is None only for :class:`Dispatch`. For speed, the given state object is
@@ -59,18 +67,20 @@ def apply(plan, state: ExecutionState | None, command, clock, ids, work=None) ->
     return handler(plan, state, command, clock, ids, work)
 
 
-def suppress_duplicate_dispatch(state: ExecutionState, clock) -> Transition:
+def suppress_duplicate_dispatch(state: ExecutionState, clock: Clock) -> Transition:
     """A dispatch repeated an ``idempotencyKey``: log internal ``idempotency.suppressed`` on the
     first execution and answer its dispatch response with ``deduplicated: true``."""
-    run = Run(None, state, clock.now(), None)
-    run.emit("idempotency.suppressed", None, {"idempotencyKey": state.idempotency_key})
-    return run.transition({"executionId": state.execution_id, "correlationId": state.correlation_id,
-                           "deduplicated": True})
+    # One event and no steps: no Run (which needs a plan and an id source) is involved.
+    seq = state.last_seq = state.last_seq + 1
+    event = Event(None, state.execution_id, seq, "idempotency.suppressed", None, clock.now(),
+                  state.correlation_id, {"idempotencyKey": state.idempotency_key})
+    return Transition(state, [event], {"executionId": state.execution_id, "correlationId": state.correlation_id,
+                                       "deduplicated": True}, [])
 
 
 # ---------------------------------------------------------------- lookups shared by handlers
 
-def _step(state: ExecutionState, step_id: str):
+def _step(state: ExecutionState, step_id: str) -> StepState:
     step = state.steps.get(step_id)
     if step is None:
         raise ApiError(_NOT_FOUND, f"step {step_id} not found in execution {state.execution_id}")
@@ -82,14 +92,15 @@ def _require_running(state: ExecutionState) -> None:
         raise ApiError(_PRECONDITION, f"execution {state.execution_id} is {state.status}")
 
 
-def _require_object(value, field: str) -> None:
+def _require_object(value: object, field: str) -> None:
     if value is not None and not isinstance(value, dict):
         raise ApiError(_INVALID, f"data.{field}: must be an object")
 
 
 # ---------------------------------------------------------------- handlers
 
-def _dispatch(plan, state, cmd: Dispatch, clock, ids, work) -> Transition:
+def _dispatch(plan: Plan, state: ExecutionState | None, cmd: Dispatch, clock: Clock, ids: IdSource,
+              work: Work | None) -> Transition:
     if state is not None:
         raise ApiError(_PRECONDITION, f"execution {state.execution_id} was already dispatched")
     if not isinstance(cmd.execution_id, str) or not cmd.execution_id:
@@ -102,7 +113,7 @@ def _dispatch(plan, state, cmd: Dispatch, clock, ids, work) -> Transition:
     for loop_id in plan.loops:
         state.loops[loop_id] = LoopState(loop_id)
     run = Run(plan, state, now, ids, work)
-    planned = []
+    planned: list[PlannedTarget] = []
     for kind, ref in plan.roots:
         planned.extend(run.plan_targets(None, [(-1, kind, ref)]))
     run.emit("execution.dispatched", None, {
@@ -114,7 +125,8 @@ def _dispatch(plan, state, cmd: Dispatch, clock, ids, work) -> Transition:
                            "deduplicated": False})
 
 
-def _tick(plan, state, cmd: Tick, clock, ids, work) -> Transition:
+def _tick(plan: Plan, state: ExecutionState, cmd: Tick, clock: Clock, ids: IdSource,
+          work: Work | None) -> Transition:
     run = Run(plan, state, clock.now(), ids, work)
     fired = 0
     while state.status == "running":
@@ -136,10 +148,11 @@ def _tick(plan, state, cmd: Tick, clock, ids, work) -> Transition:
     return run.transition({"fired": fired})
 
 
-def _earliest_due(state: ExecutionState, now: int):
+def _earliest_due(state: ExecutionState, now: int) -> tuple[StepState, int] | None:
     """(step, 0 for an SLA / 1 for an agent timeout) with the earliest due deadline, or None.
     Ties go to the SLA, then to the step created first."""
-    best, best_key = None, None
+    best: tuple[StepState, int] | None = None
+    best_key: tuple[int, int] | None = None
     for step in state.active.values():
         d = step.sla_deadline
         if d is not None and d <= now and (best_key is None or (d, 0) < best_key):
@@ -150,7 +163,8 @@ def _earliest_due(state: ExecutionState, now: int):
     return best
 
 
-def _agent_completed(plan, state, cmd: AgentCompleted, clock, ids, work) -> Transition:
+def _agent_completed(plan: Plan, state: ExecutionState, cmd: AgentCompleted, clock: Clock,
+                     ids: IdSource, work: Work | None) -> Transition:
     _require_object(cmd.output, "output")
     _require_object(cmd.error, "error")
     step = _step(state, cmd.step_id)
@@ -173,7 +187,8 @@ def _agent_completed(plan, state, cmd: AgentCompleted, clock, ids, work) -> Tran
     return run.transition({"completed": True, "stepId": step.step_id, "status": step.status})
 
 
-def _record_reviewer_decision(plan, state, cmd: RecordReviewerDecision, clock, ids, work) -> Transition:
+def _record_reviewer_decision(plan: Plan, state: ExecutionState, cmd: RecordReviewerDecision, clock: Clock,
+                              ids: IdSource, work: Work | None) -> Transition:
     if cmd.decision not in ("approve", "reject"):
         raise ApiError(_INVALID, "data.decision: must be approve or reject")
     step = _step(state, cmd.step_id)
@@ -193,14 +208,15 @@ def _record_reviewer_decision(plan, state, cmd: RecordReviewerDecision, clock, i
     return run.transition(_decision_result(True, decisions.status_of(step), resolved, None))
 
 
-def _decision_result(recorded: bool, status: str, resumed: bool, why: str | None) -> dict:
-    result = {"recorded": recorded, "aggregatorStatus": status, "resumeScheduled": resumed}
+def _decision_result(recorded: bool, status: str, resumed: bool, why: str | None) -> JsonObject:
+    result: JsonObject = {"recorded": recorded, "aggregatorStatus": status, "resumeScheduled": resumed}
     if why is not None:
         result["rejectionReason"] = why
     return result
 
 
-def _record_agent_resolution(plan, state, cmd: RecordAgentResolution, clock, ids, work) -> Transition:
+def _record_agent_resolution(plan: Plan, state: ExecutionState, cmd: RecordAgentResolution, clock: Clock,
+                             ids: IdSource, work: Work | None) -> Transition:
     if cmd.status not in ("success", "failure"):
         raise ApiError(_INVALID, "data.status: must be success or failure")
     if not isinstance(cmd.resolution_id, str) or not cmd.resolution_id:
@@ -225,7 +241,8 @@ def _record_agent_resolution(plan, state, cmd: RecordAgentResolution, clock, ids
                            "resumeScheduled": resolved})
 
 
-def _resolve_step(plan, state, cmd: ResolveStep, clock, ids, work) -> Transition:
+def _resolve_step(plan: Plan, state: ExecutionState, cmd: ResolveStep, clock: Clock, ids: IdSource,
+                  work: Work | None) -> Transition:
     if cmd.action not in RESOLVE_ACTIONS:
         raise ApiError(_INVALID, f"data.action: must be one of {', '.join(RESOLVE_ACTIONS)}")
     _require_object(cmd.output, "output")
@@ -253,7 +270,8 @@ def _resolve_step(plan, state, cmd: ResolveStep, clock, ids, work) -> Transition
                            "action": action})
 
 
-def _cancel_step(plan, state, cmd: CancelStep, clock, ids, work) -> Transition:
+def _cancel_step(plan: Plan, state: ExecutionState, cmd: CancelStep, clock: Clock, ids: IdSource,
+                 work: Work | None) -> Transition:
     step = _step(state, cmd.step_id)
     if step.status in TERMINAL:
         raise ApiError(_PRECONDITION, f"step {step.step_id} is already {step.status}")
@@ -264,7 +282,8 @@ def _cancel_step(plan, state, cmd: CancelStep, clock, ids, work) -> Transition:
     return run.transition({"cancelled": True, "stepId": step.step_id, "executionId": state.execution_id})
 
 
-def _cancel_execution(plan, state, cmd: CancelExecution, clock, ids, work) -> Transition:
+def _cancel_execution(plan: Plan, state: ExecutionState, cmd: CancelExecution, clock: Clock,
+                      ids: IdSource, work: Work | None) -> Transition:
     _require_running(state)
     run = Run(plan, state, clock.now(), ids, work)
     run.cancel_all(EXECUTION_CANCEL_ACTOR, cmd.reason)
@@ -274,7 +293,11 @@ def _cancel_execution(plan, state, cmd: CancelExecution, clock, ids, work) -> Tr
     return run.transition({"cancelled": True, "executionId": state.execution_id})
 
 
-_HANDLERS = {
+# Keyed by the command's exact type; each handler takes that command type (and, but for
+# Dispatch, an existing state), which one Callable type cannot say: hence Any for those two.
+_Handler = Callable[[Plan, Any, Any, Clock, IdSource, Work | None], Transition]
+
+_HANDLERS: dict[type[Command], _Handler] = {
     Dispatch: _dispatch,
     Tick: _tick,
     AgentCompleted: _agent_completed,

@@ -19,7 +19,10 @@ execution fails at once with ``loop-exhausted:<loopId>``.
 
 from __future__ import annotations
 
-from toolkit.engine.state import StepState
+from toolkit.engine.plan import LoopPlan, NodePlan
+from toolkit.engine.run import Run
+from toolkit.engine.state import GroupInstance, LoopState, StepState
+from toolkit.engine.types import JsonObject
 
 __all__ = ["is_mandatory_reject", "rejection_of", "trigger", "LOOP_ACTOR", "EXHAUSTED_ACTOR"]
 
@@ -27,7 +30,7 @@ LOOP_ACTOR = "system:loop-restart"
 EXHAUSTED_ACTOR = "system:loop-exhausted"
 
 
-def is_mandatory_reject(node, step: StepState) -> bool:
+def is_mandatory_reject(node: NodePlan, step: StepState) -> bool:
     """Whether ``step`` (of ``node``) rejected in the way that iterates a loop."""
     if step.status != "completed":
         return False
@@ -39,7 +42,7 @@ def is_mandatory_reject(node, step: StepState) -> bool:
     return node.type == "human" and output.get("rejectorMandatory") is True and step.overridden is None
 
 
-def rejection_of(node, step: StepState) -> dict:
+def rejection_of(node: NodePlan, step: StepState) -> JsonObject:
     """Who rejected and why, for ``previousAttempts`` and ``loop.exhausted``."""
     output = step.output or {}
     rejected_by = output.get("rejectedBy", node.agent_id if node.type == "agent" else None)
@@ -47,7 +50,8 @@ def rejection_of(node, step: StepState) -> dict:
     return {"rejectedBy": rejected_by, "rejectionReason": reason, "stepId": step.step_id}
 
 
-def trigger(run, loop, source, rejection: dict, group_output: dict | None = None) -> None:
+def trigger(run: Run, loop: LoopPlan, source: StepState | GroupInstance, rejection: JsonObject,
+            group_output: JsonObject | None = None) -> None:
     """``source`` (a StepState or GroupInstance) rejected mandatorily: restart or exhaust."""
     state = run.state
     loop_state = state.loops[loop.loop_id]
@@ -66,7 +70,8 @@ def trigger(run, loop, source, rejection: dict, group_output: dict | None = None
         _exhaust(run, loop, loop_state, source, rejection, group_output)
 
 
-def _restart(run, loop, loop_state, source, group_output) -> None:
+def _restart(run: Run, loop: LoopPlan, loop_state: LoopState, source: StepState | GroupInstance,
+             group_output: JsonObject | None) -> None:
     state = run.state
     body = loop.body
     for step in list(state.active.values()):
@@ -90,7 +95,8 @@ def _restart(run, loop, loop_state, source, group_output) -> None:
     run.spawn_targets(planned, entry_input)
 
 
-def _exhaust(run, loop, loop_state, source, rejection, group_output) -> None:
+def _exhaust(run: Run, loop: LoopPlan, loop_state: LoopState, source: StepState | GroupInstance,
+             rejection: JsonObject, group_output: JsonObject | None) -> None:
     loop_state.exhausted = True
     source_step_id = source.step_id if isinstance(source, StepState) else None
     event = run.emit("loop.exhausted", source_step_id, {

@@ -22,7 +22,8 @@ from typing import Any
 
 from toolkit.compiler import is_loop_back, loops as compile_loops
 from toolkit.model import Definition
-from toolkit.predicates import parse
+from toolkit.model.definition import AgentConfig, AgentNode, HumanConfig, HumanNode, WebhookNode
+from toolkit.predicates import Predicate, parse
 
 __all__ = ["Plan", "NodePlan", "EdgePlan", "GroupPlan", "LoopPlan"]
 
@@ -33,16 +34,17 @@ class EdgePlan:
     __slots__ = ("index", "role", "source_kind", "source_ref", "target_kind", "target_ref",
                  "predicate", "reads_status")
 
-    def __init__(self, index, role, source_kind, source_ref, target_kind, target_ref, when):
+    def __init__(self, index: int, role: str, source_kind: str, source_ref: str, target_kind: str,
+                 target_ref: str, when: str | None) -> None:
         self.index = index
         self.role = role
         self.source_kind = source_kind
         self.source_ref = source_ref
         self.target_kind = target_kind
         self.target_ref = target_ref
-        self.predicate = parse(when) if role == "custom" and when is not None else None
+        self.predicate: Predicate | None = parse(when) if role == "custom" and when is not None else None
         # A breach routes only through `always` and custom edges that read the status (§5.3).
-        paths = self.predicate.paths if self.predicate is not None else ()
+        paths: tuple[str, ...] | frozenset[str] = self.predicate.paths if self.predicate is not None else ()
         self.reads_status = any(p == "step" or p == "step.status" or p.startswith("step.status.")
                                 for p in paths)
 
@@ -57,6 +59,18 @@ class LoopPlan:
     __slots__ = ("loop_id", "source_kind", "source_ref", "entry_kind", "entry_ref", "entry_node",
                  "body", "max_iterations", "exhausted_edge", "edge_index")
 
+    # Set by Plan._loops (annotations only: the slots hold the values).
+    loop_id: str
+    source_kind: str
+    source_ref: str
+    entry_kind: str
+    entry_ref: str
+    entry_node: str
+    body: frozenset[str]
+    max_iterations: int
+    exhausted_edge: EdgePlan | None
+    edge_index: int
+
     def __repr__(self) -> str:
         return f"LoopPlan({self.loop_id}, max={self.max_iterations})"
 
@@ -66,6 +80,17 @@ class GroupPlan:
 
     __slots__ = ("group_id", "members", "expected", "quorum", "policy", "required", "edges",
                  "member_successor_edges", "loop_back")
+
+    # Set by Plan.from_definition and Plan._edges / _loops (annotations only).
+    group_id: str
+    members: tuple[str, ...]
+    expected: int
+    quorum: int
+    policy: str
+    required: tuple[str, ...]
+    edges: tuple[EdgePlan, ...]
+    member_successor_edges: tuple[EdgePlan, ...]
+    loop_back: LoopPlan | None
 
     def __repr__(self) -> str:
         return f"GroupPlan({self.group_id}, {self.policy}, quorum={self.quorum}/{self.expected})"
@@ -84,28 +109,35 @@ class NodePlan:
         "reviewer_emails", "comment_body",
     )
 
-    def __init__(self, node) -> None:
-        self.node_id = node.node_id
-        self.type = node.type
+    def __init__(self, node: AgentNode | HumanNode | WebhookNode) -> None:
+        self.node_id: str = node.node_id
+        self.type: str = node.type
         self.sla_ms = node.sla_ms
-        self.group_id = None
-        self.loop_id = None
-        self.loop_back = None
+        self.group_id: str | None = None
+        self.loop_id: str | None = None
+        self.loop_back: LoopPlan | None = None
         self.in_join_group = False
         cfg = node.config
         if cfg is None and node.type != "webhook":
             raise ValueError(f"node {node.node_id!r} has no config (lint: node-missing-config)")
         self.config: dict[str, Any] = cfg.model_dump(by_alias=True, mode="json") if cfg is not None else {}
-        self.agent_id = self.blocking = self.required = self.expected = None
+        # Agent fields: None on other nodes.
+        self.agent_id: str | None = None
+        self.blocking: bool | None = None
+        self.required: int | None = None
+        self.expected: int | None = None
         self.require_non_empty = self.external = False
-        self.max_runtime_ms = self.mock_output = None
-        self.reviewers: tuple = ()
-        self.reviewer_ids: tuple = ()
-        self.reviewer_set = self.mandatory_set = frozenset()
+        self.max_runtime_ms: int | None = None
+        self.mock_output: Any = None  # authored JSON, any shape
+        # Human fields: empty on other nodes.
+        self.reviewers: tuple[tuple[str, bool], ...] = ()
+        self.reviewer_ids: tuple[str, ...] = ()
+        self.reviewer_set: frozenset[str] = frozenset()
+        self.mandatory_set: frozenset[str] = frozenset()
         self.mandatory_count = 0
-        self.reviewer_emails: list = []
-        self.comment_body = None
-        if node.type == "agent":
+        self.reviewer_emails: list[str] = []
+        self.comment_body: str | None = None
+        if isinstance(cfg, AgentConfig):  # node.type == "agent", which the config's type follows
             self.agent_id = cfg.agent_id
             self.blocking = cfg.blocking
             self.required = cfg.required_successes
@@ -114,7 +146,7 @@ class NodePlan:
             self.max_runtime_ms = cfg.agent_max_runtime_ms
             self.mock_output = self.config.get("mockOutput")
             self.external = cfg.external
-        elif node.type == "human":
+        elif isinstance(cfg, HumanConfig):
             self.reviewers = tuple((r.user_id, r.mandatory) for r in cfg.reviewer_list)
             self.reviewer_ids = tuple(u for u, _ in self.reviewers)
             self.reviewer_set = frozenset(self.reviewer_ids)
@@ -141,8 +173,19 @@ class Plan:
     __slots__ = ("definition", "definition_id", "version", "nodes", "node_edges", "group_edges",
                  "groups", "loops", "roots", "regex_ops")
 
+    # Set by from_definition and its helpers (annotations only: the slots hold the values).
+    definition: Definition
+    definition_id: str
+    version: int
+    nodes: dict[str, NodePlan]
+    node_edges: dict[str, tuple[EdgePlan, ...]]
+    group_edges: dict[str, tuple[EdgePlan, ...]]
+    groups: dict[str, GroupPlan]
+    loops: dict[str, LoopPlan]
+    roots: list[tuple[str, str]]
+
     @classmethod
-    def from_definition(cls, definition: Definition | dict, version: int = 1) -> "Plan":
+    def from_definition(cls, definition: Definition | dict[str, Any], version: int = 1) -> Plan:
         if isinstance(definition, dict):
             definition = Definition.model_validate(definition)
         self = cls()
@@ -190,8 +233,8 @@ class Plan:
                     raise ValueError(f"edges[{index}] refers to unknown {end.kind} {end.ref!r}")
 
     def _edges(self, definition: Definition) -> None:
-        node_edges: dict[str, list] = {nid: [] for nid in self.nodes}
-        group_edges: dict[str, list] = {gid: [] for gid in self.groups}
+        node_edges: dict[str, list[EdgePlan]] = {nid: [] for nid in self.nodes}
+        group_edges: dict[str, list[EdgePlan]] = {gid: [] for gid in self.groups}
         for index, edge in enumerate(definition.edges):
             if is_loop_back(edge):
                 continue
@@ -220,7 +263,7 @@ class Plan:
             lp.entry_kind, lp.entry_ref = edge.to.kind, edge.to.ref
             lp.max_iterations = region["maxIterations"]
             lp.edge_index = index
-            body = set()
+            body: set[str] = set()
             for ref in region["bodyNodeIds"]:
                 body.update(self.groups[ref].members if ref in self.groups else (ref,))
             if lp.entry_kind == "group" and lp.entry_ref in self.groups:
@@ -243,19 +286,20 @@ class Plan:
         # Body membership, in declared loop order: a node belongs to at most one loop (lint).
         for lp in self.loops.values():
             for nid in lp.body:
-                node = self.nodes.get(nid)
-                if node is not None and node.loop_id is None:
-                    node.loop_id = lp.loop_id
+                member = self.nodes.get(nid)
+                if member is not None and member.loop_id is None:
+                    member.loop_id = lp.loop_id
 
     def _roots(self, definition: Definition) -> None:
-        targeted = set()
+        targeted: set[str] = set()
         for edges in (*self.node_edges.values(), *self.group_edges.values()):
             for e in edges:
                 if e.target_kind == "group":
                     targeted.update(self.groups[e.target_ref].members if e.target_ref in self.groups else ())
                 else:
                     targeted.add(e.target_ref)
-        roots, seen_groups = [], set()
+        roots: list[tuple[str, str]] = []
+        seen_groups: set[str] = set()
         for nid, node in self.nodes.items():
             if nid in targeted:
                 continue

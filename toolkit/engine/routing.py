@@ -25,12 +25,16 @@ the step being routed fires nothing, active steps are cancelled and the executio
 from __future__ import annotations
 
 from toolkit.engine import groups, loops
+from toolkit.engine.plan import EdgePlan, NodePlan
+from toolkit.engine.run import Run
+from toolkit.engine.state import StepState
+from toolkit.engine.types import JsonObject
 from toolkit.work import WorkLimitExceeded
 
 __all__ = ["drain", "route_step", "outcome_code", "MAX_STEPS"]
 
 
-def outcome_code(step) -> str | None:
+def outcome_code(step: StepState) -> str | None:
     """``step-failed:<node>`` / ``step-breached:<node>`` / ``step-rejected:<node>``, or None."""
     status = step.status
     if status == "failed":
@@ -50,7 +54,7 @@ STEP_LIMIT_ACTOR = "system:step-limit"
 WORK_LIMIT_ACTOR = "system:work-limit"
 
 
-def drain(run) -> None:
+def drain(run: Run) -> None:
     """Route queued terminal steps breadth-first, then end the execution if it is done."""
     queue = run.queue
     state = run.state
@@ -68,21 +72,21 @@ def drain(run) -> None:
     run.end_if_done()
 
 
-def _stop_at_step_limit(run) -> None:
+def _stop_at_step_limit(run: Run) -> None:
     """Cancel what is still active and fail the execution with ``step-limit-exceeded``."""
     run.cancel_all(STEP_LIMIT_ACTOR, "step-limit-exceeded")
     run.state.unhandled.append([0, f"step-limit-exceeded:{MAX_STEPS}"])
     run.end("failed")
 
 
-def _stop_at_work_limit(run, exc: WorkLimitExceeded) -> None:
+def _stop_at_work_limit(run: Run, exc: WorkLimitExceeded) -> None:
     """Cancel what is still active and fail the execution with ``work-limit-exceeded``."""
     run.cancel_all(WORK_LIMIT_ACTOR, "work-limit-exceeded")
     run.state.unhandled.append([0, f"work-limit-exceeded:edge:{exc.edge_index}"])
     run.end("failed")
 
 
-def route_step(run, step) -> None:
+def route_step(run: Run, step: StepState) -> None:
     state = run.state
     if state.status != "running":
         return
@@ -114,15 +118,15 @@ def route_step(run, step) -> None:
         state.unhandled.append([step.terminal_seq, bad])
 
 
-def _fire_own_edges(run, node, step) -> int:
+def _fire_own_edges(run: Run, node: NodePlan, step: StepState) -> int:
     edges = run.plan.node_edges.get(step.node_id)
     if not edges:
         return 0
     status = step.status
     output = step.output if step.output is not None else {}
     decision = output.get("decision") if status == "completed" else None
-    context = None
-    firing = []
+    context: JsonObject | None = None
+    firing: list[EdgePlan] = []
     for edge in edges:
         role = edge.role
         if role == "always":

@@ -11,11 +11,15 @@ created before anything those new steps create.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from hashlib import sha256
 
+from toolkit.engine.clock import IdSource
 from toolkit.engine.commands import AgentRequest
 from toolkit.engine.events import Event
-from toolkit.engine.state import GroupInstance, StepState
+from toolkit.engine.plan import EdgePlan, Plan
+from toolkit.engine.state import ExecutionState, GroupInstance, StepState
+from toolkit.engine.types import JsonObject, PlannedTarget, Target
 from toolkit.work import Work, WorkLimitExceeded
 
 __all__ = ["Run", "Transition", "resume_key", "MAX_STEP_ID"]
@@ -36,7 +40,8 @@ class Transition:
 
     __slots__ = ("state", "events", "result", "agent_requests")
 
-    def __init__(self, state, events, result, agent_requests) -> None:
+    def __init__(self, state: ExecutionState, events: list[Event], result: JsonObject,
+                 agent_requests: list[AgentRequest]) -> None:
         self.state = state
         self.events = events
         self.result = result
@@ -52,7 +57,7 @@ class Run:
 
     __slots__ = ("plan", "state", "now", "ids", "work", "events", "requests", "queue")
 
-    def __init__(self, plan, state, now: int, ids, work: Work | None = None) -> None:
+    def __init__(self, plan: Plan, state: ExecutionState, now: int, ids: IdSource, work: Work | None = None) -> None:
         self.plan = plan
         self.state = state
         self.now = now
@@ -64,14 +69,14 @@ class Run:
 
     # ------------------------------------------------------------ events
 
-    def emit(self, type_: str, step_id: str | None, data: dict) -> Event:
+    def emit(self, type_: str, step_id: str | None, data: JsonObject) -> Event:
         state = self.state
         seq = state.last_seq = state.last_seq + 1
         event = Event(None, state.execution_id, seq, type_, step_id, self.now, state.correlation_id, data)
         self.events.append(event)
         return event
 
-    def transition(self, result: dict) -> Transition:
+    def transition(self, result: JsonObject) -> Transition:
         requests = self.requests
         if requests:
             # A request whose step ended in this same command (a loop restart, a quorum) is moot.
@@ -81,9 +86,10 @@ class Run:
 
     # ------------------------------------------------------------ predicates
 
-    def holds(self, edge, context: dict) -> bool:
+    def holds(self, edge: EdgePlan, context: JsonObject) -> bool:
         """Whether custom ``edge``'s predicate is true, charged to this command's budget; a
         :class:`~toolkit.work.WorkLimitExceeded` leaves naming the edge."""
+        assert edge.predicate is not None  # a custom edge carries its parsed `when`
         try:
             return edge.predicate.evaluate(context, self.work)
         except WorkLimitExceeded as exc:
@@ -96,7 +102,7 @@ class Run:
         loop_id = self.plan.nodes[node_id].loop_id
         return self.state.loops[loop_id].iteration if loop_id is not None else 1
 
-    def _base_id(self, source, node_id: str) -> str:
+    def _base_id(self, source: StepState | GroupInstance | None, node_id: str) -> str:
         if source is None:  # a root
             return f"step_{node_id}_{self.now}_{self.ids.rand6()}"
         if isinstance(source, StepState):
@@ -109,7 +115,7 @@ class Run:
             base += f"__g{source.ordinal}"
         return base
 
-    def _final_id(self, base: str, node_id: str, planned: set) -> str:
+    def _final_id(self, base: str, node_id: str, planned: set[str]) -> str:
         step_id = base
         if len(step_id) > MAX_STEP_ID:
             step_id = f"step_{node_id}_{sha256(base.encode()).hexdigest()[:20]}"
@@ -123,7 +129,8 @@ class Run:
         planned.add(step_id)
         return step_id
 
-    def plan_targets(self, source, targets) -> list:
+    def plan_targets(self, source: StepState | GroupInstance | None,
+                     targets: Sequence[Target]) -> list[PlannedTarget]:
         """Ids for the steps that ``targets`` — ``(edge_index, kind, ref)`` fired together by
         ``source`` (a StepState, a GroupInstance, or None for roots) — will create.
 
@@ -131,12 +138,12 @@ class Run:
         an event that names the new step (``loop.iteration-started``) can come first.
         """
         groups = self.plan.groups
-        seen: set = set()
-        planned: set = set()
-        out = []
+        seen: set[str] = set()
+        planned: set[str] = set()
+        out: list[PlannedTarget] = []
         for edge_index, kind, ref in targets:
             nodes = groups[ref].members if kind == "group" else (ref,)
-            entries = []
+            entries: list[tuple[str, str]] = []
             for node_id in nodes:
                 base = self._base_id(source, node_id)
                 if node_id in seen:  # a second edge from one parent to one child, fired at once
@@ -148,7 +155,7 @@ class Run:
 
     # ------------------------------------------------------------ creating steps
 
-    def spawn_targets(self, planned: list, input: dict | None) -> None:
+    def spawn_targets(self, planned: list[PlannedTarget], input: JsonObject | None) -> None:
         """Create and start the steps of :meth:`plan_targets`; a group target is one instance."""
         for kind, ref, entries in planned:
             instance = self.new_instance(ref) if kind == "group" else None
@@ -157,7 +164,7 @@ class Run:
             for node_id, step_id in entries:
                 self.spawn(node_id, step_id, input, instance)
 
-    def fire(self, source, edges, input: dict | None) -> int:
+    def fire(self, source: StepState | GroupInstance, edges: Sequence[EdgePlan], input: JsonObject | None) -> int:
         """Create one step (or group instance) per edge in ``edges`` (already decided to fire)."""
         if len(edges) == 1 and edges[0].target_kind == "node":
             # The common case, without the batch bookkeeping (no sibling edges, no group).
@@ -179,7 +186,8 @@ class Run:
         state.groups[instance.instance_id] = instance
         return instance
 
-    def spawn(self, node_id: str, step_id: str, input: dict | None, instance) -> StepState:
+    def spawn(self, node_id: str, step_id: str, input: JsonObject | None,
+              instance: GroupInstance | None) -> StepState:
         """Create a step and start it at once (pending -> running -> node behaviour, §5.3)."""
         plan, state, now = self.plan, self.state, self.now
         node = plan.nodes[node_id]
@@ -210,6 +218,7 @@ class Run:
                     "waitingForReviewers": node.required, "mandatoryCount": node.required,
                     "resumeKey": resume_key(state.execution_id, step_id)})
             else:
+                assert node.max_runtime_ms is not None and node.agent_id is not None  # an agent node's
                 step.agent_deadline = now + node.max_runtime_ms
                 self.requests.append(AgentRequest(step_id, node_id, node.agent_id, node.config, step.input))
         elif ntype == "human":
@@ -225,7 +234,8 @@ class Run:
 
     # ------------------------------------------------------------ ending steps
 
-    def finish(self, step: StepState, status: str, output, error, event_type: str, data: dict) -> None:
+    def finish(self, step: StepState, status: str, output: JsonObject | None, error: dict[str, str] | None,
+               event_type: str, data: JsonObject) -> None:
         """Make ``step`` terminal, append its event and queue it for routing."""
         step.status = status
         step.completed_at = self.now

@@ -27,7 +27,10 @@ host can persist the state between any two commands and continue identically.
 from __future__ import annotations
 
 import copy as _copy
+from collections.abc import Sequence
 from typing import Any
+
+from toolkit.engine.types import JsonObject, Outcome
 
 __all__ = ["ExecutionState", "StepState", "GroupInstance", "LoopState", "TERMINAL", "ACTIVE"]
 
@@ -45,7 +48,8 @@ class StepState:
                  "overridden")
 
     def __init__(self, step_id: str, node_id: str, node_type: str, group_id: str | None,
-                 instance_id: str | None, iteration: int, input: dict, reviewer_ids=()) -> None:
+                 instance_id: str | None, iteration: int, input: JsonObject,
+                 reviewer_ids: Sequence[str] = ()) -> None:
         self.step_id = step_id
         self.node_id = node_id
         self.node_type = node_type
@@ -54,17 +58,17 @@ class StepState:
         self.instance_id = instance_id
         self.iteration = iteration
         self.input = input
-        self.output = None
-        self.error = None
-        self.started_at = None
-        self.completed_at = None
-        self.sla_deadline = None
-        self.agent_deadline = None
-        self.responses = None
-        self.resolutions = None
+        self.output: JsonObject | None = None
+        self.error: dict[str, str] | None = None  # {code, message}
+        self.started_at: int | None = None
+        self.completed_at: int | None = None
+        self.sla_deadline: int | None = None
+        self.agent_deadline: int | None = None
+        self.responses: dict[str, JsonObject] | None = None
+        self.resolutions: dict[str, JsonObject] | None = None
         self.reviewer_ids = reviewer_ids
-        self.terminal_seq = None
-        self.overridden = None  # the Resolve Step action that ended it, if any
+        self.terminal_seq: int | None = None
+        self.overridden: str | None = None  # the Resolve Step action that ended it, if any
 
     @property
     def terminal(self) -> bool:
@@ -88,7 +92,7 @@ class StepState:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        d = {name: getattr(self, name) for name in StepState.__slots__}
+        d: dict[str, Any] = {name: getattr(self, name) for name in StepState.__slots__}
         d["reviewer_ids"] = list(self.reviewer_ids)
         # Arrival order matters (the resolutions list, the first rejecting output) and JSON
         # stores may sort object keys, so keyed records persist as ordered [key, value] pairs.
@@ -136,9 +140,9 @@ class GroupInstance:
         self.resolved = False
         self.completed = False
         self.closed = False
-        self.decision = None
-        self.first_reject = None
-        self.deferred: list[list] = []
+        self.decision: str | None = None
+        self.first_reject: JsonObject | None = None
+        self.deferred: list[Outcome] = []
 
     def to_dict(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in GroupInstance.__slots__}
@@ -162,8 +166,8 @@ class LoopState:
     def __init__(self, loop_id: str) -> None:
         self.loop_id = loop_id
         self.iteration = 1
-        self.attempts: list[dict] = []
-        self.entry_step_id = None
+        self.attempts: list[JsonObject] = []
+        self.entry_step_id: str | None = None
         self.exhausted = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -195,7 +199,7 @@ class ExecutionState:
     __slots__ = _EXEC_SCALARS + ("steps", "active", "groups", "loops")
 
     def __init__(self, execution_id: str, definition_id: str, definition_version: int,
-                 correlation_id: str | None, idempotency_key: str | None, input: dict | None,
+                 correlation_id: str | None, idempotency_key: str | None, input: JsonObject | None,
                  started_at: int) -> None:
         self.execution_id = execution_id
         self.definition_id = definition_id
@@ -205,12 +209,12 @@ class ExecutionState:
         self.idempotency_key = idempotency_key
         self.input = input if input is not None else {}
         self.started_at = started_at
-        self.completed_at = None
-        self.cancelled_at = None
-        self.failure_reason = None
+        self.completed_at: int | None = None
+        self.cancelled_at: int | None = None
+        self.failure_reason: str | None = None
         self.last_seq = 0
         self.instance_counts: dict[str, int] = {}
-        self.unhandled: list[list] = []
+        self.unhandled: list[Outcome] = []
         self.steps: dict[str, StepState] = {}
         self.active: dict[str, StepState] = {}
         self.groups: dict[str, GroupInstance] = {}
@@ -220,7 +224,7 @@ class ExecutionState:
 
     def next_deadline(self) -> int | None:
         """Earliest pending SLA deadline or agent timeout (epoch ms), None when there is none."""
-        best = None
+        best: int | None = None
         for step in self.active.values():
             d = step.sla_deadline
             if d is not None and (best is None or d < best):
@@ -254,7 +258,7 @@ class ExecutionState:
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict (shares nested values with the state: serialise it, do not mutate it)."""
-        d = {name: getattr(self, name) for name in _EXEC_SCALARS}
+        d: dict[str, Any] = {name: getattr(self, name) for name in _EXEC_SCALARS}
         d["format"] = 1
         d["steps"] = [s.to_dict() for s in self.steps.values()]
         d["groups"] = [g.to_dict() for g in self.groups.values()]

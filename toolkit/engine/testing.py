@@ -17,29 +17,32 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from toolkit.engine.agents import AgentFailure, DefaultAgentRunner
+from toolkit.engine.agents import AgentFailure, AgentRunner, DefaultAgentRunner
 from toolkit.engine.clock import ManualClock, SeededIds
 from toolkit.engine.commands import (
-    AgentCompleted, CancelExecution, CancelStep, Dispatch, RecordAgentResolution,
+    AgentCompleted, AgentRequest, CancelExecution, CancelStep, Command, Dispatch, RecordAgentResolution,
     RecordReviewerDecision, ResolveStep, Tick,
 )
-from toolkit.engine.events import EXTERNAL_TYPES
+from toolkit.engine.events import EXTERNAL_TYPES, Event
 from toolkit.engine.handlers import apply
 from toolkit.engine.plan import Plan
-from toolkit.engine.state import ExecutionState
+from toolkit.engine.state import ExecutionState, StepState
+from toolkit.engine.types import JsonObject
 from toolkit.errors import ApiError
+from toolkit.model import Definition
 
 __all__ = ["Harness", "ScriptedRunner", "HOLD", "definition", "agent", "human", "webhook", "group", "G", "edge"]
 
 class _Hold:
     """The :data:`HOLD` sentinel; one instance, even through copies."""
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, Any]) -> _Hold:
         return self
 
-    def __copy__(self):
+    def __copy__(self) -> _Hold:
         return self
 
     def __repr__(self) -> str:
@@ -59,7 +62,7 @@ class ScriptedRunner:
         self.calls: dict[str, int] = {}
         self._default = DefaultAgentRunner()
 
-    def run(self, request):
+    def run(self, request: AgentRequest) -> JsonObject | None:
         answer = self.answers.get(request.node_id, None)
         n = self.calls.get(request.node_id, 0)
         self.calls[request.node_id] = n + 1
@@ -73,21 +76,23 @@ class ScriptedRunner:
             return None
         if isinstance(answer, AgentFailure):
             raise answer
-        return json.loads(json.dumps(answer))
+        copied: JsonObject = json.loads(json.dumps(answer))  # the step owns a copy
+        return copied
 
 
 class Harness:
     """Drive one execution of ``definition`` (a dict or a Definition)."""
 
-    def __init__(self, definition, *, restore: bool = False, start_ms: int = 1_000, seed: int = 0,
-                 runner=None, execution_id: str = "ex_test", version: int = 1) -> None:
+    def __init__(self, definition: Plan | Definition | JsonObject, *, restore: bool = False,
+                 start_ms: int = 1_000, seed: int = 0, runner: AgentRunner | None = None,
+                 execution_id: str = "ex_test", version: int = 1) -> None:
         self.plan = definition if isinstance(definition, Plan) else Plan.from_definition(definition, version)
         self.clock = ManualClock(start_ms)
         self.ids = SeededIds(seed)
-        self.runner = runner if runner is not None else DefaultAgentRunner()
+        self.runner: AgentRunner = runner if runner is not None else DefaultAgentRunner()
         self.execution_id = execution_id
         self.state: ExecutionState | None = None
-        self.events: list = []
+        self.events: list[Event] = []
         self.restore = restore
         # The twin gets its own copy of the runner (a scripted runner counts its calls).
         self._twin = (Harness(self.plan, start_ms=start_ms, seed=seed, execution_id=execution_id,
@@ -95,18 +100,18 @@ class Harness:
 
     # ------------------------------------------------------------ time
 
-    def at(self, ms: int) -> "Harness":
+    def at(self, ms: int) -> Harness:
         self.clock.set(ms)
         if self._twin is not None:
             self._twin.at(ms)
         return self
 
-    def advance(self, ms: int) -> "Harness":
+    def advance(self, ms: int) -> Harness:
         return self.at(self.clock.now() + ms)
 
     # ------------------------------------------------------------ commands
 
-    def send(self, command) -> dict:
+    def send(self, command: Command) -> JsonObject:
         """Apply ``command`` (then any agent work it started); return the command's result."""
         error = None
         try:
@@ -129,12 +134,13 @@ class Harness:
         return result
 
     def _roundtrip(self) -> None:
+        assert self.state is not None  # called once the execution exists
         text = json.dumps(self.state.to_dict(), sort_keys=True)
         restored = ExecutionState.from_dict(json.loads(text))
         assert json.dumps(restored.to_dict(), sort_keys=True) == text, "state round trip is not exact"
         self.state = restored
 
-    def _apply(self, command) -> dict:
+    def _apply(self, command: Command) -> JsonObject:
         if self.restore and self.state is not None:
             self._roundtrip()
         before = json.dumps(self.state.to_dict(), sort_keys=True) if self.state is not None else None
@@ -149,12 +155,13 @@ class Harness:
         self._run_agents(transition.agent_requests)
         return transition.result
 
-    def _run_agents(self, requests) -> None:
+    def _run_agents(self, requests: Sequence[AgentRequest]) -> None:
         pending = list(requests)
         while pending:
             request = pending.pop(0)
             if self.restore:
                 self._roundtrip()
+            assert self.state is not None  # agent requests come from an existing execution
             step = self.state.steps.get(request.step_id)
             if step is None or step.status != "running" or self.state.status != "running":
                 continue
@@ -170,38 +177,42 @@ class Harness:
             self.events.extend(transition.events)
             pending.extend(transition.agent_requests)
 
-    def dispatch(self, trigger_context: dict | None = None, **kw) -> dict:
+    def dispatch(self, trigger_context: JsonObject | None = None, **kw: str | None) -> JsonObject:
         return self.send(Dispatch(self.execution_id, trigger_context=trigger_context, **kw))
 
-    def tick(self, at: int | None = None) -> dict:
+    def tick(self, at: int | None = None) -> JsonObject:
         if at is not None:
             self.at(at)
         return self.send(Tick())
 
-    def decide(self, node: str, reviewer: str, decision: str, reason: str | None = None, occurrence: int = 1) -> dict:
+    def decide(self, node: str, reviewer: str, decision: str, reason: str | None = None,
+               occurrence: int = 1) -> JsonObject:
         return self.send(RecordReviewerDecision(self.sid(node, occurrence), reviewer, decision, reason))
 
-    def resolution(self, node: str, resolution_id: str, status: str = "success", output: dict | None = None,
-                   error_message: str | None = None, occurrence: int = 1) -> dict:
+    def resolution(self, node: str, resolution_id: str, status: str = "success", output: JsonObject | None = None,
+                   error_message: str | None = None, occurrence: int = 1) -> JsonObject:
         return self.send(RecordAgentResolution(self.sid(node, occurrence), resolution_id, status, output,
                                                error_message))
 
-    def agent_done(self, node: str, output: dict | None = None, error: dict | None = None, occurrence: int = 1) -> dict:
+    def agent_done(self, node: str, output: JsonObject | None = None, error: JsonObject | None = None,
+                   occurrence: int = 1) -> JsonObject:
         return self.send(AgentCompleted(self.sid(node, occurrence), output, error))
 
-    def resolve(self, node: str, action: str, actor: str = "ops", output: dict | None = None,
-                reason: str | None = None, occurrence: int = 1) -> dict:
+    def resolve(self, node: str, action: str, actor: str = "ops", output: JsonObject | None = None,
+                reason: str | None = None, occurrence: int = 1) -> JsonObject:
         return self.send(ResolveStep(self.sid(node, occurrence), action, actor, output, reason))
 
-    def cancel_step(self, node: str, actor: str = "ops", reason: str | None = None, occurrence: int = 1) -> dict:
+    def cancel_step(self, node: str, actor: str = "ops", reason: str | None = None,
+                    occurrence: int = 1) -> JsonObject:
         return self.send(CancelStep(self.sid(node, occurrence), actor, reason))
 
-    def cancel(self, reason: str | None = None) -> dict:
+    def cancel(self, reason: str | None = None) -> JsonObject:
         return self.send(CancelExecution(reason))
 
     # ------------------------------------------------------------ looking
 
-    def step(self, node: str, occurrence: int = 1):
+    def step(self, node: str, occurrence: int = 1) -> StepState:
+        assert self.state is not None, "dispatch first"
         steps = self.state.steps_of(node)
         if len(steps) < occurrence:
             raise KeyError(f"node {node!r} has {len(steps)} steps, not {occurrence}")
@@ -212,12 +223,13 @@ class Harness:
 
     def statuses(self) -> list[tuple[str, str]]:
         """``(nodeId, status)`` of every step, in creation order."""
+        assert self.state is not None, "dispatch first"
         return [(s.node_id, s.status) for s in self.state.steps.values()]
 
     def types(self, external: bool = True) -> list[str]:
         return [e.type for e in self.events if not external or e.type in EXTERNAL_TYPES]
 
-    def of_type(self, type_: str) -> list:
+    def of_type(self, type_: str) -> list[Event]:
         return [e for e in self.events if e.type == type_]
 
     def log(self) -> str:
@@ -227,39 +239,40 @@ class Harness:
 
 # ---------------------------------------------------------------- definition builders
 
-def definition(nodes: list, edges: list, groups: list | None = None, definition_id: str = "test-flow") -> dict:
+def definition(nodes: list[JsonObject], edges: list[JsonObject], groups: list[JsonObject] | None = None,
+               definition_id: str = "test-flow") -> JsonObject:
     """A definition create body from the builders below."""
-    body = {"definitionId": definition_id, "name": "test", "nodes": nodes, "edges": edges}
+    body: JsonObject = {"definitionId": definition_id, "name": "test", "nodes": nodes, "edges": edges}
     if groups is not None:
         body["groups"] = groups
     return body
 
 
-def agent(node_id: str, sla_ms: int | None = None, **config) -> dict:
+def agent(node_id: str, sla_ms: int | None = None, **config: Any) -> JsonObject:
     """An agent node; ``config`` keys are camelCase (``mockOutput=...``, ``blocking=True``)."""
-    node = {"nodeId": node_id, "type": "agent", "config": {"agentId": config.pop("agentId", node_id), **config}}
+    node: JsonObject = {"nodeId": node_id, "type": "agent", "config": {"agentId": config.pop("agentId", node_id), **config}}
     if sla_ms is not None:
         node["slaMs"] = sla_ms
     return node
 
 
-def human(node_id: str, *reviewers, sla_ms: int | None = None, **config) -> dict:
+def human(node_id: str, *reviewers: str | tuple[str, bool], sla_ms: int | None = None, **config: Any) -> JsonObject:
     """A human node; a reviewer is ``"ann"`` (mandatory) or ``("bob", False)``."""
     listed = [{"userId": r, "mandatory": True} if isinstance(r, str) else {"userId": r[0], "mandatory": r[1]}
               for r in reviewers]
-    node = {"nodeId": node_id, "type": "human", "config": {"reviewers": listed, **config}}
+    node: JsonObject = {"nodeId": node_id, "type": "human", "config": {"reviewers": listed, **config}}
     if sla_ms is not None:
         node["slaMs"] = sla_ms
     return node
 
 
-def webhook(node_id: str) -> dict:
+def webhook(node_id: str) -> JsonObject:
     return {"nodeId": node_id, "type": "webhook", "config": {"url": "https://hooks.example.com/x"}}
 
 
 def group(group_id: str, members: list[str], policy: str = "waitAll", quorum: int | None = None,
-          required: list[str] | None = None) -> dict:
-    body = {"groupId": group_id, "memberNodeIds": members, "onQuorumMet": policy}
+          required: list[str] | None = None) -> JsonObject:
+    body: JsonObject = {"groupId": group_id, "memberNodeIds": members, "onQuorumMet": policy}
     if quorum is not None:
         body["quorum"] = quorum
     if required:
@@ -267,13 +280,14 @@ def group(group_id: str, members: list[str], policy: str = "waitAll", quorum: in
     return body
 
 
-def G(group_id: str) -> dict:
+def G(group_id: str) -> JsonObject:
     """A group edge endpoint."""
     return {"kind": "group", "groupId": group_id}
 
 
-def edge(source, target, on: str = "always", when: str | None = None, loop: int | None = None) -> dict:
-    body = {"from": source, "to": target, "on": on}
+def edge(source: str | JsonObject, target: str | JsonObject, on: str = "always", when: str | None = None,
+         loop: int | None = None) -> JsonObject:
+    body: JsonObject = {"from": source, "to": target, "on": on}
     if when is not None:
         body["when"] = when
     if loop is not None:

@@ -248,7 +248,7 @@ _LIST_STOP = {"that", "which", "who", "unless", "because", "when", "where", "in"
 def _list_items(tail: str, quoted: list[str]) -> list[str]:
     items = []
     for part in re.split(r",\s*|\s+(?:and|or|and/or)\s+", tail):
-        words = []
+        words: list[str] = []
         for w in part.split():
             if w.lower() in _LIST_STOP and words:
                 break
@@ -298,7 +298,8 @@ def _terms(text: str) -> tuple[list[str], list[str], list[str]]:
 
 def key_phrases(text: str) -> tuple[str, ...]:
     """The instruction's content words and short phrases, in order (no stop words)."""
-    phrases, current = [], []
+    phrases: list[str] = []
+    current: list[str] = []
     for raw in re.findall(r"[\w#%$@'’.+-]+|[,.;:!?()]", _SLOTS.sub(" , ", text)):
         w = raw.strip(".'’").lower()
         if not w or w in _STOP or not re.search(r"\w", w):
@@ -348,6 +349,8 @@ def _classify(low: str, terms: list[str], inputs: list[Placeholder]) -> str:
 
 
 def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
+    pats: tuple[str, ...]  # the loops below go over pattern tuples of several lengths
+
     def any_of(*patterns: str) -> bool:
         return any(re.search(p, low) for p in patterns)
 

@@ -87,7 +87,8 @@ def _kind(value: Any) -> str | None:
 
 
 Distribution = Annotated[
-    Union[tuple(Annotated[cls, Tag(k)] for k, cls in _KINDS.items())],
+    # A Union built from a tuple at run time: `X | Y` cannot say it (ruff's UP007 fix would drop the Union).
+    Union[tuple(Annotated[cls, Tag(k)] for k, cls in _KINDS.items())],  # noqa: UP007
     Discriminator(_kind, custom_error_type="distribution",
                   custom_error_message="a number or exactly one of {fixed}, {uniform}, {exponential}, {lognormal}, "
                                        "{empirical}"),

@@ -43,8 +43,9 @@ frees (the reviewer decides, or the step ends otherwise). Capacity couples the r
 are simulated together on one clock (see :mod:`.queues`).
 
 ``startAt`` (ISO 8601 with an offset, default ``2026-01-01T00:00:00Z``, a Thursday) is the
-virtual time of the first dispatch, what calendars are read against. ``arrivalIntervalMs`` spaces the runs' dispatch times; ``horizonMs`` is how long a run may
-go on in virtual time before the simulator stops it (it is then reported ``running``).
+virtual time of the first dispatch, what calendars are read against. ``arrivalIntervalMs``
+spaces the runs' dispatch times; ``horizonMs`` is how long a run may go on in virtual time
+before the simulator stops it (it is then reported ``running``).
 """
 
 from __future__ import annotations

@@ -5,11 +5,14 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Callable, TypeVar
 
 import duckdb
 
 from toolkit.store.migrate import migrate, migrations
-from toolkit.store.writer import Rows, StatementObserver, Writer
+from toolkit.store.writer import Params, Rows, Sql, StatementObserver, Tx, Writer
+
+T = TypeVar("T")
 
 DEFAULT_PATH = Path("data") / "collab.duckdb"
 
@@ -51,7 +54,7 @@ class Store:
                 self._cursors.append(cur)
         return cur
 
-    def read(self, sql: str, params=None) -> Rows:
+    def read(self, sql: Sql, params: Params | None = None) -> Rows:
         """Run a query on this thread's cursor; the rows are fetched (``fetchone``/``fetchall``)."""
         if self._observe is None:
             return Rows(self.cursor(), sql, params)
@@ -75,11 +78,11 @@ class Store:
         """The largest list key handed out (executions, definitions and deliveries share them)."""
         return self.writer.keys.last
 
-    def write(self, fn):
+    def write(self, fn: Callable[[Tx], T]) -> T:
         """Run ``fn(tx)`` on the writer thread inside a transaction; blocks until committed."""
         return self.writer.call(fn)
 
-    async def write_async(self, fn):
+    async def write_async(self, fn: Callable[[Tx], T]) -> T:
         return await self.writer.run(fn)
 
     def close(self) -> None:
@@ -93,8 +96,8 @@ class Store:
             self._cursors.clear()
         self.con.close()
 
-    def __enter__(self) -> "Store":
+    def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()

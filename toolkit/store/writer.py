@@ -20,8 +20,9 @@ import functools
 import queue
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -33,19 +34,28 @@ MAX_GROUP = 64
 # Called with (kind, seconds) after each statement, kind "read", "write" or "commit" (metrics).
 StatementObserver = Callable[[str, float], None]
 
+# A statement's parameters: positional (``?``) or named (``$name``).
+Params = Sequence[Any] | Mapping[str, Any]
+# A stored row: its columns' values, as DuckDB returns them.
+Row = tuple[Any, ...]
+# SQL text, or a statement parsed once (toolkit.services.statements) for a hot read path.
+Sql = str | duckdb.Statement
 
-class Rows(list):
+T = TypeVar("T")
+
+
+class Rows(list[Row]):
     """A statement's rows, fetched at once: DuckDB refuses new work on a connection whose
     last result was not read to the end, so no result is ever left half-read."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, sql: str, params: Any = None) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, sql: Sql, params: Params | None = None) -> None:
         result = con.execute(sql, params) if params is not None else con.execute(sql)
         super().__init__(result.fetchall() if result.description is not None else ())
 
-    def fetchone(self):
+    def fetchone(self) -> Row | None:
         return self[0] if self else None
 
-    def fetchall(self) -> list:
+    def fetchall(self) -> list[Row]:
         return list(self)
 
 
@@ -64,12 +74,12 @@ class Tx:
         self._keys = keys
         self._observe = observe
         self.dirty = False
-        self._appends: dict[tuple[str, tuple[str, ...]], list[tuple]] = {}
-        self._updates: dict[tuple[str, tuple[str, ...]], dict] = {}
+        self._appends: dict[tuple[str, tuple[str, ...]], list[Row]] = {}
+        self._updates: dict[tuple[str, tuple[str, ...]], dict[Any, Row]] = {}
         self._on_rollback: list[Callable[[], None]] = []
         self._after_commit: list[Callable[[], None]] = []
 
-    def execute(self, sql: str, params: Any = None) -> "Rows":
+    def execute(self, sql: str, params: Params | None = None) -> Rows:
         if not sql.lstrip().upper().startswith("SELECT"):
             self.dirty = True
         began = time.perf_counter()
@@ -81,12 +91,12 @@ class Tx:
         if self._observe is not None:
             self._observe("write", time.perf_counter() - began)
 
-    def append(self, table: str, columns: tuple[str, ...], rows: list[tuple]) -> None:
+    def append(self, table: str, columns: tuple[str, ...], rows: list[Row]) -> None:
         if rows:
             self.dirty = True
             self._appends.setdefault((table, columns), []).extend(rows)
 
-    def update(self, table: str, columns: tuple[str, ...], row: tuple) -> None:
+    def update(self, table: str, columns: tuple[str, ...], row: Row) -> None:
         """Version-checked update: ``columns`` are ``(key, "expected_version", *columns to set)``;
         the row whose key is ``row[0]`` and whose ``version`` is ``row[1]`` gets the rest (which
         should include its new ``version``). Several updates of one key in one group collapse
@@ -99,6 +109,7 @@ class Tx:
     def next_key(self) -> int:
         """The next list key (creation order for paging), without a statement: the writer is
         the only one handing them out, and a rolled-back key is simply never used."""
+        assert self._keys is not None  # the Writer gives every Tx its KeySource
         return self._keys.next()
 
     def on_rollback(self, hook: Callable[[], None]) -> None:
@@ -148,7 +159,7 @@ class ConcurrentChange(Exception):
     """A version check failed: another writer changed the row since it was read."""
 
 
-def _arrow(columns: tuple[str, ...], rows: list[tuple]) -> pa.Table:
+def _arrow(columns: tuple[str, ...], rows: list[Row]) -> pa.Table:
     return pa.table(dict(zip(columns, (list(c) for c in zip(*rows)))))
 
 
@@ -156,10 +167,12 @@ class KeySource:
     """Monotonic keys, resumed after the largest stored one at start-up."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
-        self._last = con.execute(
+        row = con.execute(
             "SELECT greatest((SELECT coalesce(max(list_key), 0) FROM executions), "
             "(SELECT coalesce(max(list_key), 0) FROM definitions), "
-            "(SELECT coalesce(max(list_key), 0) FROM outbox))").fetchone()[0]
+            "(SELECT coalesce(max(list_key), 0) FROM outbox))").fetchone()
+        assert row is not None  # an aggregate without GROUP BY always answers one row
+        self._last: int = row[0]
 
     def next(self) -> int:
         self._last += 1
@@ -174,7 +187,8 @@ class KeySource:
 class _Job:
     __slots__ = ("fn", "future", "context", "exclusive")
 
-    def __init__(self, fn, future, exclusive: bool = False) -> None:
+    # fn takes a Tx, or the connection itself when exclusive
+    def __init__(self, fn: Callable[[Any], Any], future: Future[Any], exclusive: bool = False) -> None:
         self.fn = fn
         self.future = future
         self.context = contextvars.copy_context()  # the submitter's (a request's id, for its logs)
@@ -198,27 +212,27 @@ class Writer:
         """Jobs queued and not yet taken into a group (approximate, like any queue size)."""
         return self._queue.qsize()
 
-    def submit(self, fn: Callable[[Tx], Any]) -> Future:
+    def submit(self, fn: Callable[[Tx], T]) -> Future[T]:
         if self._closed:
             raise RuntimeError("the store is closed")
-        future: Future = Future()
+        future: Future[T] = Future()
         self._queue.put(_Job(fn, future))
         return future
 
-    def call(self, fn: Callable[[Tx], Any]) -> Any:
+    def call(self, fn: Callable[[Tx], T]) -> T:
         return self.submit(fn).result()
 
-    async def run(self, fn: Callable[[Tx], Any]) -> Any:
+    async def run(self, fn: Callable[[Tx], T]) -> T:
         return await asyncio.wrap_future(self.submit(fn))
 
-    def exclusive(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+    def exclusive(self, fn: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
         """Run ``fn(con)`` on the writer thread between two commits, outside any transaction,
         and return its result: no other write happens while it runs. For work that needs the
         database still (a checkpoint and file copy for a backup, a prune's delete and the
         mirror's bookkeeping around it); keep it short, every write waits for it."""
         if self._closed:
             raise RuntimeError("the store is closed")
-        future: Future = Future()
+        future: Future[T] = Future()
         self._queue.put(_Job(fn, future, exclusive=True))
         return future.result()
 

@@ -14,10 +14,11 @@ from html import escape
 from toolkit.compiler import Compiled, compile_definition, is_loop_back
 from toolkit.lint import Finding, lint
 from toolkit.model import Definition
+from toolkit.model.definition import Group
 from toolkit.viz import style
 from toolkit.viz.labels import (caption_table, chip_row, clip, duration, group_subtitle, node_subtitle,
                                 summarize_when)
-from toolkit.viz.scene import ClusterItem, EdgeItem, NodeItem, Scene
+from toolkit.viz.scene import ClusterItem, EdgeItem, Line, NodeItem, Scene
 from toolkit.viz.view import View
 
 __all__ = ["render_definition", "build_scene", "as_definition", "loops_of", "highlight_findings"]
@@ -56,7 +57,7 @@ def _kind(node) -> str:
 
 
 def _node_item(node, group_id: str | None) -> NodeItem:
-    lines = [(node.name or node.node_id, {"bold": True}),
+    lines: list[Line] = [(node.name or node.node_id, {"bold": True}),
              (clip(node_subtitle(node), 48), {"size": 9, "color": style.MUTED})]
     if node.sla_ms:
         lines.append((f"{style.SLA_MARK} SLA {duration(node.sla_ms)}", {"size": 9, "color": style.SLA_TEXT}))
@@ -108,10 +109,10 @@ def build_scene(definition, *, merge_join_edges: bool = False) -> Scene:
     """
     d = as_definition(definition)
     scene = Scene(name=d.definition_id)
-    groups = {}
+    groups: dict[str, Group] = {}
     for g in d.group_list:
         groups.setdefault(g.group_id, g)
-    group_of = {}
+    group_of: dict[str, str] = {}
     for g in groups.values():
         for m in g.member_node_ids:
             group_of.setdefault(m, g.group_id)
@@ -127,7 +128,8 @@ def build_scene(definition, *, merge_join_edges: bool = False) -> Scene:
             scene.nodes[members[0]] = NodeItem(members[0], [("(no members)", {"size": 9})],
                                                dict(style.NODE_KIND["missing"]))
         tooltip = [f"group {g.group_id}: {group_subtitle(g)}", "members: " + ", ".join(g.member_node_ids)]
-        lines = [(g.name or g.group_id, {"bold": True}), (group_subtitle(g), {"size": 9, "color": style.MUTED})]
+        lines: list[Line] = [(g.name or g.group_id, {"bold": True}),
+                             (group_subtitle(g), {"size": 9, "color": style.MUTED})]
         scene.clusters[g.group_id] = ClusterItem(g.group_id, lines, {}, members,
                                                  tooltip + ([g.description] if g.description else []))
 
@@ -175,7 +177,8 @@ def _join_merges(d: Definition, groups: dict) -> dict:
         members = list(dict.fromkeys(g.member_node_ids))
         if g.on_quorum_met != "joinOnQuorum" or len(members) < 2:
             continue
-        by_key = defaultdict(dict)   # (role, to, when) -> {member: [indices]}
+        # (role, to kind, to ref, when) -> {member: [indices]}
+        by_key: defaultdict[tuple, dict[str, list[int]]] = defaultdict(dict)
         for i, e in enumerate(d.edges):
             if e.from_.kind == "node" and e.from_.node_id in members and e.on in ("approve", "always"):
                 by_key[(e.on, e.to.kind, e.to.ref, e.when)].setdefault(e.from_.node_id, []).append(i)
@@ -192,7 +195,8 @@ def highlight_findings(scene: Scene, findings: list[Finding]) -> list[Finding]:
     """Outline the nodes, edges and groups that findings concern (errors red, warnings amber),
     list their keys in a small line and in the tooltip. Returns the findings that name
     nothing drawn (schema paths, say), for a caption."""
-    by_target = defaultdict(list)
+    # ("node" | "group", id) or ("edge", id() of the edge item) -> its findings
+    by_target: defaultdict[tuple[str, str | int], list[Finding]] = defaultdict(list)
     unplaced = []
     edge_items = {i: item for item in scene.edges for i in item.indices}
     for f in findings:
@@ -204,7 +208,8 @@ def highlight_findings(scene: Scene, findings: list[Finding]) -> list[Finding]:
             by_target[("edge", id(edge_items[f.edge_index]))].append(f)
         else:
             unplaced.append(f)
-    items = {("node", k): v for k, v in scene.nodes.items()}
+    items: dict[tuple[str, str | int], NodeItem | ClusterItem | EdgeItem] = {
+        ("node", k): v for k, v in scene.nodes.items()}
     items.update({("group", k): v for k, v in scene.clusters.items()})
     items.update({("edge", id(e)): e for e in scene.edges})
     for target, found in by_target.items():
@@ -214,7 +219,7 @@ def highlight_findings(scene: Scene, findings: list[Finding]) -> list[Finding]:
         text = "⚠ " + keys[0] + (f" +{len(keys) - 1}" if len(keys) > 1 else "")
         lines = [(part, {"size": 8, "color": style.FINDING_TEXT[worst]}) for part in _wrap_key(text)]
         item.attrs.update(style.FINDING[worst])
-        if target[0] == "edge":
+        if isinstance(item, EdgeItem):  # target ("edge", ...)
             item.label = [*item.label, *lines]
         else:
             item.lines = [*item.lines, *lines]

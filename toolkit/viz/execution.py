@@ -54,6 +54,7 @@ def _fired(steps: list[dict]) -> set[tuple[str, str, str]]:
         parent = parent_of_step_id(s["stepId"])
         if parent is None:
             continue
+        ref: str | None
         kind, ref = parent
         if kind == "step":
             ref = node_of.get(ref) or node_of_step_id(ref)
@@ -83,9 +84,9 @@ def _colour_nodes(scene: Scene, steps: list[dict], loops: dict, loop_specs: list
     iteration lines. Returns ``{nodeId: latest step}``."""
     latest: dict[str, dict] = {}
     counts: dict[str, int] = {}
-    for s in steps:
-        latest[s["nodeId"]] = s
-        counts[s["nodeId"]] = counts.get(s["nodeId"], 0) + 1
+    for step in steps:
+        latest[step["nodeId"]] = step
+        counts[step["nodeId"]] = counts.get(step["nodeId"], 0) + 1
     entries = {lp["entryNodeId"]: lp for lp in loop_specs}
     for node_id, item in scene.nodes.items():
         s = latest.get(node_id)

@@ -20,6 +20,7 @@ and iterations of new steps, which reviewers have answered).
 from __future__ import annotations
 
 import re
+from typing import Any
 
 __all__ = ["replay", "node_of_step_id", "parent_of_step_id", "event_dict"]
 
@@ -75,11 +76,11 @@ def replay(events, upto_seq: int | None = None, reviewers: dict[str, list[str]] 
     ``reviewers`` maps a human node id to its declared reviewer ids.
     """
     reviewers = reviewers or {}
-    view = {"executionId": None, "status": "running", "failureReason": None, "steps": [], "loops": {},
+    view: dict[str, Any] = {"executionId": None, "status": "running", "failureReason": None, "steps": [], "loops": {},
             "quorumMet": [], "seq": 0, "lastEvent": None}
     steps: dict[str, dict] = {}
 
-    def step(step_id: str, node_id: str | None = None) -> dict | None:
+    def step(step_id: str | None, node_id: str | None = None) -> dict | None:
         if not step_id:
             return None
         found = steps.get(step_id)

@@ -94,7 +94,7 @@ def _rewrite(term: str, shape: str, replacement: str | None) -> str:
     """The plain sentence without the term: with the approved word, or rephrased."""
     if shape == "name":
         return "Northwind Cloud exports every report in one step, whichever tool you used before."
-    word = replacement or _NEUTRAL[shape]
+    word = replacement or _NEUTRAL[shape] or ""  # only "name" has no neutral word, handled above
     if shape in ("verb", "phrasal") and word.lower() == term.lower():
         word = "try"
     return _sentence(word, shape)
@@ -160,7 +160,7 @@ def terminology(a: Analysis) -> Check:
         shape2, (cap(second), "capitalised"))
     element = {"headings": "heading", "footer": "footer", "buttons": "button", "tables": "table cell",
                "images": "image alt text", "meta description": "meta description"}.get(
-        where, "heading" if _FRAMES[shape2][2] == "h3" else "list item")
+        where or "", "heading" if _FRAMES[shape2][2] == "h3" else "list item")
     dims = ["exact term in running text",
             "capitalised, inflected or possessive variant",
             "approved wording in the same sentence" if pairs else "same sentence rephrased without the term",

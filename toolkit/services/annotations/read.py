@@ -109,7 +109,8 @@ def count_annotations(services: Services, workspace: Workspace, request: m.Count
     params = facts_params(workspace.workspace_id, request.user_id, org, wanted, now_seconds(services.clock.now()))
     if request.status_ids is not None:
         params["statuses"] = request.status_ids
-    facts, tallies = [], []
+    facts: list[tuple] = []
+    tallies: list[tuple] = []
     for row in services.store.read(parsed(COUNT_SQL if request.status_ids is None else COUNT_BY_STATUS_SQL), params):
         (tallies if row[0] in _TALLY_KINDS else facts).append(row)
     access = decide(facts, org)

@@ -15,7 +15,7 @@ same job, so the tallies always agree with ``annotations`` and ``annotation_seen
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, NamedTuple
+from typing import Iterable, Mapping, NamedTuple
 
 
 class Counted(NamedTuple):
@@ -45,7 +45,7 @@ def seen_deltas(pairs: Iterable[tuple[Counted, str]], sign: int, user: Counter) 
             user[(user_id, a.document_id, "seen", a.status_id, a.visibility_type, a.visibility_org or "")] += sign
 
 
-def apply(tx, workspace_id: str, organization_id: str, doc: Counter, user: Counter) -> None:
+def apply(tx, workspace_id: str, organization_id: str, doc: Mapping[tuple, int], user: Mapping[tuple, int]) -> None:
     """Upsert the non-zero deltas: one statement per table that changes."""
     doc = {k: v for k, v in doc.items() if v}
     user = {k: v for k, v in user.items() if v}
@@ -78,7 +78,8 @@ REBUILD_SQL = [
     "SELECT a.workspace_id, a.organization_id, s.user_id, a.document_id, 'seen', a.status_id, a.visibility_type, "
     "coalesce(a.visibility_org, ''), count(*) FROM annotation_seen s "
     "JOIN annotations a USING (workspace_id, organization_id, document_id, annotation_id) "
-    "WHERE a.workspace_id = $ws AND (a.visibility_type <> 'restricted' OR list_contains(a.visibility_users, s.user_id)) "
+    "WHERE a.workspace_id = $ws "
+    "AND (a.visibility_type <> 'restricted' OR list_contains(a.visibility_users, s.user_id)) "
     "GROUP BY ALL",
 ]
 

@@ -18,11 +18,12 @@ result equals ``effective_role`` for every document of its workload; ``verifyUse
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, NamedTuple
+from typing import Callable, Iterable, Mapping, NamedTuple
 
 from toolkit.services.statements import parsed
+from toolkit.store.writer import Rows
 
-Read = Callable[..., list]
+Read = Callable[..., Rows]  # Store.read or Tx.execute
 MAX_FOLDER_DEPTH = 64  # as toolkit.services.access.effective: a parent cycle stops here
 
 # Rows (kind, key, a, b, c, flag, n) — the documents, the user's live memberships (every
@@ -88,7 +89,7 @@ def decide(rows: Iterable[tuple], organization_id: str) -> Access:
             member_orgs.add(a)
             if a == org:
                 held[(kind.removeprefix("membership:"), key)] = b
-    roles = {}
+    roles: dict[str, str] = {}
     for document_id, folder_id, access_type, disabled in documents:
         if disabled:
             continue
@@ -123,7 +124,7 @@ def document_roles(read: Read, workspace_id: str, user_id: str, organization_id:
 
 
 def effective_roles(read: Read, workspace_id: str, user_ids: Iterable[str], document_id: str,
-                    organization_id: str, now_s: float) -> dict[str, str | None]:
+                    organization_id: str, now_s: float) -> Mapping[str, str | None]:
     """Every user's role on one document, by the access area's own function
     (``verifyUserPermissions``). Imported late: that area is not needed to import this one."""
     from toolkit.services.access.effective import effective_roles as roles_of

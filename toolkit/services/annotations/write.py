@@ -87,8 +87,9 @@ class _Item:
         status, vis = self.model.status, self.model.visibility
         vis_type = vis.type if vis is not None else "public"
         return Counted(document_id, status.id if status is not None else DEFAULT_STATUS["id"], vis_type,
-                       (vis.organization_id or organization_id) if vis_type == "organizationPrivate" else None,
-                       vis.user_ids if vis_type == "restricted" else None)
+                       (vis.organization_id or organization_id)
+                       if vis is not None and vis_type == "organizationPrivate" else None,
+                       vis.user_ids if vis is not None and vis_type == "restricted" else None)
 
     def row(self, workspace_id: str, organization_id: str, document_id: str, seq: int) -> tuple:
         a = self.model
@@ -108,7 +109,7 @@ class _Item:
         records = []
         for comment, stored in zip(self.model.comment_data, self.body["commentData"]):
             if comment.trigger_activities:
-                record = {"id": activities.new_activity_id(), "documentId": document_id,
+                record: dict[str, object] = {"id": activities.new_activity_id(), "documentId": document_id,
                           "targetEntityId": self.annotation_id, "featureType": "comment",
                           "actionType": "comment.add"}
                 if "from" in stored:

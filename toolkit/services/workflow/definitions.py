@@ -45,6 +45,7 @@ def validated(body, model=Definition) -> Definition:
             text = f"definition failed validation ({keys}): " + listed(
                 (f"{f.key} at {f.where}: {f.message}" for f in errors), "; ")
         raise ApiError(ErrorCode.INVALID_ARGUMENT, text)
+    assert definition is not None  # no errors: the body parsed
     return definition
 
 

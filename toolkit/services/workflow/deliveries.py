@@ -80,8 +80,10 @@ def due(services: Services, now: int, limit: int, skip: Collection[str] = (),
 
 def next_due(services: Services, after: int) -> int | None:
     """When the next delivery falls due, if later than ``after``."""
-    return services.store.read(_HEADS + "SELECT min(next_attempt_at) FROM heads WHERE next_attempt_at > ?",
-                               [after]).fetchone()[0]
+    row = services.store.read(_HEADS + "SELECT min(next_attempt_at) FROM heads WHERE next_attempt_at > ?",
+                              [after]).fetchone()
+    assert row is not None  # an aggregate without GROUP BY always answers one row
+    return row[0]
 
 
 def record(services: Services, outcomes: list[Outcome], delays: tuple[int, ...] = RETRY_DELAYS_MS) -> None:
@@ -96,8 +98,9 @@ def record(services: Services, outcomes: list[Outcome], delays: tuple[int, ...] 
         failures = 0 if o.error is None else d.failures + 1
         delay = None if o.permanent else retry_delay_ms(failures, delays)
         status = "delivered" if o.error is None else ("dead" if delay is None else "pending")
+        next_at = o.at + delay if delay is not None and status == "pending" else o.at  # pending: delay is set
         for key, value in (("event_id", d.event_id), ("attempts", d.attempts), ("status", status),
-                           ("failures", failures), ("next_at", o.at + delay if status == "pending" else o.at),
+                           ("failures", failures), ("next_at", next_at),
                            ("error", o.error), ("delivered_at", o.at if status == "delivered" else None),
                            ("dead_at", o.at if status == "dead" else None)):
             columns[key].append(value)

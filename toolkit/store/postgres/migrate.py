@@ -8,13 +8,18 @@ of them migrate while the others wait, then find nothing left to do.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from toolkit.store.migrate import migrations
+
+if TYPE_CHECKING:  # psycopg is the optional `postgres` extra
+    import psycopg
 
 # pg_advisory_lock takes a bigint; this one spells "collab" in ASCII.
 MIGRATION_LOCK = 0x636F6C6C6162
 
 
-def migrate(con) -> list[str]:
+def migrate(con: psycopg.Connection[Any]) -> list[str]:
     """Apply pending migrations on a psycopg connection (autocommit off), each in its own
     transaction, under the migration lock; returns the names applied."""
     con.execute("SELECT pg_advisory_lock(%s)", [MIGRATION_LOCK])
