@@ -58,9 +58,9 @@ postgresql:
 	  fi; \
 	fi
 
-# Unit, property, API and browser tests, then the notebooks top to bottom
-# (nbval; see pyproject.toml).
-test: $(STAMP) graphviz chromium postgresql
+# The house rules first (make lint), then unit, property, API and browser tests, then the
+# notebooks top to bottom (nbval; see pyproject.toml).
+test: $(STAMP) graphviz chromium postgresql lint
 	$(PY) -m pytest -q
 
 # ruff's lint rules and its format check, then mypy: toolkit/engine and toolkit/store strictly,

@@ -42,10 +42,17 @@ def _hash(text: str) -> str:
 def previous_lookup(store: Store, api_key: str, auth_token: str) -> bool:
     """The lookup before issue 13: a second statement for the tokens of a known key."""
     key_hash, token_hash = _hash(api_key), _hash(auth_token)
-    row = store.read("SELECT workspace_id, label, dev, jwt_secret, advanced_queries FROM workspaces "
-                     "WHERE api_key_hash = ?", [key_hash]).fetchone()
-    tokens = [] if row is None else [t for (t,) in store.read(
-        "SELECT token_hash FROM auth_tokens WHERE workspace_id = ?", [row[0]]).fetchall()]
+    row = store.read(
+        "SELECT workspace_id, label, dev, jwt_secret, advanced_queries FROM workspaces WHERE api_key_hash = ?",
+        [key_hash],
+    ).fetchone()
+    tokens = (
+        []
+        if row is None
+        else [
+            t for (t,) in store.read("SELECT token_hash FROM auth_tokens WHERE workspace_id = ?", [row[0]]).fetchall()
+        ]
+    )
     matched = False
     for stored in tokens or ["0" * 64]:
         matched |= hmac.compare_digest(stored, token_hash)
@@ -71,9 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     db = Path(tempfile.mkdtemp(prefix="collab-auth-")) / "auth.duckdb"
     with Store(db) as store:
         creds = [create_workspace(store, f"w{i}", now_ms=0) for i in range(args.workspaces)]
-        cases = {"known": lambda i: (creds[i % len(creds)].api_key, creds[i % len(creds)].auth_token),
-                 "wrong token": lambda i: (creds[i % len(creds)].api_key, f"at_wrong{i}"),
-                 "unknown key": lambda i: (f"ak_unknown{i}", creds[i % len(creds)].auth_token)}
+        cases = {
+            "known": lambda i: (creds[i % len(creds)].api_key, creds[i % len(creds)].auth_token),
+            "wrong token": lambda i: (creds[i % len(creds)].api_key, f"at_wrong{i}"),
+            "unknown key": lambda i: (f"ak_unknown{i}", creds[i % len(creds)].auth_token),
+        }
         expected = {"known": True, "wrong token": False, "unknown key": False}
         for name, fn in (("ours", ours(store)), ("previous", lambda k, t: previous_lookup(store, k, t))):
             times = {case: [] for case in cases}
@@ -86,9 +95,12 @@ def main(argv: list[str] | None = None) -> int:
                     assert answer is expected[case], (name, case)
             medians = {case: statistics.median(t) * 1e6 for case, t in times.items()}
             p90 = {case: sorted(t)[int(0.9 * len(t))] * 1e6 for case, t in times.items()}
-            print(f"{name:>8}: " + ", ".join(f"{case} {medians[case]:.0f} µs (p90 {p90[case]:.0f})" for case in cases)
-                  + f"; known / unknown key {medians['known'] / medians['unknown key']:.2f}x, "
-                    f"known / wrong token {medians['known'] / medians['wrong token']:.2f}x")
+            print(
+                f"{name:>8}: "
+                + ", ".join(f"{case} {medians[case]:.0f} µs (p90 {p90[case]:.0f})" for case in cases)
+                + f"; known / unknown key {medians['known'] / medians['unknown key']:.2f}x, "
+                f"known / wrong token {medians['known'] / medians['wrong token']:.2f}x"
+            )
     return 0
 
 

@@ -62,8 +62,10 @@ def main(argv=None) -> int:
         if not (args.reuse and path.exists()):
             path.unlink(missing_ok=True)
             info = build_log(path, args.events, args.base_runs, args.seed)
-            print(f"log: {info['events']:,} events, {info['steps']:,} steps, {info['executions']:,} executions "
-                  f"(simulated {info['simulated_s']:.1f} s, replicated {info['replicated_s']:.1f} s)")
+            print(
+                f"log: {info['events']:,} events, {info['steps']:,} steps, {info['executions']:,} executions "
+                f"(simulated {info['simulated_s']:.1f} s, replicated {info['replicated_s']:.1f} s)"
+            )
         con = attach(duckdb.connect(str(path), read_only=True))
         con.execute("SET enable_progress_bar = false")
         events = con.execute("SELECT count(*) FROM events").fetchall()[0][0]
@@ -73,10 +75,14 @@ def main(argv=None) -> int:
     alice = calibration.report["reviewers"]["alice@legal"]
     print(f"events: {events:,}")
     print(f"baseline (one grouped scan of events): {scan_s:.3f} s")
-    print(f"calibrate:                             {cal_s:.3f} s  = {cal_s / scan_s:.1f}x the scan  "
-          f"(target < {TARGET_S:.0f} s: {'met' if cal_s < TARGET_S else 'NOT met'})")
-    print(f"  e.g. alice@legal approve {alice['approve']['value']:.3f} from {alice['approve']['n']:,} decisions "
-          f"(true 0.8)")
+    print(
+        f"calibrate:                             {cal_s:.3f} s  = {cal_s / scan_s:.1f}x the scan  "
+        f"(target < {TARGET_S:.0f} s: {'met' if cal_s < TARGET_S else 'NOT met'})"
+    )
+    print(
+        f"  e.g. alice@legal approve {alice['approve']['value']:.3f} from {alice['approve']['n']:,} decisions "
+        f"(true 0.8)"
+    )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0
 

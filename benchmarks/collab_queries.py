@@ -45,7 +45,7 @@ the first ``--baseline-reps`` requests: the obvious implementation — per docum
 access area's ``effective_role`` and a count over the annotations table — and its answers
 must equal count's. Also checked: the roles count derives for the user (one facts query, then
 the access area's own decision rules in Python) equal ``effective_role`` for every one of the
-1,000 documents. 
+1,000 documents.
 
 Why it is fast: count is ONE statement, of plain filtered scans over small tables, with no
 join and no recursion. It returns the facts that decide access (the 30 documents, the user's
@@ -97,10 +97,11 @@ PAGE = 1000
 TARGET_P50_MS = 10.0
 BARE_SQL = "SELECT user_id, name, email, initial FROM users WHERE workspace_id = ? LIMIT 1000"
 DOCUMENTS, ANNOTATIONS, SEED = 1_000, 100_000, 20240601
-ORG, USER = "org-bench", "reader"   # the count workload's organization and reader
+ORG, USER = "org-bench", "reader"  # the count workload's organization and reader
 
 
 # ------------------------------------------------------------------ users
+
 
 def _workspace(store: Store, now_ms: int):
     creds = create_workspace(store, "bench", now_ms=now_ms)
@@ -111,8 +112,15 @@ def _populate(services: Services, workspace, users: int) -> float:
     """Add ``users`` users to USERS_ORG in batches; returns the seconds taken."""
     started = time.perf_counter()
     for start in range(0, users, BATCH):
-        batch = [{"userId": f"user-{i:06d}", "name": f"User {i}", "email": f"user{i}@example.com",
-                  "accessRole": "viewer" if i % 3 else "editor"} for i in range(start, min(users, start + BATCH))]
+        batch = [
+            {
+                "userId": f"user-{i:06d}",
+                "name": f"User {i}",
+                "email": f"user{i}@example.com",
+                "accessRole": "viewer" if i % 3 else "editor",
+            }
+            for i in range(start, min(users, start + BATCH))
+        ]
         access.add_users(services, workspace, validate(AddUsers, {"organizationId": USERS_ORG, "users": batch}))
     return time.perf_counter() - started
 
@@ -176,12 +184,18 @@ def users_paging(users: int = 50_000, samples: int = 200, seed: int = 7) -> dict
         finally:
             store.close()
     return {
-        "users": users, "pages": pages, "add_s": add_s, "scan_s": scan_s,
-        "first_p50_ms": _ms(first, 0.5), "first_p99_ms": _ms(first, 0.99),
-        "page_p50_ms": _ms(anywhere, 0.5), "page_p99_ms": _ms(anywhere, 0.99),
+        "users": users,
+        "pages": pages,
+        "add_s": add_s,
+        "scan_s": scan_s,
+        "first_p50_ms": _ms(first, 0.5),
+        "first_p99_ms": _ms(first, 0.99),
+        "page_p50_ms": _ms(anywhere, 0.5),
+        "page_p99_ms": _ms(anywhere, 0.99),
         "page_mean_ms": statistics.fmean(anywhere) * 1000,
         "page_cpu_p50_ms": _ms(anywhere_cpu, 0.5),
-        "bare_p50_ms": _ms(bare, 0.5), "bare_p99_ms": _ms(bare, 0.99),
+        "bare_p50_ms": _ms(bare, 0.5),
+        "bare_p99_ms": _ms(bare, 0.99),
     }
 
 
@@ -193,12 +207,18 @@ def report_users(r: dict) -> bool:
     print(f"users: {r['users']:,} in one organization (DuckDB file, in process through the service functions)")
     print(f"  add users           {r['add_s']:.2f} s ({r['add_s'] / r['users'] * BATCH * 1000:.1f} ms per {BATCH:,})")
     print(f"  get users, page 1   p50 {r['first_p50_ms']:.2f} ms   p99 {r['first_p99_ms']:.2f} ms")
-    print(f"  get users, any page p50 {r['page_p50_ms']:.2f} ms   p99 {r['page_p99_ms']:.2f} ms"
-          f"   (pageSize {PAGE}, random positions)")
-    print(f"  get users, any page CPU p50 {r['page_cpu_p50_ms']:.2f} ms (all threads of this process: what the page"
-          f" costs, without the waits of a busy machine)")
-    print(f"  baseline            p50 {r['bare_p50_ms']:.2f} ms   p99 {r['bare_p99_ms']:.2f} ms"
-          f"   (bare read of 1,000 users' fields, same store, interleaved)")
+    print(
+        f"  get users, any page p50 {r['page_p50_ms']:.2f} ms   p99 {r['page_p99_ms']:.2f} ms"
+        f"   (pageSize {PAGE}, random positions)"
+    )
+    print(
+        f"  get users, any page CPU p50 {r['page_cpu_p50_ms']:.2f} ms (all threads of this process: what the page"
+        f" costs, without the waits of a busy machine)"
+    )
+    print(
+        f"  baseline            p50 {r['bare_p50_ms']:.2f} ms   p99 {r['bare_p99_ms']:.2f} ms"
+        f"   (bare read of 1,000 users' fields, same store, interleaved)"
+    )
     print(f"  ratio page / baseline (p50): {r['page_p50_ms'] / r['bare_p50_ms']:.2f}")
     print(f"  page through all    {r['scan_s'] * 1000:.0f} ms for {r['pages']} pages, everyone exactly once")
     met = r["page_p50_ms"] < TARGET_P50_MS
@@ -208,36 +228,69 @@ def report_users(r: dict) -> bool:
 
 # ------------------------------------------------------------------ count annotations
 
+
 def populate(store: Store, workspace_id: str, now: int) -> None:
     def job(tx):
-        tx.execute("INSERT INTO organizations (workspace_id, organization_id, created_at, updated_at) "
-                   "VALUES (?, ?, ?, ?)", [workspace_id, ORG, now, now])
+        tx.execute(
+            "INSERT INTO organizations (workspace_id, organization_id, created_at, updated_at) VALUES (?, ?, ?, ?)",
+            [workspace_id, ORG, now, now],
+        )
         # folder-0..4 at the top (folder-2 public, folder-4 restricted); folder-5..9 inherit
         # from folder-0..4
-        tx.execute("INSERT INTO folders (workspace_id, organization_id, folder_id, parent_folder_id, access_type, "
-                   "inherit_from_parent, created_at, updated_at) "
-                   "SELECT ?, ?, 'folder-' || i, CASE WHEN i >= 5 THEN 'folder-' || (i - 5) END, "
-                   "CASE WHEN i >= 5 THEN NULL WHEN i = 2 THEN 'public' WHEN i = 4 THEN 'restricted' "
-                   "ELSE 'organizationPrivate' END, i >= 5, ?, ? FROM range(10) t(i)",
-                   [workspace_id, ORG, now, now])
+        tx.execute(
+            "INSERT INTO folders (workspace_id, organization_id, folder_id, parent_folder_id, access_type, "
+            "inherit_from_parent, created_at, updated_at) "
+            "SELECT ?, ?, 'folder-' || i, CASE WHEN i >= 5 THEN 'folder-' || (i - 5) END, "
+            "CASE WHEN i >= 5 THEN NULL WHEN i = 2 THEN 'public' WHEN i = 4 THEN 'restricted' "
+            "ELSE 'organizationPrivate' END, i >= 5, ?, ? FROM range(10) t(i)",
+            [workspace_id, ORG, now, now],
+        )
         tx.execute(
             "INSERT INTO documents (workspace_id, organization_id, document_id, folder_id, access_type, disabled, "
             "created_at, updated_at) SELECT ?, ?, 'doc-' || lpad(i::VARCHAR, 4, '0'), "
             "CASE WHEN i % 10 = 3 THEN 'folder-' || (i % 100 // 10) END, "
             "CASE WHEN i % 25 = 0 THEN 'restricted' WHEN i % 10 = 1 THEN 'public' ELSE 'organizationPrivate' END, "
-            "i % 50 = 7, ?, ? FROM range(?) t(i)", [workspace_id, ORG, now, now, DOCUMENTS])
-        tx.execute("INSERT INTO users (workspace_id, user_id, id, name, email, created_at, updated_at) "
-                   "VALUES (?, ?, 'u_1', 'Reader', 'reader@example.com', ?, ?)", [workspace_id, USER, now, now])
+            "i % 50 = 7, ?, ? FROM range(?) t(i)",
+            [workspace_id, ORG, now, now, DOCUMENTS],
+        )
+        tx.execute(
+            "INSERT INTO users (workspace_id, user_id, id, name, email, created_at, updated_at) "
+            "VALUES (?, ?, 'u_1', 'Reader', 'reader@example.com', ?, ?)",
+            [workspace_id, USER, now, now],
+        )
         tx.execute(
             "INSERT INTO memberships (workspace_id, user_id, resource_type, resource_id, organization_id, "
             "access_role, expires_at, user_seq, created_at, updated_at) "
             "SELECT ?, ?, 'organization', ?, ?, 'editor', NULL, 1, ?, ? UNION ALL "
             "SELECT ?, ?, 'folder', 'folder-1', ?, 'viewer', NULL, 1, ?, ? UNION ALL "
-            "SELECT ?, ?, 'folder', 'folder-4', ?, 'editor', 1000, 1, ?, ? UNION ALL "   # expired long ago
+            "SELECT ?, ?, 'folder', 'folder-4', ?, 'editor', 1000, 1, ?, ? UNION ALL "  # expired long ago
             "SELECT ?, ?, 'document', 'doc-' || lpad(i::VARCHAR, 4, '0'), ?, 'viewer', NULL, 1, ?, ? "
             "FROM range(0, ?, 100) t(i)",
-            [workspace_id, USER, ORG, ORG, now, now, workspace_id, USER, ORG, now, now,
-             workspace_id, USER, ORG, now, now, workspace_id, USER, ORG, now, now, DOCUMENTS])
+            [
+                workspace_id,
+                USER,
+                ORG,
+                ORG,
+                now,
+                now,
+                workspace_id,
+                USER,
+                ORG,
+                now,
+                now,
+                workspace_id,
+                USER,
+                ORG,
+                now,
+                now,
+                workspace_id,
+                USER,
+                ORG,
+                now,
+                now,
+                DOCUMENTS,
+            ],
+        )
         per_doc = ANNOTATIONS // DOCUMENTS
         tx.execute(
             "INSERT INTO annotations SELECT ?, ?, 'doc-' || lpad((i // ?)::VARCHAR, 4, '0'), 'ann-' || i, "
@@ -251,17 +304,22 @@ def populate(store: Store, workspace_id: str, now: int) -> None:
             "'loc-' || (i % 4), CASE WHEN i % 6 = 0 THEN ['spell-check'] ELSE [] END, "
             "CASE WHEN i % 6 = 0 THEN ['https://docs.example.com/p' || (i % 20)] ELSE [] END, "
             "i % 6 = 0, i % 12 = 0, ? + i, ? + i, "
-            "'{\"annotationId\":\"ann-' || i || '\",\"commentData\":[{\"commentId\":1,\"commentText\":\"c\"}]}' "
+            '\'{"annotationId":"ann-\' || i || \'","commentData":[{"commentId":1,"commentText":"c"}]}\' '
             "FROM range(?) t(i)",
-            [workspace_id, ORG, per_doc, ORG, USER, USER, now, now, ANNOTATIONS])
+            [workspace_id, ORG, per_doc, ORG, USER, USER, now, now, ANNOTATIONS],
+        )
         # authors have seen their annotations; the user has read about a quarter of the rest
-        tx.execute("INSERT INTO annotation_seen SELECT workspace_id, organization_id, document_id, annotation_id, "
-                   "unnest(authors), 'authored', ? FROM annotations WHERE workspace_id = ?", [now, workspace_id])
+        tx.execute(
+            "INSERT INTO annotation_seen SELECT workspace_id, organization_id, document_id, annotation_id, "
+            "unnest(authors), 'authored', ? FROM annotations WHERE workspace_id = ?",
+            [now, workspace_id],
+        )
         tx.execute(
             "INSERT INTO annotation_seen "
             "SELECT workspace_id, organization_id, document_id, annotation_id, ?, 'read', ? FROM annotations "
             "WHERE workspace_id = ? AND hash(annotation_id) % 4 = 0 ON CONFLICT DO NOTHING",
-            [USER, now, workspace_id])
+            [USER, now, workspace_id],
+        )
         tallies.rebuild(tx, workspace_id)  # the count summary tables, from what was loaded
 
     store.write(job)
@@ -281,7 +339,8 @@ def naive_count(store: Store, workspace_id: str, document_ids: list[str], now_s:
             "LEFT JOIN annotation_seen s ON s.workspace_id = a.workspace_id AND s.organization_id = a.organization_id "
             "AND s.document_id = a.document_id AND s.annotation_id = a.annotation_id AND s.user_id = $user "
             f"WHERE a.workspace_id = $ws AND a.organization_id = $org AND a.document_id = $doc AND {visible_sql('a')}",
-            {"ws": workspace_id, "org": ORG, "doc": document_id, "user": USER, "now": now_s}).fetchone()
+            {"ws": workspace_id, "org": ORG, "doc": document_id, "user": USER, "now": now_s},
+        ).fetchone()
         out[document_id] = {"total": total, "unread": unread}
     return out
 
@@ -299,13 +358,17 @@ def count_workload(reps: int = 500, baseline_reps: int = 50, db: str | None = No
         store = Store(db or str(Path(tmp) / "bench.duckdb"))
         services = Services(store)
         creds = create_workspace(store, "bench", now_ms=services.clock.now())
-        row = store.read("SELECT workspace_id, label, dev, jwt_secret, advanced_queries FROM workspaces "
-                         "WHERE workspace_id = ?", [creds.workspace_id]).fetchone()
+        row = store.read(
+            "SELECT workspace_id, label, dev, jwt_secret, advanced_queries FROM workspaces WHERE workspace_id = ?",
+            [creds.workspace_id],
+        ).fetchone()
         workspace = Workspace(*row)
         started = time.perf_counter()
         populate(store, workspace.workspace_id, services.clock.now())
-        print(f"populated {ANNOTATIONS:,} annotations over {DOCUMENTS:,} documents "
-              f"in {time.perf_counter() - started:.1f} s")
+        print(
+            f"populated {ANNOTATIONS:,} annotations over {DOCUMENTS:,} documents "
+            f"in {time.perf_counter() - started:.1f} s"
+        )
 
         doc_ids = [f"doc-{i:04d}" for i in range(DOCUMENTS)]
         now_s = services.clock.now() / 1000
@@ -315,9 +378,12 @@ def count_workload(reps: int = 500, baseline_reps: int = 50, db: str | None = No
             expected = effective_role(store.read, workspace.workspace_id, USER, document_id, ORG, now_s)
             assert roles.get(document_id) == expected, (document_id, roles.get(document_id), expected)
         print(f"access: roles equal effective_role on all {DOCUMENTS:,} documents ({len(roles)} accessible)")
-        requests = [validate(m.CountAnnotations, {"organizationId": ORG, "userId": USER,
-                                                  "documentIds": rng.sample(doc_ids, 30)})
-                    for _ in range(reps)]
+        requests = [
+            validate(
+                m.CountAnnotations, {"organizationId": ORG, "userId": USER, "documentIds": rng.sample(doc_ids, 30)}
+            )
+            for _ in range(reps)
+        ]
         for request in requests[:20]:  # warm-up: caches, first-use costs
             count_annotations(services, workspace, request)
 
@@ -335,16 +401,23 @@ def count_workload(reps: int = 500, baseline_reps: int = 50, db: str | None = No
         assert len(result["data"]) == 30
         sample = result["data"]
         store.close()
-    return {"reps": reps, "timings": timings, "cpu": cpu, "baseline": baseline,
-            "visible": sum(v["total"] for v in sample.values()), "unread": sum(v["unread"] for v in sample.values())}
+    return {
+        "reps": reps,
+        "timings": timings,
+        "cpu": cpu,
+        "baseline": baseline,
+        "visible": sum(v["total"] for v in sample.values()),
+        "unread": sum(v["unread"] for v in sample.values()),
+    }
 
 
 def report_count(r: dict) -> bool:
     timings, baseline = r["timings"], r["baseline"]
     p50, p99 = statistics.median(timings), percentile(timings, 0.99)
     b50, b99 = statistics.median(baseline), percentile(baseline, 0.99)
-    print(f"count annotations, 30 documents, {r['reps']} reps (last sample: {r['visible']} visible, "
-          f"{r['unread']} unread)")
+    print(
+        f"count annotations, 30 documents, {r['reps']} reps (last sample: {r['visible']} visible, {r['unread']} unread)"
+    )
     print(f"  count_annotations          p50 {p50:7.2f} ms   p99 {p99:7.2f} ms")
     print(f"  count_annotations CPU      p50 {statistics.median(r['cpu']):7.2f} ms   (all threads of this process)")
     print(f"  baseline ({len(baseline)} reps, same answers) p50 {b50:7.2f} ms   p99 {b99:7.2f} ms")
@@ -370,13 +443,18 @@ WORKLOADS = {"users": run_users, "count": run_count}
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=sorted(WORKLOADS), action="append",
-                        help="run only this workload (repeatable); default: all")
+    parser.add_argument(
+        "--only", choices=sorted(WORKLOADS), action="append", help="run only this workload (repeatable); default: all"
+    )
     parser.add_argument("--users", type=int, default=50_000, help="users in the organization (users workload)")
     parser.add_argument("--samples", type=int, default=200, help="pages timed at random positions (users workload)")
     parser.add_argument("--reps", type=int, default=500, help="counts timed (count workload)")
-    parser.add_argument("--baseline-reps", type=int, default=50,
-                        help="of them, how many also run the baseline and compare answers (count workload)")
+    parser.add_argument(
+        "--baseline-reps",
+        type=int,
+        default=50,
+        help="of them, how many also run the baseline and compare answers (count workload)",
+    )
     args = parser.parse_args(argv)
     for name in args.only or list(WORKLOADS):
         WORKLOADS[name](args)

@@ -38,10 +38,19 @@ def workload(nodes: int) -> dict:
         draft, legal, brand, check, publish = (f"s{k}-{n}" for n in ("draft", "legal", "brand", "check", "publish"))
         out["nodes"] += [
             {"nodeId": draft, "type": "agent", "name": f"Draft {k}", "config": {"agentId": "copywriter"}},
-            {"nodeId": legal, "type": "human", "name": f"Legal {k}", "slaMs": 86_400_000,
-             "config": {"reviewers": [{"userId": f"legal{k}@example.com", "mandatory": True}]}},
-            {"nodeId": brand, "type": "human", "name": f"Brand {k}",
-             "config": {"reviewers": [{"userId": f"brand{k}@example.com", "mandatory": True}]}},
+            {
+                "nodeId": legal,
+                "type": "human",
+                "name": f"Legal {k}",
+                "slaMs": 86_400_000,
+                "config": {"reviewers": [{"userId": f"legal{k}@example.com", "mandatory": True}]},
+            },
+            {
+                "nodeId": brand,
+                "type": "human",
+                "name": f"Brand {k}",
+                "config": {"reviewers": [{"userId": f"brand{k}@example.com", "mandatory": True}]},
+            },
             {"nodeId": check, "type": "agent", "name": f"Check {k}", "config": {"agentId": "checker"}},
             {"nodeId": publish, "type": "agent", "name": f"Publish {k}", "config": {"agentId": "publisher"}},
         ]
@@ -90,13 +99,15 @@ def run(nodes: int, reps: int) -> float:
     def baseline(i: int) -> None:
         render_definition(designer.model, []).svg()
 
-    edit(-1), baseline(-1)   # warm up (imports, first process start)
+    edit(-1), baseline(-1)  # warm up (imports, first process start)
     edits, drags, svgs = timed([edit, drag, baseline], reps)
     med_edit, med_drag, med_svg = (statistics.median(x) for x in (edits, drags, svgs))
     size = len(designer.canvas.scene)
-    print(f"{len(raw['nodes']):>4} nodes, {len(raw['edges'])} edges: edit -> scene {med_edit:7.1f} ms "
-          f"(p90 {sorted(edits)[int(reps * 0.9) - 1]:.1f}), drag -> scene {med_drag:6.1f} ms, "
-          f"plain SVG render {med_svg:6.1f} ms; edit/SVG ratio {med_edit / med_svg:.2f}; scene {size / 1024:.0f} KiB")
+    print(
+        f"{len(raw['nodes']):>4} nodes, {len(raw['edges'])} edges: edit -> scene {med_edit:7.1f} ms "
+        f"(p90 {sorted(edits)[int(reps * 0.9) - 1]:.1f}), drag -> scene {med_drag:6.1f} ms, "
+        f"plain SVG render {med_svg:6.1f} ms; edit/SVG ratio {med_edit / med_svg:.2f}; scene {size / 1024:.0f} KiB"
+    )
     return med_edit
 
 

@@ -62,9 +62,11 @@ TARGET_S = 0.5
 OURS = {
     "step-duration percentiles": (
         "SELECT node_id, quantile_cont(duration_ms, [0.5, 0.9, 0.99]) FROM step_durations "
-        "WHERE duration_ms IS NOT NULL GROUP BY node_id"),
+        "WHERE duration_ms IS NOT NULL GROUP BY node_id"
+    ),
     "step-duration medians": (
-        "SELECT node_id, median(duration_ms) FROM step_durations WHERE duration_ms IS NOT NULL GROUP BY node_id"),
+        "SELECT node_id, median(duration_ms) FROM step_durations WHERE duration_ms IS NOT NULL GROUP BY node_id"
+    ),
     "directly-follows counts": "SELECT from_node_id, to_node_id, transitions FROM directly_follows",
     "case durations": "SELECT execution_id, cycle_time_ms FROM execution_outcomes WHERE cycle_time_ms IS NOT NULL",
     "outcome counts": "SELECT status, count(*) FROM execution_outcomes GROUP BY status",
@@ -78,6 +80,7 @@ SUMMARY = {
 
 
 # ---------------------------------------------------------------------------- the log
+
 
 def build_log(path: Path, events: int, base_runs: int, seed: int) -> dict:
     """Simulate ``base_runs`` executions, then replicate them into ``path`` up to ``events``."""
@@ -104,27 +107,48 @@ def build_log(path: Path, events: int, base_runs: int, seed: int) -> dict:
     out.execute("CREATE TABLE events AS SELECT * FROM src_events LIMIT 0")
     for c in range(copies):
         eid, dt, dr = new_id(c), c * shift, c * base_runs
-        out.execute(f"INSERT INTO executions SELECT run + {dr}, {eid}, definition_id, definition_version, status, "
-                    f"failure_reason, {eid}, started_at + {dt}, completed_at + {dt}, cancelled_at + {dt}, "
-                    f"exec_key + {dr}, definition_key FROM src_executions")
-        out.execute(f"INSERT INTO steps SELECT run + {dr}, {eid}, step_id, node_id, node_type, status, group_id, "
-                    f"iteration, started_at + {dt}, completed_at + {dt}, decision, source_node_id, output, "
-                    f"exec_key + {dr}, step_index, definition_key FROM src_steps")
-        out.execute(f"INSERT INTO events SELECT run + {dr}, {eid}, seq, 'evt_' || {eid} || '_' || seq, type, step_id, "
-                    f"timestamp + {dt}, {eid}, external, data FROM src_events")
+        out.execute(
+            f"INSERT INTO executions SELECT run + {dr}, {eid}, definition_id, definition_version, status, "
+            f"failure_reason, {eid}, started_at + {dt}, completed_at + {dt}, cancelled_at + {dt}, "
+            f"exec_key + {dr}, definition_key FROM src_executions"
+        )
+        out.execute(
+            f"INSERT INTO steps SELECT run + {dr}, {eid}, step_id, node_id, node_type, status, group_id, "
+            f"iteration, started_at + {dt}, completed_at + {dt}, decision, source_node_id, output, "
+            f"exec_key + {dr}, step_index, definition_key FROM src_steps"
+        )
+        out.execute(
+            f"INSERT INTO events SELECT run + {dr}, {eid}, seq, 'evt_' || {eid} || '_' || seq, type, step_id, "
+            f"timestamp + {dt}, {eid}, external, data FROM src_events"
+        )
     out.execute("CHECKPOINT")
     replicated_s = time.perf_counter() - started
-    counts = out.execute("SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM steps), "
-                         "(SELECT count(*) FROM executions)").fetchall()[0]
+    counts = out.execute(
+        "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM steps), (SELECT count(*) FROM executions)"
+    ).fetchall()[0]
     out.close()
-    return {"base_runs": base_runs, "base_events": base_events, "copies": copies, "simulated_s": simulated_s,
-            "replicated_s": replicated_s, "events": counts[0], "steps": counts[1], "executions": counts[2]}
+    return {
+        "base_runs": base_runs,
+        "base_events": base_events,
+        "copies": copies,
+        "simulated_s": simulated_s,
+        "replicated_s": replicated_s,
+        "events": counts[0],
+        "steps": counts[1],
+        "executions": counts[2],
+    }
 
 
 def subset(con: duckdb.DuckDBPyConnection, events: int) -> duckdb.DuckDBPyConnection:
     """An in-memory database with the first executions (by run) holding about ``events`` events."""
-    runs = con.execute("SELECT max(run) + 1 FROM (SELECT run, sum(count(*)) OVER (ORDER BY run) AS total "
-                       "FROM events GROUP BY run) WHERE total <= ?", [events]).fetchall()[0][0] or 1
+    runs = (
+        con.execute(
+            "SELECT max(run) + 1 FROM (SELECT run, sum(count(*)) OVER (ORDER BY run) AS total "
+            "FROM events GROUP BY run) WHERE total <= ?",
+            [events],
+        ).fetchall()[0][0]
+        or 1
+    )
     sub = duckdb.connect()
     sub.execute("SET enable_progress_bar = false")
     for table in ("executions", "steps", "events"):
@@ -134,6 +158,7 @@ def subset(con: duckdb.DuckDBPyConnection, events: int) -> duckdb.DuckDBPyConnec
 
 
 # ---------------------------------------------------------------------------- the three contenders
+
 
 def best(fn, repeat: int):
     times, value = [], None
@@ -161,8 +186,16 @@ def ours(con: duckdb.DuckDBPyConnection, repeat: int) -> tuple[dict, dict]:
     def outcomes():
         return dict(con.execute(OURS["outcome counts"]).fetchall())
 
-    return _run({"step-duration percentiles": percentiles, "step-duration medians": medians,
-                 "directly-follows counts": dfg, "case durations": cases, "outcome counts": outcomes}, repeat)
+    return _run(
+        {
+            "step-duration percentiles": percentiles,
+            "step-duration medians": medians,
+            "directly-follows counts": dfg,
+            "case durations": cases,
+            "outcome counts": outcomes,
+        },
+        repeat,
+    )
 
 
 def _run(functions: dict, repeat: int) -> tuple[dict, dict]:
@@ -188,7 +221,10 @@ def pandas_side(steps, executions, repeat: int) -> tuple[dict, dict]:
 
     def medians():
         done = steps[steps["completed_at"].notna()]
-        return {node: float(m) for node, m in (done["completed_at"] - done["started_at"]).groupby(done["node_id"]).median().items()}
+        return {
+            node: float(m)
+            for node, m in (done["completed_at"] - done["started_at"]).groupby(done["node_id"]).median().items()
+        }
 
     def dfg():
         ordered = steps.sort_values(["execution_id", "started_at", "completed_at", "node_id"], na_position="last")
@@ -199,13 +235,23 @@ def pandas_side(steps, executions, repeat: int) -> tuple[dict, dict]:
     def cases():
         ended = executions["completed_at"].fillna(executions["cancelled_at"])
         keep = ended.notna()
-        return dict(zip(executions["execution_id"][keep], (ended[keep] - executions["started_at"][keep]).astype("int64")))
+        return dict(
+            zip(executions["execution_id"][keep], (ended[keep] - executions["started_at"][keep]).astype("int64"))
+        )
 
     def outcomes():
         return executions["status"].value_counts().to_dict()
 
-    return _run({"step-duration percentiles": percentiles, "step-duration medians": medians,
-                 "directly-follows counts": dfg, "case durations": cases, "outcome counts": outcomes}, repeat)
+    return _run(
+        {
+            "step-duration percentiles": percentiles,
+            "step-duration medians": medians,
+            "directly-follows counts": dfg,
+            "case durations": cases,
+            "outcome counts": outcomes,
+        },
+        repeat,
+    )
 
 
 def pm4py_side(lifecycle, intervals, repeat: int) -> tuple[dict, dict]:
@@ -219,8 +265,15 @@ def pm4py_side(lifecycle, intervals, repeat: int) -> tuple[dict, dict]:
         return pm4py.get_service_time(intervals, aggregation_measure="median", start_timestamp_key="start_timestamp")
 
     def dfg():  # what discover_dfg computes for the graph (interval log: by start, then end)
-        return dict(get_dfg_graph(intervals, activity_key="concept:name", case_id_glue="case:concept:name",
-                                  timestamp_key="time:timestamp", start_timestamp_key="start_timestamp"))
+        return dict(
+            get_dfg_graph(
+                intervals,
+                activity_key="concept:name",
+                case_id_glue="case:concept:name",
+                timestamp_key="time:timestamp",
+                start_timestamp_key="start_timestamp",
+            )
+        )
 
     def discover_dfg():
         return dict(pm4py.discover_dfg(intervals)[0])
@@ -231,11 +284,20 @@ def pm4py_side(lifecycle, intervals, repeat: int) -> tuple[dict, dict]:
     def outcomes():  # counting cases, not events
         return attributes.get_attribute_values(lifecycle, "case:status", parameters={"keep_once_per_case": True})
 
-    return _run({"step-duration medians": medians, "directly-follows counts": dfg, "discover_dfg": discover_dfg,
-                 "case durations": cases, "outcome counts": outcomes}, repeat)
+    return _run(
+        {
+            "step-duration medians": medians,
+            "directly-follows counts": dfg,
+            "discover_dfg": discover_dfg,
+            "case durations": cases,
+            "outcome counts": outcomes,
+        },
+        repeat,
+    )
 
 
 # ---------------------------------------------------------------------------- checks
+
 
 def close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-6)
@@ -248,8 +310,9 @@ def check(ours_answers: dict, pandas_answers: dict, pm4py_answers: dict | None, 
         mine, theirs = o[name], p[name]
         as_lists = {n: v if isinstance(v, list) else [v] for n, v in mine.items()}
         if set(mine) != set(theirs) or not all(
-                all(close(x, y) for x, y in zip(as_lists[n], theirs[n] if isinstance(theirs[n], list) else [theirs[n]]))
-                for n in mine):
+            all(close(x, y) for x, y in zip(as_lists[n], theirs[n] if isinstance(theirs[n], list) else [theirs[n]]))
+            for n in mine
+        ):
             problems.append(f"{name}: ours != pandas")
     for name in ("directly-follows counts", "case durations", "outcome counts"):
         if o[name] != p[name]:
@@ -258,13 +321,15 @@ def check(ours_answers: dict, pandas_answers: dict, pm4py_answers: dict | None, 
         s, m = sub_answers, pm4py_answers
         medians = {n: v / 1000 for n, v in s["step-duration medians"].items()}  # pm4py: seconds
         if set(medians) != set(m["step-duration medians"]) or not all(
-                close(medians[n], m["step-duration medians"][n]) for n in medians):
+            close(medians[n], m["step-duration medians"][n]) for n in medians
+        ):
             problems.append("median step durations: ours != pm4py")
         if not s["directly-follows counts"] == m["directly-follows counts"] == m["discover_dfg"]:
             problems.append("directly-follows: ours != pm4py")
         ours_cases = sorted(v / 1000 for v in s["case durations"].values())
         if len(ours_cases) != len(m["case durations"]) or not all(
-                close(a, b) for a, b in zip(ours_cases, m["case durations"])):
+            close(a, b) for a, b in zip(ours_cases, m["case durations"])
+        ):
             problems.append("case durations: ours != pm4py")
         if s["outcome counts"] != m["outcome counts"]:
             problems.append("outcome counts: ours != pm4py")
@@ -272,6 +337,7 @@ def check(ours_answers: dict, pandas_answers: dict, pm4py_answers: dict | None, 
 
 
 # ---------------------------------------------------------------------------- main
+
 
 def load_average() -> str:
     return "/".join(f"{x:.2f}" for x in os.getloadavg())
@@ -281,9 +347,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=10_000_000, help="events in the log (default 10 million)")
     parser.add_argument("--base-runs", type=int, default=20_000, help="executions actually simulated (default 20,000)")
-    parser.add_argument("--pm4py-events", type=int, default=-1,
-                        help="run pm4py on the executions of the first N events (default -1: the whole log; "
-                             "0 = skip pm4py)")
+    parser.add_argument(
+        "--pm4py-events",
+        type=int,
+        default=-1,
+        help="run pm4py on the executions of the first N events (default -1: the whole log; 0 = skip pm4py)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="timings are the best of this many runs (default 3)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--db", help="keep the generated log in this DuckDB file (default: a temporary file)")
@@ -298,24 +367,32 @@ def main(argv=None) -> int:
     else:
         tmp = tempfile.TemporaryDirectory()
         path = Path(tmp.name) / "events.duckdb"
-    print(f"== event-log SQL benchmark ({os.cpu_count()} CPU(s), duckdb {duckdb.__version__}, "
-          f"load average {load_average()})")
+    print(
+        f"== event-log SQL benchmark ({os.cpu_count()} CPU(s), duckdb {duckdb.__version__}, "
+        f"load average {load_average()})"
+    )
     if args.reuse and path.exists():
         print(f"log: reused {path}")
     else:
         base_runs = max(1, min(args.base_runs, args.events // 20))
         info = build_log(path, args.events, base_runs, args.seed)
-        note = ("" if info["copies"] == 1 else
-                f"; replicated x{info['copies']} with shifted execution ids and times in {info['replicated_s']:.1f} s")
-        print(f"log: {info['events']:,} events, {info['steps']:,} steps, {info['executions']:,} executions "
-              f"(simulated {info['base_runs']:,} runs = {info['base_events']:,} events in {info['simulated_s']:.1f} s"
-              f"{note})")
+        note = (
+            ""
+            if info["copies"] == 1
+            else f"; replicated x{info['copies']} with shifted execution ids and times in {info['replicated_s']:.1f} s"
+        )
+        print(
+            f"log: {info['events']:,} events, {info['steps']:,} steps, {info['executions']:,} executions "
+            f"(simulated {info['base_runs']:,} runs = {info['base_events']:,} events in {info['simulated_s']:.1f} s"
+            f"{note})"
+        )
 
     con = duckdb.connect(str(path), read_only=True)
     con.execute("SET enable_progress_bar = false")
     attach(con)
-    events, steps_n, executions_n = con.execute("SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM steps), "
-                                                "(SELECT count(*) FROM executions)").fetchall()[0]
+    events, steps_n, executions_n = con.execute(
+        "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM steps), (SELECT count(*) FROM executions)"
+    ).fetchall()[0]
     threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
     print(f"timed on {events:,} events, {steps_n:,} steps, {executions_n:,} executions; DuckDB threads = {threads}")
     ours_t, ours_a = ours(con, args.repeat)
@@ -349,15 +426,19 @@ def main(argv=None) -> int:
                 warnings.simplefilter("ignore")
                 pm4py_t, pm4py_a = pm4py_side(lifecycle, intervals, args.repeat)
             n_cases = sub.execute("SELECT count(*) FROM executions").fetchall()[0][0]
-            pm_note = (f"pm4py {pm4py.__version__}: on {'the whole log' if whole else 'a subset'} of {sub_events:,} "
-                       f"events ({n_cases:,} executions; {len(lifecycle):,} start/complete rows and {len(intervals):,} "
-                       f"interval rows exported in {export_s:.1f} s, not timed)")
+            pm_note = (
+                f"pm4py {pm4py.__version__}: on {'the whole log' if whole else 'a subset'} of {sub_events:,} "
+                f"events ({n_cases:,} executions; {len(lifecycle):,} start/complete rows and {len(intervals):,} "
+                f"interval rows exported in {export_s:.1f} s, not timed)"
+            )
             if not whole:
                 sub.close()
             del lifecycle, intervals
 
-    print(f"pandas {__import__('pandas').__version__}: steps and executions loaded into DataFrames in {load_s:.1f} s "
-          "(not timed)")
+    print(
+        f"pandas {__import__('pandas').__version__}: steps and executions loaded into DataFrames in {load_s:.1f} s "
+        "(not timed)"
+    )
     print(pm_note)
     header = f"\n{'statistic':<28}{'ours':>9}{'pandas':>10}{'pandas/ours':>13}"
     if pm4py_t:
@@ -382,14 +463,27 @@ def main(argv=None) -> int:
         print(line)
     print("through execution_summary: " + ", ".join(f"{n} {t:.3f}s" for n, t in summary_t.items()))
     if pm4py_t:
-        print(f"pm4py.discover_dfg (the graph plus start and end activities): {pm4py_t['discover_dfg']:.3f}s, "
-              f"{pm4py_t['discover_dfg'] / sub_t['directly-follows counts']:.1f}x ours")
+        print(
+            f"pm4py.discover_dfg (the graph plus start and end activities): {pm4py_t['discover_dfg']:.3f}s, "
+            f"{pm4py_t['discover_dfg'] / sub_t['directly-follows counts']:.1f}x ours"
+        )
     problems = check(ours_a, pandas_a, pm4py_a, sub_a)
-    print("\nanswers: " + ("ours, pandas" + (" and pm4py" if pm4py_a else "") + " agree" if not problems
-                           else "DISAGREE: " + "; ".join(problems)))
-    print("targets: " + ("met (each query < 0.5 s, not slower than pandas" + (", >= 5x faster than pm4py)" if pm4py_t
-                                                                              else ")")
-                         if not failures else "MISSED: " + "; ".join(failures)))
+    print(
+        "\nanswers: "
+        + (
+            "ours, pandas" + (" and pm4py" if pm4py_a else "") + " agree"
+            if not problems
+            else "DISAGREE: " + "; ".join(problems)
+        )
+    )
+    print(
+        "targets: "
+        + (
+            "met (each query < 0.5 s, not slower than pandas" + (", >= 5x faster than pm4py)" if pm4py_t else ")")
+            if not failures
+            else "MISSED: " + "; ".join(failures)
+        )
+    )
     print(f"load average at the end: {load_average()}")
     con.close()
     if tmp is not None:

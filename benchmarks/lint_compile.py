@@ -41,8 +41,7 @@ WHENS = [
     '{"op":"regex","args":[{"var":"output.text"},"^[A-Z][a-z]+"]}',
 ]
 # (first member index, member count, policy, quorum)
-GROUPS = [(18, 3, "waitAll", None), (38, 4, "joinOnQuorum", 3), (58, 3, "cancelOnQuorum", 2),
-          (78, 3, "waitAll", None)]
+GROUPS = [(18, 3, "waitAll", None), (38, 4, "joinOnQuorum", 3), (58, 3, "cancelOnQuorum", 2), (78, 3, "waitAll", None)]
 
 
 def workload(seed: int = SEED) -> dict:
@@ -51,7 +50,7 @@ def workload(seed: int = SEED) -> dict:
     member_of = {}
     groups = []
     for g, (first, count, policy, quorum) in enumerate(GROUPS):
-        members = ids[first:first + count]
+        members = ids[first : first + count]
         group = {"groupId": f"group-{g}", "memberNodeIds": members, "onQuorumMet": policy}
         if quorum is not None:
             group["quorum"] = quorum
@@ -61,12 +60,23 @@ def workload(seed: int = SEED) -> dict:
     nodes, humans, self_loops = [], set(), set()
     for i, nid in enumerate(ids):
         if nid in member_of:
-            node = {"nodeId": nid, "type": "agent",
-                    "config": {"agentId": f"reviewer-{i % 7}", "blocking": True, "resolutionPolicy": "allResolved"}}
+            node = {
+                "nodeId": nid,
+                "type": "agent",
+                "config": {"agentId": f"reviewer-{i % 7}", "blocking": True, "resolutionPolicy": "allResolved"},
+            }
         elif i % 5 == 2 and i < NODES - 3:
-            node = {"nodeId": nid, "type": "human", "name": f"Review {i}",
-                    "config": {"reviewers": [{"userId": f"user-{i}", "mandatory": True},
-                                             {"userId": f"user-{i + 1}", "mandatory": False}]}}
+            node = {
+                "nodeId": nid,
+                "type": "human",
+                "name": f"Review {i}",
+                "config": {
+                    "reviewers": [
+                        {"userId": f"user-{i}", "mandatory": True},
+                        {"userId": f"user-{i + 1}", "mandatory": False},
+                    ]
+                },
+            }
             humans.add(nid)
             if i % 15 == 2:
                 self_loops.add(nid)
@@ -85,7 +95,9 @@ def workload(seed: int = SEED) -> dict:
         j = rng.randrange(after + 1, NODES)
         nid = ids[j]
         if nid in member_of:
-            return {"kind": "group", "groupId": member_of[nid]["groupId"]}, ids.index(member_of[nid]["memberNodeIds"][0])
+            return {"kind": "group", "groupId": member_of[nid]["groupId"]}, ids.index(
+                member_of[nid]["memberNodeIds"][0]
+            )
         return nid, j
 
     def add(source, to, on, **extra):
@@ -102,12 +114,16 @@ def workload(seed: int = SEED) -> dict:
         nxt = ids[i + 1]
         to = {"kind": "group", "groupId": group_at[nxt]["groupId"]} if nxt in group_at else nxt
         add(nid, to, "approve")
-    for g in groups:                            # group-source edges onward
+    for g in groups:  # group-source edges onward
         last = ids.index(g["memberNodeIds"][-1])
-        add({"kind": "group", "groupId": g["groupId"]}, ids[last + 1], "approve" if g["onQuorumMet"] != "joinOnQuorum" else "always")
+        add(
+            {"kind": "group", "groupId": g["groupId"]},
+            ids[last + 1],
+            "approve" if g["onQuorumMet"] != "joinOnQuorum" else "always",
+        )
         if g["onQuorumMet"] == "waitAll":
             add({"kind": "group", "groupId": g["groupId"]}, ids[last + 2], "reject")
-    for nid in sorted(humans):                  # every human has a reject route
+    for nid in sorted(humans):  # every human has a reject route
         i = ids.index(nid)
         if nid in self_loops:
             add(nid, nid, "reject", loop={"maxIterations": 3})
@@ -126,8 +142,13 @@ def workload(seed: int = SEED) -> dict:
             add({"kind": "node", "nodeId": ids[i]}, to, "custom", when=rng.choice(WHENS))
         else:
             add(ids[i], to, role)
-    return {"definitionId": "bench-100-500", "name": "Benchmark: 100 nodes, 500 edges",
-            "nodes": nodes, "edges": edges, "groups": groups}
+    return {
+        "definitionId": "bench-100-500",
+        "name": "Benchmark: 100 nodes, 500 edges",
+        "nodes": nodes,
+        "edges": edges,
+        "groups": groups,
+    }
 
 
 def pipeline(raw: dict) -> dict:
@@ -143,13 +164,15 @@ def networkx_baseline(raw: dict) -> bool:
         if "loop" in e:
             continue
         a, b = e["from"], e["to"]
-        graph.add_edge(a if isinstance(a, str) else a.get("nodeId") or a.get("groupId"),
-                       b if isinstance(b, str) else b.get("nodeId") or b.get("groupId"))
+        graph.add_edge(
+            a if isinstance(a, str) else a.get("nodeId") or a.get("groupId"),
+            b if isinstance(b, str) else b.get("nodeId") or b.get("groupId"),
+        )
     return nx.is_directed_acyclic_graph(graph)
 
 
 def timed(fn, raw, reps: int, clock=time.perf_counter_ns) -> list[float]:
-    for _ in range(3):                          # warm-up
+    for _ in range(3):  # warm-up
         fn(raw)
     out = []
     for _ in range(reps):
@@ -182,9 +205,11 @@ def main(argv=None) -> int:
             print(f"workload error: {f.key} {f.where} {f.message}", file=sys.stderr)
         return 1
     compiled = compile_definition(definition).to_json()
-    print(f"workload: {len(raw['nodes'])} nodes, {len(raw['edges'])} edges, {len(raw['groups'])} groups, "
-          f"{len(compiled['forwardEdges'])} forward edges, {len(compiled['loops'])} loops, "
-          f"{len(found)} warnings, 0 errors")
+    print(
+        f"workload: {len(raw['nodes'])} nodes, {len(raw['edges'])} edges, {len(raw['groups'])} groups, "
+        f"{len(compiled['forwardEdges'])} forward edges, {len(compiled['loops'])} loops, "
+        f"{len(found)} warnings, 0 errors"
+    )
 
     parts = {
         "validate": lambda r: Definition.model_validate(r),
@@ -196,8 +221,10 @@ def main(argv=None) -> int:
     nx_base = timed(networkx_baseline, raw, reps)
 
     med, p90 = stats(total)
-    print(f"validate+lint+compile  median {med:7.2f} ms   p90 {p90:7.2f} ms   min {best(total):6.2f} ms"
-          f"   ({reps} reps, wall clock)")
+    print(
+        f"validate+lint+compile  median {med:7.2f} ms   p90 {p90:7.2f} ms   min {best(total):6.2f} ms"
+        f"   ({reps} reps, wall clock)"
+    )
     # CPU time of this process: what the figures would be on an idle machine.
     cm, cp = stats(timed(pipeline, raw, reps, clock=time.process_time_ns))
     print(f"  (cpu time)           median {cm:7.2f} ms   p90 {cp:7.2f} ms")
@@ -209,9 +236,11 @@ def main(argv=None) -> int:
     print(f"baseline json round trip       median {jm:7.2f} ms   p90 {jp:7.2f} ms")
     print(f"baseline networkx DiGraph+DAG  median {nm:7.2f} ms   p90 {np_:7.2f} ms")
     print(f"ratio pipeline / networkx baseline: {med / nm:.1f}x (median)")
-    print(f"target median < 20 ms: {'met' if med < 20 else 'MISSED'}"
-          + ("" if med < 20 else " (compare the min and cpu-time figures: is the machine busy?)"))
-    return 0   # informational: a busy machine must not fail `make bench`
+    print(
+        f"target median < 20 ms: {'met' if med < 20 else 'MISSED'}"
+        + ("" if med < 20 else " (compare the min and cpu-time figures: is the machine busy?)")
+    )
+    return 0  # informational: a busy machine must not fail `make bench`
 
 
 if __name__ == "__main__":

@@ -41,8 +41,9 @@ NODES = ("draft", "legal-review", "brand-review", "publish")
 T0 = 1_760_000_000_000
 
 
-def build_aged_mirror(folder: Path, syncs: int, *, events_per_sync: int = 4,
-                      change_every: int = 10) -> dict[str, pa.Table]:
+def build_aged_mirror(
+    folder: Path, syncs: int, *, events_per_sync: int = 4, change_every: int = 10
+) -> dict[str, pa.Table]:
     """A mirror folder as ``syncs`` syncs of a steady load would leave it: each sync a part of
     ``events`` (``events_per_sync`` rows); every ``change_every``-th sync an execution changed
     (a part each of ``commands``, ``executions`` and ``steps``, a new version of execution
@@ -58,13 +59,25 @@ def build_aged_mirror(folder: Path, syncs: int, *, events_per_sync: int = 4,
         t = T0 + batch * 5000
         rows: dict[str, list] = {table: [] for table in TABLES}
         for i in range((batch - 1) * events_per_sync, batch * events_per_sync):
-            rows["events"].append({"run": None, "workspace_id": "ws", "execution_id": f"x{i // 40 % 50}",
-                                   "seq": i, "event_id": f"ev{i}", "type": TYPES[i % len(TYPES)],
-                                   "step_id": f"s{i % 7}", "timestamp": t, "correlation_id": "c", "external": True,
-                                   "data": "{}"})
+            rows["events"].append(
+                {
+                    "run": None,
+                    "workspace_id": "ws",
+                    "execution_id": f"x{i // 40 % 50}",
+                    "seq": i,
+                    "event_id": f"ev{i}",
+                    "type": TYPES[i % len(TYPES)],
+                    "step_id": f"s{i % 7}",
+                    "timestamp": t,
+                    "correlation_id": "c",
+                    "external": True,
+                    "data": "{}",
+                }
+            )
         if batch == 1:
-            rows["definition_versions"].append({"workspace_id": "ws", "definition_id": "d", "version": 1,
-                                                "body": "{}", "created_at": T0})
+            rows["definition_versions"].append(
+                {"workspace_id": "ws", "definition_id": "d", "version": 1, "body": "{}", "created_at": T0}
+            )
         if batch % change_every == 0:
             _change(rows, versions, batch, t, f"x{batch // change_every % 50}")
         for table, table_rows in rows.items():
@@ -75,8 +88,9 @@ def build_aged_mirror(folder: Path, syncs: int, *, events_per_sync: int = 4,
         offset = 0
         for batch, n in sizes[table]:
             if n:  # compression and statistics off: the build is about file count, not size
-                pq.write_table(data.slice(offset, n), folder / table / part_name(batch), compression="NONE",
-                               write_statistics=False)
+                pq.write_table(
+                    data.slice(offset, n), folder / table / part_name(batch), compression="NONE", write_statistics=False
+                )
             offset += n
     state = empty_state(APPEND_ONLY)
     state["batch"] = syncs
@@ -88,38 +102,118 @@ def _change(rows: dict, versions: dict, batch: int, t: int, execution: str) -> N
     """A new version of ``execution``: its command, its snapshot and its steps."""
     version = versions[execution] = versions.get(execution, 0) + 1
     status = "completed" if version % 3 == 0 else "running"
-    rows["commands"].append({"workspace_id": "ws", "execution_id": execution, "version": version,
-                             "applied_at": t, "kind": f"k{version % 3}", "payload": "{}"})
-    rows["executions"].append({
-        "run": None, "workspace_id": "ws", "execution_id": execution, "definition_id": "d",
-        "definition_version": 1, "status": status, "failure_reason": None, "correlation_id": "c",
-        "idempotency_key": None, "organization_id": None, "document_id": None, "webhook_url": None,
-        "started_at": T0, "completed_at": t if status == "completed" else None, "cancelled_at": None,
-        "next_deadline": None, "version": version, "list_key": batch})
-    rows["steps"] += [{"run": None, "workspace_id": "ws", "execution_id": execution, "step_id": f"s{i}",
-                       "node_id": NODES[i % len(NODES)], "node_type": "human", "status": "completed",
-                       "group_id": None, "iteration": 1, "started_at": T0 + i, "completed_at": t,
-                       "decision": "approve", "source_node_id": None, "output": "{}", "version": version}
-                      for i in range(version)]
+    rows["commands"].append(
+        {
+            "workspace_id": "ws",
+            "execution_id": execution,
+            "version": version,
+            "applied_at": t,
+            "kind": f"k{version % 3}",
+            "payload": "{}",
+        }
+    )
+    rows["executions"].append(
+        {
+            "run": None,
+            "workspace_id": "ws",
+            "execution_id": execution,
+            "definition_id": "d",
+            "definition_version": 1,
+            "status": status,
+            "failure_reason": None,
+            "correlation_id": "c",
+            "idempotency_key": None,
+            "organization_id": None,
+            "document_id": None,
+            "webhook_url": None,
+            "started_at": T0,
+            "completed_at": t if status == "completed" else None,
+            "cancelled_at": None,
+            "next_deadline": None,
+            "version": version,
+            "list_key": batch,
+        }
+    )
+    rows["steps"] += [
+        {
+            "run": None,
+            "workspace_id": "ws",
+            "execution_id": execution,
+            "step_id": f"s{i}",
+            "node_id": NODES[i % len(NODES)],
+            "node_type": "human",
+            "status": "completed",
+            "group_id": None,
+            "iteration": 1,
+            "started_at": T0 + i,
+            "completed_at": t,
+            "decision": "approve",
+            "source_node_id": None,
+            "output": "{}",
+            "version": version,
+        }
+        for i in range(version)
+    ]
 
 
 def _schema(**columns) -> pa.Schema:
     return pa.schema(list(columns.items()))
 
 
-S, I, B = pa.string(), pa.int64(), pa.bool_()
+S, INT, B = pa.string(), pa.int64(), pa.bool_()
 SCHEMAS = {
-    "events": _schema(run=pa.int32(), workspace_id=S, execution_id=S, seq=pa.int32(), event_id=S, type=S, step_id=S,
-                      timestamp=I, correlation_id=S, external=B, data=S),
-    "commands": _schema(workspace_id=S, execution_id=S, version=pa.int32(), applied_at=I, kind=S, payload=S),
-    "executions": _schema(run=pa.int32(), workspace_id=S, execution_id=S, definition_id=S, definition_version=pa.int32(),
-                          status=S, failure_reason=S, correlation_id=S, idempotency_key=S, organization_id=S,
-                          document_id=S, webhook_url=S, started_at=I, completed_at=I, cancelled_at=I,
-                          next_deadline=I, version=pa.int32(), list_key=I),
-    "steps": _schema(run=pa.int32(), workspace_id=S, execution_id=S, step_id=S, node_id=S, node_type=S, status=S,
-                     group_id=S, iteration=pa.int32(), started_at=I, completed_at=I, decision=S, source_node_id=S,
-                     output=S, version=pa.int32()),
-    "definition_versions": _schema(workspace_id=S, definition_id=S, version=pa.int32(), body=S, created_at=I),
+    "events": _schema(
+        run=pa.int32(),
+        workspace_id=S,
+        execution_id=S,
+        seq=pa.int32(),
+        event_id=S,
+        type=S,
+        step_id=S,
+        timestamp=INT,
+        correlation_id=S,
+        external=B,
+        data=S,
+    ),
+    "commands": _schema(workspace_id=S, execution_id=S, version=pa.int32(), applied_at=INT, kind=S, payload=S),
+    "executions": _schema(
+        run=pa.int32(),
+        workspace_id=S,
+        execution_id=S,
+        definition_id=S,
+        definition_version=pa.int32(),
+        status=S,
+        failure_reason=S,
+        correlation_id=S,
+        idempotency_key=S,
+        organization_id=S,
+        document_id=S,
+        webhook_url=S,
+        started_at=INT,
+        completed_at=INT,
+        cancelled_at=INT,
+        next_deadline=INT,
+        version=pa.int32(),
+        list_key=INT,
+    ),
+    "steps": _schema(
+        run=pa.int32(),
+        workspace_id=S,
+        execution_id=S,
+        step_id=S,
+        node_id=S,
+        node_type=S,
+        status=S,
+        group_id=S,
+        iteration=pa.int32(),
+        started_at=INT,
+        completed_at=INT,
+        decision=S,
+        source_node_id=S,
+        output=S,
+        version=pa.int32(),
+    ),
+    "definition_versions": _schema(workspace_id=S, definition_id=S, version=pa.int32(), body=S, created_at=INT),
 }
 
 
@@ -155,8 +249,10 @@ def main() -> None:
         started = time.perf_counter()
         change = compact(folder, state, TABLES, now_ms=T0)
         apply(folder, state, change)
-        print(f"compacted {change['merged']} parts into {change['written']} files in "
-              f"{time.perf_counter() - started:.1f} s (the parts stay until their grace period ends)")
+        print(
+            f"compacted {change['merged']} parts into {change['written']} files in "
+            f"{time.perf_counter() - started:.1f} s (the parts stay until their grace period ends)"
+        )
         compact_rows, compacted = answers(folder)
         assert compact_rows == aged_rows, "the compacted mirror answers differently"
         print(f"{'query':<24}{'aged':>10}{'compacted':>12}{'aged / compacted':>18}")

@@ -57,11 +57,16 @@ def _flow(client: TestClient) -> None:
         return answer.json()["result"]
 
     execution_id = ok(f"{W}/executions/dispatch", {"definitionId": "parallel-review"})["executionId"]
-    steps = {s["nodeId"]: s["stepId"] for s in ok(f"{W}/executions/get", {"executionId": execution_id})["steps"]
-             if s["status"] == "waiting"}
+    steps = {
+        s["nodeId"]: s["stepId"]
+        for s in ok(f"{W}/executions/get", {"executionId": execution_id})["steps"]
+        if s["status"] == "waiting"
+    }
     for node, reviewer in REVIEWERS.items():
-        ok(f"{W}/steps/recordReviewerDecision", {"executionId": execution_id, "stepId": steps[node],
-                                                  "reviewerId": reviewer, "decision": "approve"})
+        ok(
+            f"{W}/steps/recordReviewerDecision",
+            {"executionId": execution_id, "stepId": steps[node], "reviewerId": reviewer, "decision": "approve"},
+        )
     events = ok(f"{W}/executions/getEvents", {"executionId": execution_id})["events"]
     if events[-1]["type"] != "execution.completed":
         raise SystemExit(f"the flow did not complete: {[e['type'] for e in events]}")
@@ -104,9 +109,11 @@ def report(batches: int, flows: int) -> float:
     """Print the in-process figures; returns on/off CPU per request."""
     cost = measure(batches, flows)
     ratio = cost["on"] / cost["off"]
-    print(f"\nin process ({batches} alternating batches of {flows} flows each, {batches * flows * REQUESTS_PER_FLOW:,} "
-          f"requests per side): server CPU per request off {cost['off'] * 1e3:.3f} ms, on {cost['on'] * 1e3:.3f} ms "
-          f"({(ratio - 1) * 100:+.1f} %; the throughput of a CPU-bound server falls by {(1 - 1 / ratio) * 100:.1f} %)")
+    print(
+        f"\nin process ({batches} alternating batches of {flows} flows each, {batches * flows * REQUESTS_PER_FLOW:,} "
+        f"requests per side): server CPU per request off {cost['off'] * 1e3:.3f} ms, on {cost['on'] * 1e3:.3f} ms "
+        f"({(ratio - 1) * 100:+.1f} %; the throughput of a CPU-bound server falls by {(1 - 1 / ratio) * 100:.1f} %)"
+    )
     return ratio
 
 

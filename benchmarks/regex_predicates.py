@@ -47,8 +47,10 @@ ADVERSARIAL = [
 # Built against the matcher's memos (a new state set, or a new character, at every step): its
 # worst case. Linear only: re takes exponential time on the first at any length worth measuring.
 MATCHER_WORST = [
-    ("".join(f"[{chr(0x4e00 + i)}-{chr(0x4e32 + i)}]?" for i in range(40)) + "z",
-     "".join(chr(0x4e00 + i) for i in range(CAP))),
+    (
+        "".join(f"[{chr(0x4E00 + i)}-{chr(0x4E32 + i)}]?" for i in range(40)) + "z",
+        "".join(chr(0x4E00 + i) for i in range(CAP)),
+    ),
     ("[ab]*a(?:[ab]c?){120}x", "".join(random.Random(1).choices("ab", k=CAP))),
 ]
 
@@ -74,9 +76,11 @@ def main() -> None:
         ours, theirs = compile_linear(pattern), re.compile(pattern)
         assert [ours.search(t) for t in texts] == [theirs.search(t) is not None for t in texts], pattern
         linear = per_call_us(ours.search, texts, 2000)
-        backtracking = per_call_us(lambda t: theirs.search(t) is not None, texts, 2000)
-        print(f"  {pattern:34} linear {linear:7.2f} µs   re {backtracking:6.2f} µs   "
-              f"linear/re {linear / backtracking:5.1f}x")
+        backtracking = per_call_us(lambda t, theirs=theirs: theirs.search(t) is not None, texts, 2000)
+        print(
+            f"  {pattern:34} linear {linear:7.2f} µs   re {backtracking:6.2f} µs   "
+            f"linear/re {linear / backtracking:5.1f}x"
+        )
 
     print("adversarial texts")
     for pattern, make in ADVERSARIAL:
@@ -85,12 +89,14 @@ def main() -> None:
         n, re_time = 250, 0.0
         while n < CAP and re_time < 0.5:  # grow the text until re takes about a second
             n *= 2
-            re_time, re_answer = timed(lambda t: theirs.search(t) is not None, make(min(n, CAP)))
+            re_time, re_answer = timed(lambda t, theirs=theirs: theirs.search(t) is not None, make(min(n, CAP)))
         n = min(n, CAP)
         same_n, answer = timed(ours.search, make(n))
         assert answer == re_answer, pattern
-        print(f"  {pattern[:18]:18} linear at {CAP} chars {full * 1e3:7.1f} ms | at {n:5} chars: linear "
-              f"{same_n * 1e3:6.1f} ms, re {re_time * 1e3:8.1f} ms, re/linear {re_time / same_n:8.1f}x")
+        print(
+            f"  {pattern[:18]:18} linear at {CAP} chars {full * 1e3:7.1f} ms | at {n:5} chars: linear "
+            f"{same_n * 1e3:6.1f} ms, re {re_time * 1e3:8.1f} ms, re/linear {re_time / same_n:8.1f}x"
+        )
 
     print("the matcher's worst case (16 KiB)")
     for pattern, text in MATCHER_WORST:
@@ -99,16 +105,21 @@ def main() -> None:
 
     print("work units against time (16 KiB searches)")
     costs = []
-    for pattern, text in [(p, make(CAP)) for p, make in ADVERSARIAL] + MATCHER_WORST + [
-            (p, (texts[0] * CAP)[:CAP]) for p, texts in ORDINARY]:
+    for pattern, text in (
+        [(p, make(CAP)) for p, make in ADVERSARIAL]
+        + MATCHER_WORST
+        + [(p, (texts[0] * CAP)[:CAP]) for p, texts in ORDINARY]
+    ):
         linear = compile_linear(pattern)
         units = len(text) * (REGEX_STEP_UNITS + linear.positions + REGEX_TEST_UNITS * linear.class_tests)
         elapsed, _ = timed(compile_linear(pattern).search, text)  # a fresh matcher: cold memos
         costs.append(elapsed * 1e6 / units)
         print(f"  {pattern[:22]:22} {units:>10,} units {elapsed * 1e3:7.1f} ms  {costs[-1]:.4f} µs/unit")
-    print(f"  slowest {max(costs):.4f} µs/unit, fastest {min(costs):.4f} (x{max(costs) / min(costs):.0f}); "
-          f"the budget of {COMMAND_WORK_BUDGET:,} units is at most {max(costs) * COMMAND_WORK_BUDGET / 1e6:.2f} s "
-          "of predicate work per command here")
+    print(
+        f"  slowest {max(costs):.4f} µs/unit, fastest {min(costs):.4f} (x{max(costs) / min(costs):.0f}); "
+        f"the budget of {COMMAND_WORK_BUDGET:,} units is at most {max(costs) * COMMAND_WORK_BUDGET / 1e6:.2f} s "
+        "of predicate work per command here"
+    )
 
 
 if __name__ == "__main__":

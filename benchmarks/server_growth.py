@@ -45,15 +45,24 @@ def fill(client: LocalClient, n: int) -> None:
     def copy(tx):
         params = [template, ws]
         ids = "'ex_' || substr(md5(i::VARCHAR), 1, 20)"
-        tx.execute(f"""INSERT INTO executions BY NAME
+        tx.execute(
+            f"""INSERT INTO executions BY NAME
             SELECT x.* REPLACE ({ids} AS execution_id, NULL AS idempotency_key, x.list_key + i + 1 AS list_key)
-            FROM executions x, range(?) r(i) WHERE x.execution_id = ? AND x.workspace_id = ?""", [n] + params)
-        tx.execute(f"""INSERT INTO events BY NAME
+            FROM executions x, range(?) r(i) WHERE x.execution_id = ? AND x.workspace_id = ?""",
+            [n] + params,
+        )
+        tx.execute(
+            f"""INSERT INTO events BY NAME
             SELECT e.* REPLACE ({ids} AS execution_id, e.event_id || '_' || i AS event_id)
-            FROM events e, range(?) r(i) WHERE e.execution_id = ? AND e.workspace_id = ?""", [n] + params)
-        tx.execute(f"""INSERT INTO commands BY NAME
+            FROM events e, range(?) r(i) WHERE e.execution_id = ? AND e.workspace_id = ?""",
+            [n] + params,
+        )
+        tx.execute(
+            f"""INSERT INTO commands BY NAME
             SELECT c.* REPLACE ({ids} AS execution_id)
-            FROM commands c, range(?) r(i) WHERE c.execution_id = ? AND c.workspace_id = ?""", [n] + params)
+            FROM commands c, range(?) r(i) WHERE c.execution_id = ? AND c.workspace_id = ?""",
+            [n] + params,
+        )
 
     client.services.store.write(copy)
     client.services.store.write(lambda tx: tx.execute("CHECKPOINT"))
@@ -79,8 +88,12 @@ def measure(client: LocalClient, repeat: int, samples: dict | None = None) -> di
         eid = timed("dispatch", lambda: client.dispatch(DEFINITION))["executionId"]
         steps = timed("get", partial(client.get_execution, eid))["steps"]
         legal = next(s for s in steps if s["nodeId"] == "legal-review")
-        timed("decision", partial(client.record_reviewer_decision, eid, legal["stepId"], reviewerId="alice@legal",
-                                  decision="approve"))
+        timed(
+            "decision",
+            partial(
+                client.record_reviewer_decision, eid, legal["stepId"], reviewerId="alice@legal", decision="approve"
+            ),
+        )
         events = timed("getEvents", partial(client.get_events, eid))["events"]
         assert events, "getEvents returned nothing"
         timed("list", lambda: client.list_executions(pageSize=50))
@@ -98,29 +111,41 @@ def run(executions: int, repeat: int) -> int:
                 if n:
                     start = time.perf_counter()
                     fill(client, n)
-                    print(f"filled {n:,} executions in {time.perf_counter() - start:.1f} s "
-                          f"({db.stat().st_size / 2**20:,.0f} MiB)", flush=True)
+                    print(
+                        f"filled {n:,} executions in {time.perf_counter() - start:.1f} s "
+                        f"({db.stat().st_size / 2**20:,.0f} MiB)",
+                        flush=True,
+                    )
             # Reopened, as a server would start on it: caches empty, keys resumed after the fill's.
             clients[label] = stack.enter_context(
-                LocalClient.open(str(db), api_key=creds.api_key, auth_token=creds.auth_token))
+                LocalClient.open(str(db), api_key=creds.api_key, auth_token=creds.auth_token)
+            )
             measure(clients[label], max(5, repeat // 10))  # warm statement plans
         # Alternating rounds, so that a change in the machine's load falls on both sides.
         samples = {label: {k: ([], []) for k in KINDS} for label in clients}
         for _ in range(10):
             for label, client in clients.items():
                 measure(client, max(1, repeat // 10), samples[label])
-        results = {label: {k: (statistics.median(w), statistics.median(c)) for k, (w, c) in kinds.items()}
-                   for label, kinds in samples.items()}
-    print(f"\n{'request':<10} {'empty p50':>10} {'full p50':>10} {'ratio':>6}   "
-          f"{'empty CPU':>10} {'full CPU':>10} {'ratio':>6}")
+        results = {
+            label: {k: (statistics.median(w), statistics.median(c)) for k, (w, c) in kinds.items()}
+            for label, kinds in samples.items()
+        }
+    print(
+        f"\n{'request':<10} {'empty p50':>10} {'full p50':>10} {'ratio':>6}   "
+        f"{'empty CPU':>10} {'full CPU':>10} {'ratio':>6}"
+    )
     worst = worst_cpu = 0.0
     for kind in KINDS:
         (e, e_cpu), (f, f_cpu) = results["empty"][kind], results["full"][kind]
         worst, worst_cpu = max(worst, f / e), max(worst_cpu, f_cpu / e_cpu)
-        print(f"{kind:<10} {e:>8.2f}ms {f:>8.2f}ms {f / e:>5.2f}x   "
-              f"{e_cpu:>8.2f}ms {f_cpu:>8.2f}ms {f_cpu / e_cpu:>5.2f}x")
-    print(f"\nworst ratio {worst:.2f}x wall, {worst_cpu:.2f}x CPU (target within {TARGET}x of empty); "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print(
+            f"{kind:<10} {e:>8.2f}ms {f:>8.2f}ms {f / e:>5.2f}x   "
+            f"{e_cpu:>8.2f}ms {f_cpu:>8.2f}ms {f_cpu / e_cpu:>5.2f}x"
+        )
+    print(
+        f"\nworst ratio {worst:.2f}x wall, {worst_cpu:.2f}x CPU (target within {TARGET}x of empty); "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
     return 0
 
 

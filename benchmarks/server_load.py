@@ -76,6 +76,7 @@ CLI = "import sys; from toolkit.cli import main; sys.exit(main())"
 
 # ---------------------------------------------------------------------------- the baseline app
 
+
 def bare_app():
     """One POST JSON endpoint: parse the body, answer {"result": {...}} (the envelope's
     work without auth, validation, services or storage)."""
@@ -100,6 +101,7 @@ def serve_bare(host: str, port: int, log_level: str) -> None:
 
 
 # ---------------------------------------------------------------------------- servers
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -135,7 +137,7 @@ class Server:
     proc: subprocess.Popen | None = None
     log: object = None
 
-    def start(self, probe_path: str, probe_body: dict) -> "Server":
+    def start(self, probe_path: str, probe_body: dict) -> Server:
         self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(self.argv, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
@@ -177,22 +179,48 @@ class Server:
 
 
 def workflow_server(db: Path, profile: str | None, extra: tuple[str, ...] = (), name: str = "workflow") -> Server:
-    created = subprocess.run([sys.executable, "-c", CLI, "workspace", "create", "--db", str(db), "--json"],
-                             cwd=ROOT, check=True, capture_output=True, text=True)
+    created = subprocess.run(
+        [sys.executable, "-c", CLI, "workspace", "create", "--db", str(db), "--json"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     creds = json.loads(created.stdout)
     port = free_port()
     # One workspace at full speed: its rate and in-flight limits (made for fair shares among
     # several) would cap the throughput this measures.
-    argv = [sys.executable, "-c", CLI, "serve", "--db", str(db), "--host", "127.0.0.1", "--port", str(port),
-            "--log-level", "warning", "--rate-limit", "0", "--max-in-flight", "0", *extra]
+    argv = [
+        sys.executable,
+        "-c",
+        CLI,
+        "serve",
+        "--db",
+        str(db),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--log-level",
+        "warning",
+        "--rate-limit",
+        "0",
+        "--max-in-flight",
+        "0",
+        *extra,
+    ]
     if profile:
         py_spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
         if py_spy is None:
             raise SystemExit("--profile needs py-spy: .venv/bin/pip install py-spy")
         fmt = "speedscope" if profile.endswith(".json") else "raw" if profile.endswith(".txt") else "flamegraph"
         argv = [py_spy, "record", "--threads", "--rate", "250", "--format", fmt, "-o", profile, "--"] + argv
-    server = Server(name, argv, f"http://127.0.0.1:{port}",
-                    {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]})
+    server = Server(
+        name,
+        argv,
+        f"http://127.0.0.1:{port}",
+        {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]},
+    )
     server.start(f"{W}/definitions/list", {})
     with httpx.Client(base_url=server.url, headers=server.headers, timeout=10) as http:
         answer = http.post(f"{W}/definitions/create", json={"data": examples.load(DEFINITION)}).json()
@@ -209,6 +237,7 @@ def bare_server() -> Server:
 
 
 # ---------------------------------------------------------------------------- flows
+
 
 class FlowError(Exception):
     pass
@@ -269,9 +298,16 @@ class WorkflowFlow:
             return "get", f"{W}/executions/get", {"executionId": self.execution_id}
         if i in (2, 3):
             node = "legal-review" if i == 2 else "brand-review"
-            return (f"decide.{node.split('-')[0]}", f"{W}/steps/recordReviewerDecision",
-                    {"executionId": self.execution_id, "stepId": self.steps[node], "reviewerId": REVIEWERS[node],
-                     "decision": "approve"})
+            return (
+                f"decide.{node.split('-')[0]}",
+                f"{W}/steps/recordReviewerDecision",
+                {
+                    "executionId": self.execution_id,
+                    "stepId": self.steps[node],
+                    "reviewerId": REVIEWERS[node],
+                    "decision": "approve",
+                },
+            )
         return "getEvents", f"{W}/executions/getEvents", {"executionId": self.execution_id}
 
     def take(self, result: dict) -> bool:
@@ -351,8 +387,10 @@ def run_asyncio(url: str, headers: dict, flow_type, clients: int, start: float, 
     async def main() -> Recorder:
         recorder = Recorder(start, seconds)
         limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-        async with httpx.AsyncClient(base_url=url, headers={**headers, "content-type": "application/json"},
-                                     timeout=10, limits=limits) as http:
+        async with httpx.AsyncClient(
+            base_url=url, headers={**headers, "content-type": "application/json"}, timeout=10, limits=limits
+        ) as http:
+
             async def client() -> None:
                 while time.perf_counter() < recorder.end:
                     flow = flow_type()
@@ -378,6 +416,7 @@ def run_asyncio(url: str, headers: dict, flow_type, clients: int, start: float, 
 
 
 # ---------------------------------------------------------------------------- report
+
 
 def percentile(sorted_values: list[float], q: float) -> float:
     if not sorted_values:
@@ -411,21 +450,28 @@ def summarise(name: str, recorder: Recorder, seconds: float, cpu: tuple[float, f
         everything.extend(values)
         rows[label] = (len(values), len(values) / seconds, percentile(values, 50) * 1e3, percentile(values, 99) * 1e3)
     everything.sort()
-    rows["all"] = (len(everything), len(everything) / seconds, percentile(everything, 50) * 1e3,
-                   percentile(everything, 99) * 1e3)
+    rows["all"] = (
+        len(everything),
+        len(everything) / seconds,
+        percentile(everything, 50) * 1e3,
+        percentile(everything, 99) * 1e3,
+    )
     return Summary(name, seconds, rows, recorder.flows, dict(recorder.errors), recorder.first_errors, *cpu)
 
 
 def print_summary(s: Summary) -> None:
-    print(f"\n{s.name}: {s.total[1]:,.0f} req/s, {s.flows / s.seconds:,.1f} flows/s, "
-          f"errors {sum(s.errors.values())}")
+    print(f"\n{s.name}: {s.total[1]:,.0f} req/s, {s.flows / s.seconds:,.1f} flows/s, errors {sum(s.errors.values())}")
     per_request = 1e3 / max(1, s.total[0])
-    print(f"  CPU, in cores busy: server {s.server_cpu / s.seconds:.2f} ({s.server_cpu * per_request:.2f} ms a request), "
-          f"load generator {s.client_cpu / s.seconds:.2f} ({s.client_cpu * per_request:.2f} ms a request), "
-          f"other processes on the machine {s.other_cpu / s.seconds:.2f}")
+    print(
+        f"  CPU, in cores busy: server {s.server_cpu / s.seconds:.2f} ({s.server_cpu * per_request:.2f} ms a request), "
+        f"load generator {s.client_cpu / s.seconds:.2f} ({s.client_cpu * per_request:.2f} ms a request), "
+        f"other processes on the machine {s.other_cpu / s.seconds:.2f}"
+    )
     if s.other_cpu / s.seconds > NOISY:
-        print(f"  WARNING: other processes kept {s.other_cpu / s.seconds:.2f} cores busy: throughput and latency "
-              f"figures are depressed; CPU per request is the steadier measure")
+        print(
+            f"  WARNING: other processes kept {s.other_cpu / s.seconds:.2f} cores busy: throughput and latency "
+            f"figures are depressed; CPU per request is the steadier measure"
+        )
     print(f"  {'endpoint':<14}{'requests':>10}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}")
     for label, (count, rps, p50, p99) in s.rows.items():
         print(f"  {label:<14}{count:>10,}{rps:>10,.0f}{p50:>10.2f}{p99:>10.2f}")
@@ -463,7 +509,9 @@ def measure(server: Server, flow_type, args, scrape: bool = False) -> Summary:
     for helper in helpers:
         helper.join()
     server_cpu, client_cpu, busy = (a - b for a, b in zip(samples[1], samples[0]))
-    return summarise(server.name, recorder, args.seconds, (server_cpu, client_cpu, max(0.0, busy - server_cpu - client_cpu)))
+    return summarise(
+        server.name, recorder, args.seconds, (server_cpu, client_cpu, max(0.0, busy - server_cpu - client_cpu))
+    )
 
 
 def combine(name: str, parts: list[Summary]) -> Summary:
@@ -478,17 +526,27 @@ def combine(name: str, parts: list[Summary]) -> Summary:
     for p in parts:
         for k, v in p.errors.items():
             errors[k] += v
-    return Summary(name, seconds, rows, sum(p.flows for p in parts), dict(errors),
-                   [e for p in parts for e in p.first_errors][:5], sum(p.server_cpu for p in parts),
-                   sum(p.client_cpu for p in parts), sum(p.other_cpu for p in parts))
+    return Summary(
+        name,
+        seconds,
+        rows,
+        sum(p.flows for p in parts),
+        dict(errors),
+        [e for p in parts for e in p.first_errors][:5],
+        sum(p.server_cpu for p in parts),
+        sum(p.client_cpu for p in parts),
+        sum(p.other_cpu for p in parts),
+    )
 
 
 def observability(args) -> int:
     """The same load with metrics and request logs off and on, in alternating rounds."""
     rounds: dict[str, list[Summary]] = {"off": [], "on": []}
     with tempfile.TemporaryDirectory(prefix="collab-load-") as tmp:
-        servers = {"off": workflow_server(Path(tmp) / "off.duckdb", None, name="metrics and request logs off"),
-                   "on": workflow_server(Path(tmp) / "on.duckdb", None, OBSERVED, name="metrics and request logs on")}
+        servers = {
+            "off": workflow_server(Path(tmp) / "off.duckdb", None, name="metrics and request logs off"),
+            "on": workflow_server(Path(tmp) / "on.duckdb", None, OBSERVED, name="metrics and request logs on"),
+        }
         try:
             for _ in range(args.rounds):
                 for key, server in servers.items():
@@ -505,20 +563,26 @@ def observability(args) -> int:
         return 1
     ratio = on.total[1] / off.total[1]
     cpu = [s.server_cpu / max(1, s.total[0]) for s in (off, on)]
-    print(f"\nthroughput with metrics and JSON request logs / without = {on.total[1]:,.0f} / {off.total[1]:,.0f} req/s "
-          f"= {ratio:.3f} (goal >= {GOALS['observability']:.2f}, i.e. under 5 % of throughput): "
-          f"{'met' if ratio >= GOALS['observability'] else 'NOT met'}")
+    print(
+        f"\nthroughput with metrics and JSON request logs / without = {on.total[1]:,.0f} / {off.total[1]:,.0f} req/s "
+        f"= {ratio:.3f} (goal >= {GOALS['observability']:.2f}, i.e. under 5 % of throughput): "
+        f"{'met' if ratio >= GOALS['observability'] else 'NOT met'}"
+    )
     limit = 1 / GOALS["observability"]
-    print(f"server CPU per request: off {cpu[0] * 1e3:.3f} ms, on {cpu[1] * 1e3:.3f} ms "
-          f"({(cpu[1] / cpu[0] - 1) * 100:+.1f} %; goal <= {(limit - 1) * 100:+.1f} %, which is what bounds a "
-          f"CPU-bound server's throughput when others share the machine): "
-          f"{'met' if cpu[1] / cpu[0] <= limit else 'NOT met'}")
+    print(
+        f"server CPU per request: off {cpu[0] * 1e3:.3f} ms, on {cpu[1] * 1e3:.3f} ms "
+        f"({(cpu[1] / cpu[0] - 1) * 100:+.1f} %; goal <= {(limit - 1) * 100:+.1f} %, which is what bounds a "
+        f"CPU-bound server's throughput when others share the machine): "
+        f"{'met' if cpu[1] / cpu[0] <= limit else 'NOT met'}"
+    )
     if args.batches:
         from observability_cost import report
 
         ratio = report(args.batches, args.flows)
-        print(f"in process, CPU per request with / without = {ratio:.3f} (goal <= {1 / GOALS['observability']:.3f}): "
-              f"{'met' if ratio <= 1 / GOALS['observability'] else 'NOT met'}")
+        print(
+            f"in process, CPU per request with / without = {ratio:.3f} (goal <= {1 / GOALS['observability']:.3f}): "
+            f"{'met' if ratio <= 1 / GOALS['observability'] else 'NOT met'}"
+        )
     return 1 if off.errors or on.errors else 0
 
 
@@ -527,17 +591,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=16, help="concurrent closed-loop clients (default 16)")
     parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds per server (default 10)")
     parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds first (default 1)")
-    parser.add_argument("--mode", choices=("threads", "asyncio"), default="threads",
-                        help="threads with one httpx.Client each (default) or asyncio + httpx.AsyncClient")
-    parser.add_argument("--only", choices=("both", "workflow", "bare", "observability"), default="both",
-                        help="observability: the workflow server with metrics and request logs off, then on")
+    parser.add_argument(
+        "--mode",
+        choices=("threads", "asyncio"),
+        default="threads",
+        help="threads with one httpx.Client each (default) or asyncio + httpx.AsyncClient",
+    )
+    parser.add_argument(
+        "--only",
+        choices=("both", "workflow", "bare", "observability"),
+        default="both",
+        help="observability: the workflow server with metrics and request logs off, then on",
+    )
     parser.add_argument("--rounds", type=int, default=2, help="alternating off/on rounds (observability; default 2)")
-    parser.add_argument("--batches", type=int, default=10,
-                        help="observability, in process: alternating batches (default 10; 0 skips this part)")
+    parser.add_argument(
+        "--batches",
+        type=int,
+        default=10,
+        help="observability, in process: alternating batches (default 10; 0 skips this part)",
+    )
     parser.add_argument("--flows", type=int, default=30, help="observability, in process: flows a batch (default 30)")
-    parser.add_argument("--profile", metavar="PATH",
-                        help="run the workflow server under `py-spy record` (.svg flame graph, .json speedscope, "
-                             ".txt collapsed stacks)")
+    parser.add_argument(
+        "--profile",
+        metavar="PATH",
+        help="run the workflow server under `py-spy record` (.svg flame graph, .json speedscope, "
+        ".txt collapsed stacks)",
+    )
     parser.add_argument("--serve-bare", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -547,8 +626,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     cores = os.cpu_count()
-    print(f"server_load: {args.clients} clients ({args.mode}), {args.warmup:g} s warm-up + {args.seconds:g} s "
-          f"per server, {cores} CPU cores shared by the load generator and the server (one uvicorn worker)")
+    print(
+        f"server_load: {args.clients} clients ({args.mode}), {args.warmup:g} s warm-up + {args.seconds:g} s "
+        f"per server, {cores} CPU cores shared by the load generator and the server (one uvicorn worker)"
+    )
     if args.only == "observability":
         return observability(args)
     results: dict[str, Summary] = {}
@@ -574,18 +655,24 @@ def main(argv: list[str] | None = None) -> int:
     if "workflow" in results:
         wf = results["workflow"]
         p99 = wf.total[3]
-        print(f"\nworkflow p99 {p99:.1f} ms (goal < {GOALS['p99_ms']:g} ms at 16 clients): "
-              f"{'met' if p99 < GOALS['p99_ms'] else 'NOT met'}")
+        print(
+            f"\nworkflow p99 {p99:.1f} ms (goal < {GOALS['p99_ms']:g} ms at 16 clients): "
+            f"{'met' if p99 < GOALS['p99_ms'] else 'NOT met'}"
+        )
     if len(results) == 2:
         ratio = results["workflow"].total[1] / results["bare"].total[1]
-        print(f"ratio workflow req/s / bare req/s = {results['workflow'].total[1]:,.0f} / "
-              f"{results['bare'].total[1]:,.0f} = {ratio:.2f} (goal >= {GOALS['ratio']:.2f}): "
-              f"{'met' if ratio >= GOALS['ratio'] else 'NOT met'}")
+        print(
+            f"ratio workflow req/s / bare req/s = {results['workflow'].total[1]:,.0f} / "
+            f"{results['bare'].total[1]:,.0f} = {ratio:.2f} (goal >= {GOALS['ratio']:.2f}): "
+            f"{'met' if ratio >= GOALS['ratio'] else 'NOT met'}"
+        )
     if len(results) == 2:
         wf, bare = results["workflow"], results["bare"]
         cost = [r.server_cpu / max(1, r.total[0]) for r in (wf, bare)]
-        print(f"server CPU per request: workflow {cost[0] * 1e3:.2f} ms, bare {cost[1] * 1e3:.2f} ms "
-              f"(bare/workflow = {cost[1] / cost[0]:.2f}: the ratio if both were bound by server CPU alone)")
+        print(
+            f"server CPU per request: workflow {cost[0] * 1e3:.2f} ms, bare {cost[1] * 1e3:.2f} ms "
+            f"(bare/workflow = {cost[1] / cost[0]:.2f}: the ratio if both were bound by server CPU alone)"
+        )
     if failed:
         print("errors occurred during the load (see above)")
     return 1 if failed else 0

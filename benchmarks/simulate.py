@@ -27,7 +27,6 @@ Run: ``.venv/bin/python benchmarks/simulate.py [--runs 10000] [--workers 2] [--m
 from __future__ import annotations
 
 import argparse
-from importlib import metadata
 import gc
 import json
 import os
@@ -36,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from importlib import metadata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -64,17 +64,33 @@ def timed(run) -> tuple[dict, float, float, float]:
 
 
 def rates(result: dict, runs: int, steps: int, cpu: float, wall: float, children: float = 0.0) -> dict:
-    return {**result, "cpu": cpu, "wall": wall, "children_cpu": children, "exec_cpu": runs / cpu,
-            "exec_wall": runs / wall, "steps_cpu": steps / cpu}
+    return {
+        **result,
+        "cpu": cpu,
+        "wall": wall,
+        "children_cpu": children,
+        "exec_cpu": runs / cpu,
+        "exec_wall": runs / wall,
+        "steps_cpu": steps / cpu,
+    }
 
 
 def ours_full(runs: int, seed: int, workers: int = 1) -> dict:
-    result, cpu, wall, children = timed(lambda: simulate(examples.load("parallel-review"), runs=runs, seed=seed,
-                                                         policy=POLICY, progress=False, workers=workers))
+    result, cpu, wall, children = timed(
+        lambda: simulate(
+            examples.load("parallel-review"), runs=runs, seed=seed, policy=POLICY, progress=False, workers=workers
+        )
+    )
     s = result.summary
     result.con.close()
-    return rates({"summary": s, "outcomes": s.outcomes, "iterations": s.iteration_histogram}, runs,
-                 sum(s.node_counts.values()), cpu, wall, children)
+    return rates(
+        {"summary": s, "outcomes": s.outcomes, "iterations": s.iteration_histogram},
+        runs,
+        sum(s.node_counts.values()),
+        cpu,
+        wall,
+        children,
+    )
 
 
 def ours_engine(runs: int, seed: int) -> dict:
@@ -89,8 +105,14 @@ def engine_loop(runs: int, seed: int) -> tuple[dict, dict, int]:
     iterations: dict[int, int] = {}
     steps = 0
     for run in range(runs):
-        log = run_execution(plan, execution_id=f"sim-{seed}-{run}", start_ms=EPOCH_MS, rng=run_rng(seed, run),
-                            behaviour=behaviour, horizon_ms=behaviour.horizon_ms)
+        log = run_execution(
+            plan,
+            execution_id=f"sim-{seed}-{run}",
+            start_ms=EPOCH_MS,
+            rng=run_rng(seed, run),
+            behaviour=behaviour,
+            horizon_ms=behaviour.horizon_ms,
+        )
         state = log.state
         outcomes[state.status] = outcomes.get(state.status, 0) + 1
         it = max((lp.iteration for lp in state.loops.values()), default=1)
@@ -105,14 +127,22 @@ def spiff(runs: int, seed: int) -> dict:
 
 
 def shares(result: dict, runs: int) -> dict:
-    return {"completed": result["outcomes"].get("completed", 0) / runs,
-            **{f"rounds={k}": result["iterations"].get(k, 0) / runs for k in (1, 2, 3)}}
+    return {
+        "completed": result["outcomes"].get("completed", 0) / runs,
+        **{f"rounds={k}": result["iterations"].get(k, 0) / runs for k in (1, 2, 3)},
+    }
 
 
 def memory_child(runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        simulate(examples.load("parallel-review"), runs=runs, seed=1, policy=POLICY, db=Path(tmp) / "runs.duckdb",
-                 progress=False)
+        simulate(
+            examples.load("parallel-review"),
+            runs=runs,
+            seed=1,
+            policy=POLICY,
+            db=Path(tmp) / "runs.duckdb",
+            progress=False,
+        )
     print(json.dumps({"max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
 
 
@@ -135,8 +165,12 @@ def main() -> None:
     if args.workers > 1:
         scaling(args.runs * 2, args.seed + 1, args.workers)  # long enough that starting processes does not count
     if args.memory_runs and not args.scaling_only:
-        out = subprocess.run([sys.executable, __file__, "--memory-child", str(args.memory_runs)],
-                             capture_output=True, text=True, check=True)
+        out = subprocess.run(
+            [sys.executable, __file__, "--memory-child", str(args.memory_runs)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         rss = json.loads(out.stdout.strip().splitlines()[-1])["max_rss_mib"]
         print(f"\npeak memory, {args.memory_runs:,} runs to a DuckDB file: {rss:,.0f} MiB (target < 1024)")
 
@@ -149,11 +183,16 @@ def compare_with_spiff(runs: int, seed: int) -> None:
     exact = expected_distribution(P_LEGAL, P_BRAND)
     print(f"parallel-review, {runs:,} runs (one core; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     print(f"{'':<34}{'exec/s CPU':>11}{'steps/s CPU':>13}{'vs Spiff CPU':>14}{'exec/s wall':>13}{'vs Spiff wall':>15}")
-    for name, r in (("ours: simulate() -> DuckDB", full), ("ours: engine + driver only", engine),
-                    ("SpiffWorkflow " + metadata.version("SpiffWorkflow"), base)):
+    for name, r in (
+        ("ours: simulate() -> DuckDB", full),
+        ("ours: engine + driver only", engine),
+        ("SpiffWorkflow " + metadata.version("SpiffWorkflow"), base),
+    ):
         steps = f"{r['steps_cpu']:>13,.0f}" if r["steps_cpu"] else f"{'':>13}"
-        print(f"{name:<34}{r['exec_cpu']:>11,.0f}{steps}{r['exec_cpu'] / base['exec_cpu']:>13.1f}x"
-              f"{r['exec_wall']:>13,.0f}{r['exec_wall'] / base['exec_wall']:>14.1f}x")
+        print(
+            f"{name:<34}{r['exec_cpu']:>11,.0f}{steps}{r['exec_cpu'] / base['exec_cpu']:>13.1f}x"
+            f"{r['exec_wall']:>13,.0f}{r['exec_wall'] / base['exec_wall']:>14.1f}x"
+        )
 
     print("\noutcome shares      ours(full)  ours(engine)  spiff    exact")
     ours_s, engine_s, spiff_s = shares(full, runs), shares(engine, runs), shares(base, runs)
@@ -174,11 +213,15 @@ def scaling(runs: int, seed: int, workers: int) -> None:
     after = os.getloadavg()
     if one["summary"] != many["summary"]:
         raise SystemExit(f"{workers} workers gave another summary than one")
-    print(f"\nworkers, {runs:,} runs to DuckDB (load average {before[0]:.1f} before, {after[0]:.1f} after, "
-          f"{os.cpu_count()} cores)")
+    print(
+        f"\nworkers, {runs:,} runs to DuckDB (load average {before[0]:.1f} before, {after[0]:.1f} after, "
+        f"{os.cpu_count()} cores)"
+    )
     print(f"  1 worker   {one['exec_wall']:>8,.0f} exec/s wall   CPU {one['cpu']:.1f} s")
-    print(f"  {workers} workers  {many['exec_wall']:>8,.0f} exec/s wall   CPU {many['cpu']:.1f} s in the writer + "
-          f"{many['children_cpu']:.1f} s in the workers   measured {many['exec_wall'] / one['exec_wall']:.2f}x one worker")
+    print(
+        f"  {workers} workers  {many['exec_wall']:>8,.0f} exec/s wall   CPU {many['cpu']:.1f} s in the writer + "
+        f"{many['children_cpu']:.1f} s in the workers   measured {many['exec_wall'] / one['exec_wall']:.2f}x one worker"
+    )
     # What the same work gives on idle cores: the writer is one process, the workers share the rest.
     total = many["cpu"] + many["children_cpu"]
     bound = max(many["cpu"], total / min(workers + 1, os.cpu_count() or 1))

@@ -32,6 +32,7 @@ for alternating completion order.
 
 Run: ``python benchmarks/spiff_baseline.py [runs]`` (default 2,000).
 """
+
 from __future__ import annotations
 
 import math
@@ -108,8 +109,7 @@ def run_spiff(
             ready = wf.get_tasks(state=_READY, manual=True)
             if len(ready) != 2:
                 raise RuntimeError(
-                    f"expected the two review tasks to be ready, got "
-                    f"{[t.task_spec.bpmn_id for t in ready]}"
+                    f"expected the two review tasks to be ready, got {[t.task_spec.bpmn_id for t in ready]}"
                 )
             legal, brand = ready
             if legal.task_spec.bpmn_id != "legal_review":

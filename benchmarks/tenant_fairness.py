@@ -61,7 +61,10 @@ def calm_loop(url: str, creds: dict, definition_id: str, until: float, every_s: 
         while time.monotonic() < until:
             next_at += every_s
             time.sleep(max(0.0, next_at - time.monotonic()))
-            for path, data in ((f"{W}/definitions/list", {}), (f"{W}/executions/dispatch", {"definitionId": definition_id})):
+            for path, data in (
+                (f"{W}/definitions/list", {}),
+                (f"{W}/executions/dispatch", {"definitionId": definition_id}),
+            ):
                 began = time.perf_counter()
                 resp = http.post(path, json={"data": data})
                 out.append((time.perf_counter() - began, resp.status_code))
@@ -81,8 +84,10 @@ def flood(url: str, creds: dict, definition_id: str, seconds: float, threads: in
     def loop():
         with httpx.Client(base_url=url, headers=headers(creds), timeout=30) as http:
             while time.monotonic() < until:
-                for path, data in ((f"{W}/definitions/list", {}),
-                                   (f"{W}/executions/dispatch", {"definitionId": definition_id})):
+                for path, data in (
+                    (f"{W}/definitions/list", {}),
+                    (f"{W}/executions/dispatch", {"definitionId": definition_id}),
+                ):
                     code = http.post(path, json={"data": data}).status_code
                     with lock:
                         statuses[code] += 1
@@ -111,13 +116,37 @@ def main(argv: list[str] | None = None) -> int:
 
     root = Path(tempfile.mkdtemp(prefix="collab-fairness-"))
     db = root / "fairness.duckdb"
-    creds = [json.loads(subprocess.run([sys.executable, "-c", CLI, "workspace", "create", "--db", str(db), "--json"],
-                                       check=True, capture_output=True, text=True).stdout) for _ in range(2)]
+    creds = [
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", CLI, "workspace", "create", "--db", str(db), "--json"],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+        )
+        for _ in range(2)
+    ]
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen([sys.executable, "-c", CLI, "serve", "--db", str(db), "--port", str(port),
-                               "--log-level", "warning", "--rate-limit", str(args.rate)],
-                              stdout=open(root / "server.log", "wb"), stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            CLI,
+            "serve",
+            "--db",
+            str(db),
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+            "--rate-limit",
+            str(args.rate),
+        ],
+        stdout=open(root / "server.log", "wb"),
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -131,8 +160,12 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.1)
         definition = examples.load("parallel-review")
         for c in creds:
-            assert httpx.post(f"{url}{W}/definitions/create", json={"data": definition}, headers=headers(c),
-                              timeout=30).status_code == 200
+            assert (
+                httpx.post(
+                    f"{url}{W}/definitions/create", json={"data": definition}, headers=headers(c), timeout=30
+                ).status_code
+                == 200
+            )
         a, b = creds
         alone, flooded, flood_statuses = [], [], Counter()
         ctx = multiprocessing.get_context("spawn")
@@ -142,14 +175,17 @@ def main(argv: list[str] | None = None) -> int:
                 proc = queue = None
                 if with_flood:
                     queue = ctx.Queue()
-                    proc = ctx.Process(target=flood, args=(url, a, definition["definitionId"], args.seconds + 1,
-                                                           args.flood, queue))
+                    proc = ctx.Process(
+                        target=flood, args=(url, a, definition["definitionId"], args.seconds + 1, args.flood, queue)
+                    )
                     proc.start()
                     time.sleep(1.0)  # let the flood reach full strength before measuring
                 until = time.monotonic() + args.seconds
                 every = 3 * args.calm / (args.rate / 2)  # B uses half its rate: 3 requests per round
-                calm = [threading.Thread(target=calm_loop, args=(url, b, definition["definitionId"], until, every, out))
-                        for _ in range(args.calm)]
+                calm = [
+                    threading.Thread(target=calm_loop, args=(url, b, definition["definitionId"], until, every, out))
+                    for _ in range(args.calm)
+                ]
                 for t in calm:
                     t.start()
                 for t in calm:
@@ -166,14 +202,21 @@ def main(argv: list[str] | None = None) -> int:
     lat_alone, lat_flooded = [t * 1000 for t, _ in alone], [t * 1000 for t, _ in flooded]
     p99_alone, p99_flooded = quantile(lat_alone, 0.99), quantile(lat_flooded, 0.99)
     served = flood_statuses.get(200, 0) / ((args.seconds + 1) * args.rounds)
-    print(f"workspace B ({args.calm} clients): alone p50 {quantile(lat_alone, 0.5):.1f} ms p99 {p99_alone:.1f} ms "
-          f"({len(lat_alone)} requests); under A's flood p50 {quantile(lat_flooded, 0.5):.1f} ms "
-          f"p99 {p99_flooded:.1f} ms ({len(lat_flooded)} requests)")
-    print(f"workspace A ({args.flood} clients, limit {args.rate:g} req/s): answers {dict(sorted(flood_statuses.items()))},"
-          f" served {served:.0f} req/s")
+    print(
+        f"workspace B ({args.calm} clients): alone p50 {quantile(lat_alone, 0.5):.1f} ms p99 {p99_alone:.1f} ms "
+        f"({len(lat_alone)} requests); under A's flood p50 {quantile(lat_flooded, 0.5):.1f} ms "
+        f"p99 {p99_flooded:.1f} ms ({len(lat_flooded)} requests)"
+    )
+    print(
+        f"workspace A ({args.flood} clients, limit {args.rate:g} req/s): answers "
+        f"{dict(sorted(flood_statuses.items()))},"
+        f" served {served:.0f} req/s"
+    )
     ratio = p99_flooded / p99_alone
-    print(f"B's p99 under the flood / alone: {ratio:.2f}x (goal <= {GOAL:g}x); B's failed requests: {len(failed)}; "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"B's p99 under the flood / alone: {ratio:.2f}x (goal <= {GOAL:g}x); B's failed requests: {len(failed)}; "
+        f"load average {os.getloadavg()[0]:.1f}"
+    )
     return 1 if failed else 0
 
 

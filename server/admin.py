@@ -37,8 +37,10 @@ def admin_routes(state) -> list[Route]:
             return error(ApiError(ErrorCode.NOT_FOUND, f"no endpoint at {request.url.path}"), 404)
         given = request.headers.get("authorization", "")
         if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-            return error(ApiError(ErrorCode.UNAUTHENTICATED,
-                                  "authorization: the operator token (Bearer) is missing or wrong"), 401)
+            return error(
+                ApiError(ErrorCode.UNAUTHENTICATED, "authorization: the operator token (Bearer) is missing or wrong"),
+                401,
+            )
         return None
 
     async def backup(request: Request):
@@ -62,7 +64,11 @@ def admin_routes(state) -> list[Route]:
             log.exception("backup failed")
             tmp.unlink(missing_ok=True)
             return error(ApiError(ErrorCode.UNAVAILABLE, f"backup failed: {type(exc).__name__}: {exc}"))
-        return FileResponse(tmp, media_type="application/octet-stream", filename="collab-backup.duckdb",
-                            background=BackgroundTask(os.remove, tmp))
+        return FileResponse(
+            tmp,
+            media_type="application/octet-stream",
+            filename="collab-backup.duckdb",
+            background=BackgroundTask(os.remove, tmp),
+        )
 
     return [Route("/admin/backup", backup, methods=["POST"])]

@@ -20,10 +20,10 @@ from server.background import Background
 from server.delivery import DeliverySettings
 from server.envelope import DEFAULT_MAX_BODY, BodyTooLarge, error, ok, parse_data, read_body
 from server.health import Probe, Readiness
+from server.limits import WORKSPACE_KEY, Limits, LimitsMiddleware
 from server.logs import note_workspace
 from server.metrics import Metrics
 from server.observe import Observe
-from server.limits import WORKSPACE_KEY, Limits, LimitsMiddleware
 from server.openapi import openapi_document
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import validate
@@ -61,8 +61,9 @@ def _handler(endpoint: Operation, app_state):
         if workspace is False:  # the limits middleware found the service credentials wrong
             raise unauthenticated()
         if workspace is None:  # no limits middleware in front
-            workspace = app_state.authenticator.authenticate(headers.get("x-service-api-key"),
-                                                             headers.get("x-service-auth-token"))
+            workspace = app_state.authenticator.authenticate(
+                headers.get("x-service-api-key"), headers.get("x-service-auth-token")
+            )
         note_workspace(workspace.workspace_id)
         data = parse_data(raw)
         request = data if endpoint.request is None else validate(endpoint.request, data)
@@ -116,13 +117,18 @@ def create_app(settings: Settings | None = None) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app):
         state.store = Store(settings.db)
-        state.services = Services(state.store, runner=settings.agent_runner, webhook_policy=settings.delivery.policy,
-                                  quotas=settings.quotas)
+        state.services = Services(
+            state.store, runner=settings.agent_runner, webhook_policy=settings.delivery.policy, quotas=settings.quotas
+        )
         state.authenticator = Authenticator(state.store)
-        state.background = Background(state.services, mirror_every_s=settings.mirror_every_s,
-                                      delivery=settings.delivery, retention_ms=settings.retention_ms,
-                                      maintenance_every_s=settings.maintenance_every_s,
-                                      stop_within_s=settings.shutdown_timeout_s / 4)
+        state.background = Background(
+            state.services,
+            mirror_every_s=settings.mirror_every_s,
+            delivery=settings.delivery,
+            retention_ms=settings.retention_ms,
+            maintenance_every_s=settings.maintenance_every_s,
+            stop_within_s=settings.shutdown_timeout_s / 4,
+        )
         app.state.services = probe.services = state.services
         if metrics is not None:
             metrics.attach(state.services, state.background, settings.metrics_listen)
@@ -148,7 +154,8 @@ def create_app(settings: Settings | None = None) -> Starlette:
     # Observe is outermost, so that refusals by the limits are logged and counted too.
     observe = Middleware(Observe, routes={r.path for r in routes}, metrics=metrics)
     limits = Middleware(LimitsMiddleware, limits=settings.limits, authenticator=lambda: state.authenticator)
-    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error},
-                    middleware=[observe, limits])
+    app = Starlette(
+        routes=routes, lifespan=lifespan, exception_handlers={HTTPException: _http_error}, middleware=[observe, limits]
+    )
     app.router.redirect_slashes = False  # a redirect would be built from the Host header: 404 instead
     return app

@@ -13,8 +13,8 @@ import asyncio
 import contextvars
 import heapq
 import logging
-from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor, wait
+from pathlib import Path
 
 from starlette.concurrency import run_in_threadpool
 
@@ -30,9 +30,16 @@ log = logging.getLogger("collab.background")
 
 
 class Background:
-    def __init__(self, services: Services, agent_threads: int = 4, mirror_every_s: float | None = 5.0,
-                 delivery: DeliverySettings | None = None, stop_within_s: float = 30.0,
-                 retention_ms: int | None = None, maintenance_every_s: float = 3600.0) -> None:
+    def __init__(
+        self,
+        services: Services,
+        agent_threads: int = 4,
+        mirror_every_s: float | None = 5.0,
+        delivery: DeliverySettings | None = None,
+        stop_within_s: float = 30.0,
+        retention_ms: int | None = None,
+        maintenance_every_s: float = 3600.0,
+    ) -> None:
         self.services = services
         self.deliverer = Deliverer(services, delivery or DeliverySettings())
         self.origins = Origins()  # which request created each delivery, for the attempt's log line
@@ -121,7 +128,7 @@ class Background:
             timeout = None if not self.heap else max(0.0, (self.heap[0][0] - self.services.clock.now()) / 1000)
             try:
                 await asyncio.wait_for(self.wake.wait(), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     # ---------------------------------------------------------------- agents

@@ -28,7 +28,13 @@ from server.webhook_client import WebhookClient, tls_context
 from toolkit.services.context import Services
 from toolkit.services.workflow.deliveries import Delivery, Outcome, due, next_due, record
 from toolkit.webhook_urls import (
-    BadUrl, IPAddress, Target, WebhookPolicy, destination_problem, parse_webhook_url, refusal,
+    BadUrl,
+    IPAddress,
+    Target,
+    WebhookPolicy,
+    destination_problem,
+    parse_webhook_url,
+    refusal,
 )
 from toolkit.webhooks import ATTEMPT_HEADER, EVENT_ID_HEADER, RETRY_DELAYS_MS, SIGNATURE_HEADER, TIMEOUT_S, sign
 
@@ -89,7 +95,7 @@ def prepare(url: str, policy: WebhookPolicy) -> Target:
 def describe(exc: BaseException) -> str:
     """An attempt's error for ``lastError``: the exception's type and message, cut short."""
     text = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS - 1] + "…"
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
 
 
 class Deliverer:
@@ -99,7 +105,7 @@ class Deliverer:
         self.services = services
         self.settings = settings
         self.in_flight: dict[str, str] = {}  # event id -> workspace id
-        self.held: dict[str, int] = {}       # event id -> not before (ms): its outcome could not be recorded
+        self.held: dict[str, int] = {}  # event id -> not before (ms): its outcome could not be recorded
         self.loop: asyncio.AbstractEventLoop | None = None
         self.woken: asyncio.Event | None = None
         self.task: asyncio.Task | None = None
@@ -141,8 +147,9 @@ class Deliverer:
                     busy: dict[str, int] = {}
                     for workspace_id in self.in_flight.values():
                         busy[workspace_id] = busy.get(workspace_id, 0) + 1
-                    batch = await run_in_threadpool(due, self.services, now, room, [*self.in_flight, *self.held],
-                                                    busy, self.settings.per_workspace)
+                    batch = await run_in_threadpool(
+                        due, self.services, now, room, [*self.in_flight, *self.held], busy, self.settings.per_workspace
+                    )
                 later = await run_in_threadpool(next_due, self.services, now)
             except Exception:  # keep delivering: the rows are safe in the outbox
                 log.exception("could not read the webhook outbox")
@@ -159,7 +166,7 @@ class Deliverer:
                 timeout = min(timeout, max(0.0, (later - self.services.clock.now()) / 1000))
             try:
                 await asyncio.wait_for(self.woken.wait(), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     async def _deliver(self, delivery: Delivery) -> None:
@@ -171,7 +178,7 @@ class Deliverer:
                     error = f"HTTP {status}"
             except Refused as exc:
                 error, permanent = str(exc), True
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 error = f"timed out after {TIMEOUT_S:g} s"
             except (httpx.HTTPError, OSError) as exc:
                 error = describe(exc)
@@ -194,8 +201,12 @@ class Deliverer:
         target = prepare(delivery.url, self.settings.policy)
         address = await resolve(target, self.settings.policy.allow_loopback)
         body = delivery.body.encode()
-        headers = {"content-type": "application/json", "user-agent": "collab-webhooks/2",
-                   SIGNATURE_HEADER: sign(body, delivery.secret),
-                   EVENT_ID_HEADER: delivery.event_id, ATTEMPT_HEADER: str(delivery.attempts + 1)}
+        headers = {
+            "content-type": "application/json",
+            "user-agent": "collab-webhooks/2",
+            SIGNATURE_HEADER: sign(body, delivery.secret),
+            EVENT_ID_HEADER: delivery.event_id,
+            ATTEMPT_HEADER: str(delivery.attempts + 1),
+        }
         assert self.http is not None  # start() made it before any delivery
         return await self.http.post(target, address, body, headers)

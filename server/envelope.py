@@ -104,15 +104,17 @@ def parse_data(raw: bytes) -> Any:
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ApiError(ErrorCode.INVALID_ARGUMENT, f"body: not valid JSON ({exc})") from None
     if not isinstance(body, dict):
-        raise ApiError(ErrorCode.INVALID_ARGUMENT, "body: must be a JSON object {\"data\": {...}}")
+        raise ApiError(ErrorCode.INVALID_ARGUMENT, 'body: must be a JSON object {"data": {...}}')
     where = _lone_surrogate(body)
     if where is not None:
         raise ApiError(ErrorCode.INVALID_ARGUMENT, f"{where}: not valid Unicode text (a lone surrogate escape)")
     if "data" not in body:
-        raise ApiError(ErrorCode.INVALID_ARGUMENT, "data: field required (wrap the parameters as {\"data\": {...}})")
+        raise ApiError(ErrorCode.INVALID_ARGUMENT, 'data: field required (wrap the parameters as {"data": {...}})')
     extra = [k for k in body if k != "data"]
     if extra:
-        raise ApiError(ErrorCode.INVALID_ARGUMENT, f"{extra[0]}: unknown field (only \"data\" is allowed at the top level)")
+        raise ApiError(
+            ErrorCode.INVALID_ARGUMENT, f'{extra[0]}: unknown field (only "data" is allowed at the top level)'
+        )
     if not isinstance(body["data"], dict):
         raise ApiError(ErrorCode.INVALID_ARGUMENT, "data: must be an object")
     if not _depth_ok(body["data"], MAX_DEPTH):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Hashable
+from collections.abc import Hashable
 
 
 class FairGate:

@@ -13,7 +13,6 @@ import asyncio
 import time
 from concurrent.futures import Future
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
 from starlette.concurrency import run_in_threadpool
@@ -29,9 +28,9 @@ from toolkit.services.gauges import pending_deliveries
 class Readiness:
     """The bounds of ``/readyz`` (``collab serve --ready-*``)."""
 
-    writer_queue: int = 1000      # write jobs waiting for the writer
+    writer_queue: int = 1000  # write jobs waiting for the writer
     outbox_backlog: int = 10_000  # webhook deliveries pending
-    timeout_s: float = 2.0        # for the database query and the writer's no-op job each
+    timeout_s: float = 2.0  # for the database query and the writer's no-op job each
 
 
 def _one_line(exc: BaseException) -> str:

@@ -29,8 +29,8 @@ import asyncio
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from starlette.concurrency import run_in_threadpool
 
@@ -44,14 +44,14 @@ WORKSPACE_KEY = "collab.workspace"
 class Limits:
     """What one workspace, and the server as a whole, may ask for at once. 0 turns a limit off."""
 
-    rate_per_s: float = 100.0       # requests per second per workspace (token bucket refill)
-    burst: int = 0                  # bucket size; 0 means twice the rate (at least 1)
-    in_flight: int = 32             # requests of one workspace being served at once
-    in_flight_total: int = 128      # requests being served at once, all workspaces together
-    body_timeout_s: float = 30.0    # a request body must arrive in full within this time
+    rate_per_s: float = 100.0  # requests per second per workspace (token bucket refill)
+    burst: int = 0  # bucket size; 0 means twice the rate (at least 1)
+    in_flight: int = 32  # requests of one workspace being served at once
+    in_flight_total: int = 128  # requests being served at once, all workspaces together
+    body_timeout_s: float = 30.0  # a request body must arrive in full within this time
     max_head_bytes: int = 16 * 1024  # request line and headers together
-    running: int = 16               # requests doing their work at once, shared fairly (server.fair)
-    refusal_delay_s: float = 1.0    # a 429 is answered this late (at most its Retry-After)
+    running: int = 16  # requests doing their work at once, shared fairly (server.fair)
+    refusal_delay_s: float = 1.0  # a 429 is answered this late (at most its Retry-After)
 
     @property
     def bucket_size(self) -> float:
@@ -94,12 +94,17 @@ class Tenants:
         """Why a request of this workspace must wait now (None when it may go), taking nothing."""
         limits, tenant = self.limits, self._tenant(workspace_id)
         if limits.in_flight > 0 and tenant.in_flight >= limits.in_flight:
-            return RateLimited(f"workspace has {tenant.in_flight} requests in flight, the limit is "
-                               f"{limits.in_flight}: retry when one has finished", 1)
+            return RateLimited(
+                f"workspace has {tenant.in_flight} requests in flight, the limit is "
+                f"{limits.in_flight}: retry when one has finished",
+                1,
+            )
         if limits.rate_per_s > 0 and tenant.tokens < 1:
             wait = (1 - tenant.tokens) / limits.rate_per_s
-            return RateLimited(f"workspace is over its rate limit of {limits.rate_per_s:g} requests per second",
-                               max(1, math.ceil(wait)))
+            return RateLimited(
+                f"workspace is over its rate limit of {limits.rate_per_s:g} requests per second",
+                max(1, math.ceil(wait)),
+            )
         return None
 
     def admit(self, workspace_id: str) -> ApiError | None:
@@ -157,8 +162,11 @@ class LimitsMiddleware:
             return
         # h11 refuses a head over the limit only while it is still incomplete (one that comes
         # in a single read passes): measure the parsed one too.
-        head = (len(scope.get("raw_path") or scope["path"]) + len(scope.get("query_string") or b"")
-                + sum(len(k) + len(v) + 4 for k, v in scope["headers"]))
+        head = (
+            len(scope.get("raw_path") or scope["path"])
+            + len(scope.get("query_string") or b"")
+            + sum(len(k) + len(v) + 4 for k, v in scope["headers"])
+        )
         if 0 < self.limits.max_head_bytes < head:
             message = f"request headers: larger than the {self.limits.max_head_bytes}-byte limit"
             await send_error(send, ApiError(ErrorCode.INVALID_ARGUMENT, message), 431)
@@ -223,7 +231,7 @@ class LimitsMiddleware:
                     message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
                 else:
                     message = await receive()
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise BodyTimeout() from None
             if message["type"] != "http.request" or not message.get("more_body", False):
                 state["body"] = True
@@ -243,9 +251,12 @@ class LimitsMiddleware:
             if state["response"]:
                 raise
             limit = self.limits.body_timeout_s
-            await send_error(send, ApiError(ErrorCode.INVALID_ARGUMENT,
-                                            f"body: not received in full within {limit:g} s"),
-                             408, headers={"connection": "close"})
+            await send_error(
+                send,
+                ApiError(ErrorCode.INVALID_ARGUMENT, f"body: not received in full within {limit:g} s"),
+                408,
+                headers={"connection": "close"},
+            )
         finally:
             if state["slot"]:
                 self.gate.release()

@@ -97,6 +97,7 @@ class Origins:
 
 # ---------------------------------------------------------------------------- formatting
 
+
 def fields(**values: Any) -> dict:
     """``extra=`` for a log call whose fields the formatters print as keys (JSON) or k=v (text)."""
     return {"fields": values}
@@ -125,8 +126,12 @@ class JsonFormatter(logging.Formatter):
     """``{"ts", "level", "logger", "message", ...fields, "requestId"?, "exc"?}`` on one line."""
 
     def format(self, record: logging.LogRecord) -> str:
-        line = {"ts": _timestamp(record), "level": record.levelname.lower(), "logger": record.name,
-                "message": record.getMessage()}
+        line = {
+            "ts": _timestamp(record),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
         line.update(getattr(record, "fields", None) or {})
         if "requestId" not in line:
             request_id = current_request_id()
@@ -189,8 +194,16 @@ def log_delivery(origins: Origins):
     def observe(outcome) -> None:
         d = outcome.delivery
         result = delivery_result(outcome)
-        delivery_log.info("webhook attempt %s", result, extra=fields(
-            eventId=d.event_id, attempt=d.attempts + 1, result=result, error=outcome.error,
-            requestId=origins.get(d.event_id)))
+        delivery_log.info(
+            "webhook attempt %s",
+            result,
+            extra=fields(
+                eventId=d.event_id,
+                attempt=d.attempts + 1,
+                result=result,
+                error=outcome.error,
+                requestId=origins.get(d.event_id),
+            ),
+        )
 
     return observe

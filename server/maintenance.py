@@ -67,8 +67,7 @@ class Maintenance:
         if self.retention_ms is not None:
             report = prune(self.services.store, older_than_ms=self.retention_ms, now_ms=now, mirror=self.mirror)
             if report.executions:
-                log.info("retention: removed %d execution(s) that ended before %d", report.executions,
-                         report.cutoff_ms)
+                log.info("retention: removed %d execution(s) that ended before %d", report.executions, report.cutoff_ms)
             if report.mirror is not None:
                 return  # prune compacted the mirror already
         if self.mirror is not None:

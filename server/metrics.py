@@ -12,8 +12,14 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from prometheus_client import (CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest,
-                               start_http_server)
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    start_http_server,
+)
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.concurrency import run_in_threadpool
@@ -40,17 +46,33 @@ class Metrics:
         self.registry = CollectorRegistry()
         self._listener: WSGIServer | None = None  # the --metrics-port server
         r = self.registry
-        self.requests = Counter("collab_http_requests", "HTTP requests answered, by route template and status",
-                                ("route", "status"), registry=r)
-        self.latency = Histogram("collab_http_request_duration_seconds",
-                                 "Time from a request's arrival to the end of its answer, by route template",
-                                 ("route",), buckets=HTTP_BUCKETS, registry=r)
-        self.deliveries = Counter("collab_deliveries", "Webhook delivery attempts, by result "
-                                  "(delivered, failed: retried on the schedule, refused: dead-lettered at once)",
-                                  ("result",), registry=r)
-        self.statements = Histogram("collab_db_statement_seconds",
-                                    "Database statement time, by kind (read, write, commit)",
-                                    ("kind",), buckets=DB_BUCKETS, registry=r)
+        self.requests = Counter(
+            "collab_http_requests",
+            "HTTP requests answered, by route template and status",
+            ("route", "status"),
+            registry=r,
+        )
+        self.latency = Histogram(
+            "collab_http_request_duration_seconds",
+            "Time from a request's arrival to the end of its answer, by route template",
+            ("route",),
+            buckets=HTTP_BUCKETS,
+            registry=r,
+        )
+        self.deliveries = Counter(
+            "collab_deliveries",
+            "Webhook delivery attempts, by result "
+            "(delivered, failed: retried on the schedule, refused: dead-lettered at once)",
+            ("result",),
+            registry=r,
+        )
+        self.statements = Histogram(
+            "collab_db_statement_seconds",
+            "Database statement time, by kind (read, write, commit)",
+            ("kind",),
+            buckets=DB_BUCKETS,
+            registry=r,
+        )
         self._statement_kinds = {k: self.statements.labels(k) for k in ("read", "write", "commit")}
         for result in ("delivered", "failed", "refused"):
             self.deliveries.labels(result)  # every result is a series from the start, at 0
@@ -104,8 +126,9 @@ class DatabaseGauges(Collector):
         store, now = self.services.store, self.services.clock.now()
         writer = getattr(store, "writer", None)
         if writer is not None:
-            yield GaugeMetricFamily("collab_writer_queue_depth", "Write jobs queued for the single writer",
-                                    writer.depth())
+            yield GaugeMetricFamily(
+                "collab_writer_queue_depth", "Write jobs queued for the single writer", writer.depth()
+            )
         try:
             by_status, waiting, due, pending, oldest = gauges(self.services, now)
         except Exception:  # noqa: BLE001 - a scrape must not fail: the process metrics still count
@@ -116,10 +139,12 @@ class DatabaseGauges(Collector):
             executions.add_metric((status,), by_status.get(status, 0))
         yield executions
         yield GaugeMetricFamily("collab_steps_waiting", "Steps waiting for a person or an agent resolution", waiting)
-        yield GaugeMetricFamily("collab_timers_due", "SLA deadlines and agent timeouts already due, not yet fired",
-                                due)
-        yield GaugeMetricFamily("collab_outbox_pending", "Webhook deliveries pending (due or waiting to retry)",
-                                pending)
-        yield GaugeMetricFamily("collab_outbox_oldest_pending_seconds",
-                                "Age of the oldest pending webhook delivery (0 when none)",
-                                max(0.0, (now - oldest) / 1000) if oldest is not None else 0.0)
+        yield GaugeMetricFamily("collab_timers_due", "SLA deadlines and agent timeouts already due, not yet fired", due)
+        yield GaugeMetricFamily(
+            "collab_outbox_pending", "Webhook deliveries pending (due or waiting to retry)", pending
+        )
+        yield GaugeMetricFamily(
+            "collab_outbox_oldest_pending_seconds",
+            "Age of the oldest pending webhook delivery (0 when none)",
+            max(0.0, (now - oldest) / 1000) if oldest is not None else 0.0,
+        )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
+
 from server.logs import REQUEST_ID_HEADER, RequestInfo, current, fields, request_id_from, workspace_hash
 
 log = logging.getLogger("collab.access")
@@ -61,8 +62,19 @@ class Observe:
                 self.metrics.request(route, status, seconds)
             level = logging.DEBUG if route in QUIET_ROUTES else logging.INFO
             if log.isEnabledFor(level):
-                log.log(level, "%s %s %d", scope["method"], route, status, extra=fields(
-                    method=scope["method"], route=route, status=status, durationMs=round(seconds * 1000, 2),
-                    workspace=workspace_hash(info.workspace) if info.workspace else None,
-                    requestId=info.request_id))
+                log.log(
+                    level,
+                    "%s %s %d",
+                    scope["method"],
+                    route,
+                    status,
+                    extra=fields(
+                        method=scope["method"],
+                        route=route,
+                        status=status,
+                        durationMs=round(seconds * 1000, 2),
+                        workspace=workspace_hash(info.workspace) if info.workspace else None,
+                        requestId=info.request_id,
+                    ),
+                )
             current.reset(token)

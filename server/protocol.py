@@ -27,17 +27,22 @@ from toolkit.errors import ApiError, ErrorCode
 
 @dataclass(frozen=True)
 class ConnectionLimits:
-    max_connections: int = 1024     # open connections at once (0: no limit)
+    max_connections: int = 1024  # open connections at once (0: no limit)
     max_head_bytes: int = 16 * 1024  # request line and headers together
-    head_timeout_s: float = 10.0    # to send a whole request head
-    keep_alive_s: float = 5.0       # an idle kept-alive connection is closed after this
+    head_timeout_s: float = 10.0  # to send a whole request head
+    keep_alive_s: float = 5.0  # an idle kept-alive connection is closed after this
 
 
 def _raw_response(status: int, exc: ApiError, extra: tuple[tuple[str, str], ...] = ()) -> bytes:
     """A whole HTTP/1.1 answer in the API's error envelope, closing the connection."""
     body = json.dumps(exc.to_body(), separators=(",", ":")).encode("utf-8")
-    head = [f"HTTP/1.1 {status} {STATUS_PHRASES[status].decode()}", "content-type: application/json",
-            f"content-length: {len(body)}", "connection: close", *(f"{k}: {v}" for k, v in extra)]
+    head = [
+        f"HTTP/1.1 {status} {STATUS_PHRASES[status].decode()}",
+        "content-type: application/json",
+        f"content-length: {len(body)}",
+        "connection: close",
+        *(f"{k}: {v}" for k, v in extra),
+    ]
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
 
@@ -50,8 +55,10 @@ def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
         def connection_made(self, transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
             if limits.max_connections and len(self.connections) > limits.max_connections:
-                refused = ApiError(ErrorCode.UNAVAILABLE, f"the server has {limits.max_connections} connections "
-                                                          "open, its limit: retry shortly")
+                refused = ApiError(
+                    ErrorCode.UNAVAILABLE,
+                    f"the server has {limits.max_connections} connections open, its limit: retry shortly",
+                )
                 transport.write(_raw_response(503, refused, (("retry-after", "1"),)))
                 transport.close()
                 return
@@ -96,8 +103,9 @@ def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
             if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
                 return
             if self.conn.trailing_data[0]:  # part of a head came, too slowly: say so
-                late = ApiError(ErrorCode.INVALID_ARGUMENT,
-                                f"request headers: not received within {limits.head_timeout_s:g} s")
+                late = ApiError(
+                    ErrorCode.INVALID_ARGUMENT, f"request headers: not received within {limits.head_timeout_s:g} s"
+                )
                 self.transport.write(_raw_response(408, late))
             self.transport.close()
 
@@ -106,5 +114,9 @@ def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
 
 def uvicorn_options(limits: ConnectionLimits) -> dict:
     """The ``uvicorn.run`` keyword arguments that apply these limits."""
-    return {"http": protocol_class(limits), "h11_max_incomplete_event_size": limits.max_head_bytes,
-            "timeout_keep_alive": limits.keep_alive_s, "limit_concurrency": None}
+    return {
+        "http": protocol_class(limits),
+        "h11_max_incomplete_event_size": limits.max_head_bytes,
+        "timeout_keep_alive": limits.keep_alive_s,
+        "limit_concurrency": None,
+    }

@@ -34,8 +34,13 @@ def request_for(target: Target, address: IPAddress, body: bytes, headers: dict[s
     """The POST of ``body`` to ``target``, connecting to ``address``: the URL names the
     address, the ``Host`` header and the TLS server name (certificate check) the host."""
     url = httpx.URL(scheme="https", host=str(address), port=target.port, raw_path=target.path.encode("ascii"))
-    return httpx.Request("POST", url, content=body, headers={**headers, "host": target.authority},
-                         extensions={"sni_hostname": target.host, "timeout": httpx.Timeout(TIMEOUT_S).as_dict()})
+    return httpx.Request(
+        "POST",
+        url,
+        content=body,
+        headers={**headers, "host": target.authority},
+        extensions={"sni_hostname": target.host, "timeout": httpx.Timeout(TIMEOUT_S).as_dict()},
+    )
 
 
 class WebhookClient:
@@ -75,8 +80,13 @@ class WebhookClient:
         client = self.clients.pop(key, None)
         if client is None:
             # trust_env=False: a proxy from the environment must not carry (or see) deliveries.
-            client = httpx.AsyncClient(verify=self.verify, timeout=TIMEOUT_S, follow_redirects=False, trust_env=False,
-                                       limits=httpx.Limits(max_connections=self.connections))
+            client = httpx.AsyncClient(
+                verify=self.verify,
+                timeout=TIMEOUT_S,
+                follow_redirects=False,
+                trust_env=False,
+                limits=httpx.Limits(max_connections=self.connections),
+            )
         self.clients[key] = client
         self.users[key] = self.users.get(key, 0) + 1
         return client
@@ -86,5 +96,5 @@ class WebhookClient:
         if not self.users[key]:
             del self.users[key]
         idle = [k for k in self.clients if k not in self.users]
-        for k in idle[:max(0, len(self.clients) - self.keep)]:
+        for k in idle[: max(0, len(self.clients) - self.keep)]:
             await self.clients.pop(k).aclose()

@@ -28,8 +28,10 @@ SKIP_ENV = "COLLAB_SKIP_POSTGRES"
 
 def postgres_bindir() -> Path | None:
     """The newest installed PostgreSQL's program directory, or None."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-                   key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0,
+    )
     if found:
         return Path(found[-1]).parent
     initdb = shutil.which("initdb")
@@ -59,16 +61,17 @@ class PostgresCluster:
     user: str | None
 
     @classmethod
-    def start(cls, root: Path | None = None) -> "PostgresCluster":
+    def start(cls, root: Path | None = None) -> PostgresCluster:
         bindir = postgres_bindir()
         if bindir is None:
-            raise RuntimeError("PostgreSQL is not installed: run `make postgresql` (Debian's postgresql "
-                               f"package), or set {SKIP_ENV}=1 to skip the PostgreSQL tests")
+            raise RuntimeError(
+                "PostgreSQL is not installed: run `make postgresql` (Debian's postgresql "
+                f"package), or set {SKIP_ENV}=1 to skip the PostgreSQL tests"
+            )
         root = Path(root or tempfile.mkdtemp(prefix="collab-pg-"))
         cluster = cls(root=root, bindir=bindir, port=free_port(), user=_run_as())
         cluster._init()
-        cluster.pg_ctl("start", "-w", "-t", "60", "-l", str(root / "server.log"),
-                       "-o", cluster._options())
+        cluster.pg_ctl("start", "-w", "-t", "60", "-l", str(root / "server.log"), "-o", cluster._options())
         return cluster
 
     @property
@@ -76,22 +79,36 @@ class PostgresCluster:
         return self.root / "data"
 
     def _options(self) -> str:
-        return (f"-p {self.port} -h 127.0.0.1 -k {self.root} -c fsync=off -c full_page_writes=off "
-                "-c max_connections=200 -c shared_buffers=128MB")
+        return (
+            f"-p {self.port} -h 127.0.0.1 -k {self.root} -c fsync=off -c full_page_writes=off "
+            "-c max_connections=200 -c shared_buffers=128MB"
+        )
 
     def _init(self) -> None:
         if self.user:
             entry = pwd.getpwnam(self.user)
             os.chown(self.root, entry.pw_uid, entry.pw_gid)
-        self._run(str(self.bindir / "initdb"), "-D", str(self.data), "-U", "collab", "-A", "trust",
-                  "-E", "UTF8", "--no-sync", "--locale", "C")
+        self._run(
+            str(self.bindir / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            "collab",
+            "-A",
+            "trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+            "--locale",
+            "C",
+        )
 
     def _run(self, *argv: str) -> subprocess.CompletedProcess:
-        result = subprocess.run(list(argv), cwd=self.root, user=self.user, capture_output=True,
-                                text=True, timeout=120)
+        result = subprocess.run(list(argv), cwd=self.root, user=self.user, capture_output=True, text=True, timeout=120)
         if result.returncode != 0:
-            raise RuntimeError(f"{Path(argv[0]).name} failed ({result.returncode}): "
-                               f"{result.stderr.strip() or result.stdout.strip()}")
+            raise RuntimeError(
+                f"{Path(argv[0]).name} failed ({result.returncode}): {result.stderr.strip() or result.stdout.strip()}"
+            )
         return result
 
     def pg_ctl(self, *args: str) -> None:
@@ -99,8 +116,7 @@ class PostgresCluster:
         self._run(str(self.bindir / "pg_ctl"), "-D", str(self.data), *args)
 
     def restart(self, mode: str = "immediate") -> None:
-        self.pg_ctl("restart", "-m", mode, "-w", "-t", "60", "-l", str(self.root / "server.log"),
-                    "-o", self._options())
+        self.pg_ctl("restart", "-m", mode, "-w", "-t", "60", "-l", str(self.root / "server.log"), "-o", self._options())
 
     def dsn(self, database: str = "postgres") -> str:
         return f"postgresql://collab@127.0.0.1:{self.port}/{database}"

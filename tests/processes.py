@@ -16,8 +16,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_until_ready(proc: subprocess.Popen, url: str, timeout: float, *, headers: dict | None = None,
-                     interval: float = 0.05) -> bool:
+def wait_until_ready(
+    proc: subprocess.Popen, url: str, timeout: float, *, headers: dict | None = None, interval: float = 0.05
+) -> bool:
     """Poll ``url`` until it answers 200; False if ``proc`` exits or ``timeout`` passes first."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -39,8 +39,7 @@ def blocking(node_id: str, policy="allResolved", **config) -> dict:
 
 
 def human(node_id: str, *reviewer_ids: str, **config) -> dict:
-    return {"nodeId": node_id, "type": "human",
-            "config": {"reviewerIds": list(reviewer_ids or ("ann",)), **config}}
+    return {"nodeId": node_id, "type": "human", "config": {"reviewerIds": list(reviewer_ids or ("ann",)), **config}}
 
 
 def webhook(node_id: str, **config) -> dict:
@@ -66,8 +65,9 @@ def nd(node_id: str) -> dict:
     return {"kind": "node", "nodeId": node_id}
 
 
-def edge(source, target, on: str | None = None, when: str | dict | None = None,
-         loop: int | None = None, **extra) -> dict:
+def edge(
+    source, target, on: str | None = None, when: str | dict | None = None, loop: int | None = None, **extra
+) -> dict:
     """An edge; ``when`` may be given as an AST (it is sent as a JSON string); ``loop`` is maxIterations."""
     out = {"from": source, "to": target}
     if on is not None:
@@ -85,8 +85,12 @@ def group(group_id: str, *members: str, **fields) -> dict:
 
 
 def definition(nodes: list, edges: list, groups: list | None = None, **top) -> dict:
-    out = {"definitionId": top.pop("definitionId", "test-flow"), "name": top.pop("name", "Test flow"),
-           "nodes": nodes, "edges": edges}
+    out = {
+        "definitionId": top.pop("definitionId", "test-flow"),
+        "name": top.pop("name", "Test flow"),
+        "nodes": nodes,
+        "edges": edges,
+    }
     if groups is not None:
         out["groups"] = groups
     out.update(top)
@@ -121,10 +125,16 @@ STATUS_WHENS = [
 
 def json_values(max_leaves: int = 25) -> st.SearchStrategy:
     """Any JSON document (finite numbers, unicode strings, nested arrays and objects)."""
-    scalars = (st.none() | st.booleans() | st.integers(-(2**63), 2**63)
-               | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12))
-    keys = st.sampled_from(["data", "nodes", "edges", "groups", "nodeId", "type", "config", "from",
-                            "to", "on", "definitionId", "name"]) | st.text(max_size=8)
+    scalars = (
+        st.none()
+        | st.booleans()
+        | st.integers(-(2**63), 2**63)
+        | st.floats(allow_nan=False, allow_infinity=False)
+        | st.text(max_size=12)
+    )
+    keys = st.sampled_from(
+        ["data", "nodes", "edges", "groups", "nodeId", "type", "config", "from", "to", "on", "definitionId", "name"]
+    ) | st.text(max_size=8)
     return st.recursive(
         scalars,
         lambda children: st.lists(children, max_size=5) | st.dictionaries(keys, children, max_size=5),
@@ -163,10 +173,11 @@ _BITS = st.integers(0, 2**62)
 def _node_config(draw, kind: str, *, must_block: bool = False) -> dict:
     b = _Bits(draw(_BITS))
     if kind == "webhook":
-        return b.pick([{}, {"url": "https://hooks.example.com/flow"},
-                       {"url": "https://hooks.example.com/x", "method": "POST"}])
+        return b.pick(
+            [{}, {"url": "https://hooks.example.com/flow"}, {"url": "https://hooks.example.com/x", "method": "POST"}]
+        )
     if kind == "human":
-        users = _USERS[b.take(len(_USERS)):][:1 + b.take(3)]
+        users = _USERS[b.take(len(_USERS)) :][: 1 + b.take(3)]
         if b.take(2):
             flags = [bool(b.take(2)) for _ in users]
             flags[b.take(len(users))] = True  # at least one mandatory
@@ -184,8 +195,9 @@ def _node_config(draw, kind: str, *, must_block: bool = False) -> dict:
         expected = 1 + b.take(3)
         if expected > 1:
             config["expectedResolutions"] = expected
-        config["resolutionPolicy"] = b.pick([
-            "allResolved", {"kind": "allResolved"}, {"kind": "minResolved", "minCount": 1 + b.take(expected)}])
+        config["resolutionPolicy"] = b.pick(
+            ["allResolved", {"kind": "allResolved"}, {"kind": "minResolved", "minCount": 1 + b.take(expected)}]
+        )
     elif b.take(2):
         config["blocking"] = False
     if b.chance(4):
@@ -232,8 +244,15 @@ class _Builder:
             return b.pick([{"kind": "group", "groupId": rid}, {"groupId": rid, "kind": "group"}])
         return b.pick([rid, rid, {"kind": "node", "nodeId": rid}, {"nodeId": rid, "kind": "node"}])
 
-    def edge(self, source: tuple[str, str], target: tuple[str, str], on: str, *,
-             when: dict | None = None, loop: int | None = None) -> None:
+    def edge(
+        self,
+        source: tuple[str, str],
+        target: tuple[str, str],
+        on: str,
+        *,
+        when: dict | None = None,
+        loop: int | None = None,
+    ) -> None:
         b = _Bits(self.draw(_BITS))
         out = {"from": self.endpoint(source, b), "to": self.endpoint(target, b)}
         if on != "always" or b.take(2):
@@ -248,8 +267,9 @@ class _Builder:
             out = {k: out[k] for k in keys}
         self.edges.append(out)
 
-    def transition(self, source: tuple[str, str], target: tuple[str, str], *, human: bool,
-                   needs_breach: bool, confined: bool) -> bool:
+    def transition(
+        self, source: tuple[str, str], target: tuple[str, str], *, human: bool, needs_breach: bool, confined: bool
+    ) -> bool:
         """The edge from one stage to the next; True when it is an ``always`` or status-reading edge."""
         draw = self.draw
         if needs_breach and confined:
@@ -290,7 +310,7 @@ def _chain(draw, b: _Builder, prefix: str, max_stages: int) -> None:
     loop_of_source = {s: e for e, s in loops}
     # Stages strictly inside a loop body (not its source) may have no edge leaving the body.
     confined = {i for e, s in loops for i in range(e, s)}
-    refs: list[tuple[str, str]] = []   # the endpoint each stage is entered through
+    refs: list[tuple[str, str]] = []  # the endpoint each stage is entered through
     plans: list[dict] = []
     for i, kind in enumerate(kinds):
         if kind == "node":
@@ -303,8 +323,11 @@ def _chain(draw, b: _Builder, prefix: str, max_stages: int) -> None:
         else:
             group_id = b.nid(prefix, f"g{i}")
             is_loop_source = i in loop_of_source
-            policy = "joinOnQuorum" if is_loop_source else draw(
-                st.sampled_from(["waitAll", "joinOnQuorum", "cancelOnQuorum"]))
+            policy = (
+                "joinOnQuorum"
+                if is_loop_source
+                else draw(st.sampled_from(["waitAll", "joinOnQuorum", "cancelOnQuorum"]))
+            )
             size = draw(st.integers(2 if policy == "cancelOnQuorum" else 1, 3))
             members = []
             for m in range(size):
@@ -358,8 +381,12 @@ def _chain(draw, b: _Builder, prefix: str, max_stages: int) -> None:
                 if draw(st.booleans()):
                     b.edge(source, ("node", b.sink(b.nid(plan["id"], "breach"))), "always")
                 else:
-                    b.edge(source, ("node", b.sink(b.nid(plan["id"], "breach"))), "custom",
-                           when=draw(st.sampled_from(STATUS_WHENS)))
+                    b.edge(
+                        source,
+                        ("node", b.sink(b.nid(plan["id"], "breach"))),
+                        "custom",
+                        when=draw(st.sampled_from(STATUS_WHENS)),
+                    )
             continue
         # A group stage.
         source = ("group", plan["id"])
@@ -443,33 +470,58 @@ def arbitrary_definitions(draw) -> dict:
                 node["slaMs"] = 1000
             nodes.append(node)
     ref = st.sampled_from(_IDS) | st.builds(grp, st.sampled_from(_IDS)) | st.builds(nd, st.sampled_from(_IDS))
-    whens = st.sampled_from([json.dumps(w) for w in CUSTOM_WHENS + STATUS_WHENS]
-                            + ['{"op": "nope", "args": []}', "not json", '{"var": "output.x"}', "[1"])
-    edges = draw(st.lists(st.builds(
-        lambda s, t, on, when, loop: {k: v for k, v in
-                                      (("from", s), ("to", t), ("on", on), ("when", when), ("loop", loop))
-                                      if v is not None},
-        ref, ref,
-        st.none() | st.sampled_from(["approve", "reject", "always", "exhausted", "custom"]),
-        st.none() | whens,
-        st.none() | st.builds(lambda n: {"maxIterations": n}, st.integers(1, 20)),
-    ), max_size=10))
-    groups = draw(st.none() | st.lists(st.builds(
-        lambda gid, members, quorum, expected, policy, required: {
-            k: v for k, v in (("groupId", gid), ("memberNodeIds", members), ("quorum", quorum),
-                              ("expectedSteps", expected), ("onQuorumMet", policy),
-                              ("requiredNodeIds", required)) if v is not None},
-        st.sampled_from(_IDS),
-        st.lists(st.sampled_from(_IDS), max_size=4),
-        st.none() | st.integers(-1, 5),
-        st.none() | st.integers(-1, 5),
-        st.none() | st.sampled_from(["waitAll", "joinOnQuorum", "cancelOnQuorum"]),
-        st.none() | st.lists(st.sampled_from(_IDS), max_size=3),
-    ), max_size=3))
+    whens = st.sampled_from(
+        [json.dumps(w) for w in CUSTOM_WHENS + STATUS_WHENS]
+        + ['{"op": "nope", "args": []}', "not json", '{"var": "output.x"}', "[1"]
+    )
+    edges = draw(
+        st.lists(
+            st.builds(
+                lambda s, t, on, when, loop: {
+                    k: v
+                    for k, v in (("from", s), ("to", t), ("on", on), ("when", when), ("loop", loop))
+                    if v is not None
+                },
+                ref,
+                ref,
+                st.none() | st.sampled_from(["approve", "reject", "always", "exhausted", "custom"]),
+                st.none() | whens,
+                st.none() | st.builds(lambda n: {"maxIterations": n}, st.integers(1, 20)),
+            ),
+            max_size=10,
+        )
+    )
+    groups = draw(
+        st.none()
+        | st.lists(
+            st.builds(
+                lambda gid, members, quorum, expected, policy, required: {
+                    k: v
+                    for k, v in (
+                        ("groupId", gid),
+                        ("memberNodeIds", members),
+                        ("quorum", quorum),
+                        ("expectedSteps", expected),
+                        ("onQuorumMet", policy),
+                        ("requiredNodeIds", required),
+                    )
+                    if v is not None
+                },
+                st.sampled_from(_IDS),
+                st.lists(st.sampled_from(_IDS), max_size=4),
+                st.none() | st.integers(-1, 5),
+                st.none() | st.integers(-1, 5),
+                st.none() | st.sampled_from(["waitAll", "joinOnQuorum", "cancelOnQuorum"]),
+                st.none() | st.lists(st.sampled_from(_IDS), max_size=3),
+            ),
+            max_size=3,
+        )
+    )
     return definition(nodes, edges, groups)
 
 
 def text_ids(min_size: int = 1, max_size: int = 64) -> st.SearchStrategy:
     """Node/group ids allowed by the schema (letters, digits, ``- _ . :``, no ``__``)."""
-    return st.text(string.ascii_letters + string.digits + "-_.:", min_size=min_size,
-                   max_size=max_size).filter(lambda s: "__" not in s)
+    return st.text(string.ascii_letters + string.digits + "-_.:", min_size=min_size, max_size=max_size).filter(
+        lambda s: "__" not in s
+    )

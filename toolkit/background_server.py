@@ -29,7 +29,7 @@ from pathlib import Path
 
 __all__ = ["BackgroundServer", "serve_in_background"]
 
-_COLLAB = [sys.executable, "-m", "toolkit.cli"]   # this interpreter's toolkit, whatever PATH says
+_COLLAB = [sys.executable, "-m", "toolkit.cli"]  # this interpreter's toolkit, whatever PATH says
 
 
 def _free_port() -> int:
@@ -43,15 +43,22 @@ class BackgroundServer:
     (``{"apiKey", "authToken"}`` of the workspace it created, or None), :meth:`client`,
     :meth:`stop`. A context manager: leaving the ``with`` block stops it."""
 
-    def __init__(self, db: Path, port: int, process: subprocess.Popen, log_path: Path,
-                 credentials: dict | None, owned_dir: Path | None):
+    def __init__(
+        self,
+        db: Path,
+        port: int,
+        process: subprocess.Popen,
+        log_path: Path,
+        credentials: dict | None,
+        owned_dir: Path | None,
+    ):
         self.db = db
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.process = process
         self.log_path = log_path
         self.credentials = credentials
-        self._owned_dir = owned_dir   # the temp folder of a throw-away database, removed by stop()
+        self._owned_dir = owned_dir  # the temp folder of a throw-away database, removed by stop()
         self.exit_code: int | None = None
         atexit.register(self.stop)
 
@@ -66,8 +73,7 @@ class BackgroundServer:
 
         if api_key is None and auth_token is None:
             if self.credentials is None:
-                raise ValueError("this server was started without creating a workspace: "
-                                 "pass api_key and auth_token")
+                raise ValueError("this server was started without creating a workspace: pass api_key and auth_token")
             api_key, auth_token = self.credentials["apiKey"], self.credentials["authToken"]
         return HttpClient(self.url, api_key, auth_token, **options)
 
@@ -96,7 +102,7 @@ class BackgroundServer:
             self._owned_dir = None
         return self.exit_code
 
-    def __enter__(self) -> "BackgroundServer":
+    def __enter__(self) -> BackgroundServer:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -106,8 +112,14 @@ class BackgroundServer:
         return f"<BackgroundServer {self.url} {'running' if self.running else 'stopped'}>"
 
 
-def serve_in_background(db: str | Path | None = None, port: int | None = None, *, workspace: bool = True,
-                        args: tuple[str, ...] = (), timeout: float = 60) -> BackgroundServer:
+def serve_in_background(
+    db: str | Path | None = None,
+    port: int | None = None,
+    *,
+    workspace: bool = True,
+    args: tuple[str, ...] = (),
+    timeout: float = 60,
+) -> BackgroundServer:
     """Start ``collab serve`` on 127.0.0.1 as a subprocess and wait until it answers.
 
     ``db``: the database file (created if missing); None uses a new temporary folder, removed
@@ -123,18 +135,36 @@ def serve_in_background(db: str | Path | None = None, port: int | None = None, *
     try:
         credentials = None
         if workspace:
-            created = subprocess.run([*_COLLAB, "workspace", "create", "--db", str(db), "--label", "notebook",
-                                      "--json"], capture_output=True, text=True, timeout=timeout)
+            created = subprocess.run(
+                [*_COLLAB, "workspace", "create", "--db", str(db), "--label", "notebook", "--json"],
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+            )
             if created.returncode != 0:
                 raise RuntimeError(f"collab workspace create failed: {created.stderr.strip()}")
             credentials = json.loads(created.stdout)
         # a free port can be taken between the probe and the server's bind: try again then
-        for attempt in range(1 if port is not None else 3):
+        for _attempt in range(1 if port is not None else 3):
             chosen = port if port is not None else _free_port()
             with open(log_path, "ab") as log:
-                process = subprocess.Popen([*_COLLAB, "serve", "--db", str(db), "--host", "127.0.0.1",
-                                            "--port", str(chosen), "--log-level", "warning", *args],
-                                           stdout=log, stderr=subprocess.STDOUT)
+                process = subprocess.Popen(
+                    [
+                        *_COLLAB,
+                        "serve",
+                        "--db",
+                        str(db),
+                        "--host",
+                        "127.0.0.1",
+                        "--port",
+                        str(chosen),
+                        "--log-level",
+                        "warning",
+                        *args,
+                    ],
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
             if _wait_ready(process, f"http://127.0.0.1:{chosen}/healthz", timeout):
                 return BackgroundServer(db, chosen, process, log_path, credentials, owned_dir)
             if process.poll() is None:

@@ -28,7 +28,9 @@ def _read_json(path: str):
     try:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
-        return None, Finding("schema", "error", f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", "file")
+        return None, Finding(
+            "schema", "error", f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", "file"
+        )
 
 
 def _check(path: str):
@@ -101,15 +103,20 @@ def cmd_simulate(args) -> int:
         return 2
     if script is not None and args.runs == 1 and args.db is None:
         run = run_script(definition, script, policy=policy, seed=args.seed)
-        report = {"outcome": run.outcome, "events": [e.to_json() for e in run.external_events],
-                  "scriptErrors": [{"action": i, "message": m} for i, m in run.errors],
-                  "mismatches": run.mismatches()}
+        report = {
+            "outcome": run.outcome,
+            "events": [e.to_json() for e in run.external_events],
+            "scriptErrors": [{"action": i, "message": m} for i, m in run.errors],
+            "mismatches": run.mismatches(),
+        }
         if args.json:
             print(json.dumps(report, indent=2))
         else:
             o = run.outcome
-            print(f"{o['status']}{' (' + o['failureReason'] + ')' if o['failureReason'] else ''} "
-                  f"after {o['cycleTimeMs']} ms: {' > '.join(o['path'])}")
+            print(
+                f"{o['status']}{' (' + o['failureReason'] + ')' if o['failureReason'] else ''} "
+                f"after {o['cycleTimeMs']} ms: {' > '.join(o['path'])}"
+            )
             for e in run.external_events:
                 print(f"  {e.seq:>4}  {e.timestamp - run.state.started_at:>10} ms  {e.type:<24}{e.step_id or ''}")
             for i, m in run.errors:
@@ -118,9 +125,17 @@ def cmd_simulate(args) -> int:
                 print(f"expectation failed: {m}", file=sys.stderr)
         return 1 if run.mismatches() else 0
     try:
-        result = simulate(definition, runs=args.runs, seed=args.seed, policy=policy, script=script, db=args.db,
-                          progress=not args.json and sys.stderr.isatty(), replications=args.replications,
-                          workers=args.workers)
+        result = simulate(
+            definition,
+            runs=args.runs,
+            seed=args.seed,
+            policy=policy,
+            script=script,
+            db=args.db,
+            progress=not args.json and sys.stderr.isatty(),
+            replications=args.replications,
+            workers=args.workers,
+        )
     except ValueError as exc:  # --db holds tables of another shape, or a count below 1
         print(f"collab: {exc}", file=sys.stderr)
         return 2
@@ -232,15 +247,23 @@ def _add_credential_commands(wsub, default_db: str) -> None:
     c.add_argument("--db", default=default_db)
     c.add_argument("--token", required=True, help="the auth token to revoke (at_…)")
     c.add_argument("--issue-new", action="store_true", help="also issue the workspace a new auth token")
-    c.add_argument("--allow-last", action="store_true",
-                   help="revoke even the workspace's last token (leaving it without access)")
+    c.add_argument(
+        "--allow-last", action="store_true", help="revoke even the workspace's last token (leaving it without access)"
+    )
     c.set_defaults(func=cmd_workspace_revoke_token)
-    c = wsub.add_parser("rotate-secret", help="give a workspace a new user-token signing secret; the old one is "
-                                              "still accepted for a grace period" + stopped)
+    c = wsub.add_parser(
+        "rotate-secret",
+        help="give a workspace a new user-token signing secret; the old one is "
+        "still accepted for a grace period" + stopped,
+    )
     c.add_argument("--db", default=default_db)
     workspace_named(c)
-    c.add_argument("--grace-hours", type=float, default=48.0,
-                   help="how long tokens signed with the old secret stay valid (default 48: the token lifetime)")
+    c.add_argument(
+        "--grace-hours",
+        type=float,
+        default=48.0,
+        help="how long tokens signed with the old secret stay valid (default 48: the token lifetime)",
+    )
     c.set_defaults(func=cmd_workspace_rotate_secret)
 
 
@@ -248,8 +271,8 @@ def cmd_serve(args) -> int:
     from server import Settings, create_app
     from server.delivery import DeliverySettings
     from server.logs import configure as configure_logs
-    from server.shutdown import serve
     from server.protocol import uvicorn_options
+    from server.shutdown import serve
     from toolkit.services.runtime import SystemClock
     from toolkit.services.workspaces import create_workspace, has_dev_workspace
     from toolkit.webhook_urls import WebhookPolicy
@@ -264,48 +287,93 @@ def cmd_serve(args) -> int:
                 print(f"  x-service-api-key:    {creds.api_key}")
                 print(f"  x-service-auth-token: {creds.auth_token}")
             else:
-                print("Development workspace exists (its credentials were printed when it was created; "
-                      "`collab workspace create` makes new ones).")
+                print(
+                    "Development workspace exists (its credentials were printed when it was created; "
+                    "`collab workspace create` makes new ones)."
+                )
     print(f"Serving the v2 API on http://{args.host}:{args.port} with database {args.db}", flush=True)
     policy = WebhookPolicy(allow_loopback=args.webhook_allow_loopback, extra_ports=frozenset(args.webhook_allow_port))
-    delivery = DeliverySettings(policy=policy, ca_bundle=args.webhook_ca_bundle,
-                                **({"retry_delays_ms": args.webhook_retry_delays} if args.webhook_retry_delays else {}))
+    delivery = DeliverySettings(
+        policy=policy,
+        ca_bundle=args.webhook_ca_bundle,
+        **({"retry_delays_ms": args.webhook_retry_delays} if args.webhook_retry_delays else {}),
+    )
     configure_logs(args.log_format, args.log_level)
     limits, quotas, connections = _serve_limits(args)
-    settings = Settings(db=args.db, delivery=delivery, admin_token=args.admin_token or None,
-                        retention_ms=args.retention, maintenance_every_s=args.maintenance_every,
-                        limits=limits, quotas=quotas, **_operations_settings(args))
-    return serve(create_app(settings), host=args.host, port=args.port, log_level=args.log_level,
-                 shutdown_timeout_s=args.shutdown_timeout, **uvicorn_options(connections))
+    settings = Settings(
+        db=args.db,
+        delivery=delivery,
+        admin_token=args.admin_token or None,
+        retention_ms=args.retention,
+        maintenance_every_s=args.maintenance_every,
+        limits=limits,
+        quotas=quotas,
+        **_operations_settings(args),
+    )
+    return serve(
+        create_app(settings),
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        shutdown_timeout_s=args.shutdown_timeout,
+        **uvicorn_options(connections),
+    )
 
 
 def _operations_settings(args) -> dict:
     """The Settings of `collab serve`'s health, metrics and shutdown flags."""
     from server.health import Readiness
 
-    return {"metrics": args.metrics,
-            "metrics_listen": (args.host, args.metrics_port) if args.metrics_port else None,
-            "readiness": Readiness(writer_queue=args.ready_writer_queue, outbox_backlog=args.ready_outbox_backlog,
-                                   timeout_s=args.ready_timeout),
-            "shutdown_timeout_s": args.shutdown_timeout}
+    return {
+        "metrics": args.metrics,
+        "metrics_listen": (args.host, args.metrics_port) if args.metrics_port else None,
+        "readiness": Readiness(
+            writer_queue=args.ready_writer_queue, outbox_backlog=args.ready_outbox_backlog, timeout_s=args.ready_timeout
+        ),
+        "shutdown_timeout_s": args.shutdown_timeout,
+    }
 
 
 def _add_operations_flags(p: argparse.ArgumentParser) -> None:
     ops = p.add_argument_group("operations: logs, metrics, health and shutdown")
-    ops.add_argument("--log-format", choices=("json", "text"), default="json",
-                     help="one JSON object a line (default) or plain text")
+    ops.add_argument(
+        "--log-format", choices=("json", "text"), default="json", help="one JSON object a line (default) or plain text"
+    )
     ops.add_argument("--metrics", action="store_true", help="serve Prometheus metrics at GET /metrics")
-    ops.add_argument("--metrics-port", type=_port, metavar="PORT",
-                     help="serve the metrics on this port (same host) instead of the API's; implies --metrics")
-    ops.add_argument("--shutdown-timeout", type=_positive_seconds, default=30.0, metavar="SECONDS",
-                     help="on SIGTERM, finish requests in flight and drain within this many seconds, else exit 1 "
-                          "(default 30)")
-    ops.add_argument("--ready-writer-queue", type=_count, default=1000, metavar="N",
-                     help="GET /readyz answers 503 above this many queued write jobs (default 1000)")
-    ops.add_argument("--ready-outbox-backlog", type=_count, default=10_000, metavar="N",
-                     help="GET /readyz answers 503 above this many pending webhook deliveries (default 10000)")
-    ops.add_argument("--ready-timeout", type=_positive_seconds, default=2.0, metavar="SECONDS",
-                     help="GET /readyz answers 503 when the database or the writer takes longer (default 2)")
+    ops.add_argument(
+        "--metrics-port",
+        type=_port,
+        metavar="PORT",
+        help="serve the metrics on this port (same host) instead of the API's; implies --metrics",
+    )
+    ops.add_argument(
+        "--shutdown-timeout",
+        type=_positive_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM, finish requests in flight and drain within this many seconds, else exit 1 (default 30)",
+    )
+    ops.add_argument(
+        "--ready-writer-queue",
+        type=_count,
+        default=1000,
+        metavar="N",
+        help="GET /readyz answers 503 above this many queued write jobs (default 1000)",
+    )
+    ops.add_argument(
+        "--ready-outbox-backlog",
+        type=_count,
+        default=10_000,
+        metavar="N",
+        help="GET /readyz answers 503 above this many pending webhook deliveries (default 10000)",
+    )
+    ops.add_argument(
+        "--ready-timeout",
+        type=_positive_seconds,
+        default=2.0,
+        metavar="SECONDS",
+        help="GET /readyz answers 503 when the database or the writer takes longer (default 2)",
+    )
 
 
 def _port(text: str) -> int:
@@ -335,10 +403,18 @@ _LIMIT_FLAGS = (  # flag, type, default, help (each gets its COLLAB_* variable)
     ("--rate-burst", int, 0, "bucket size: requests a workspace may send at once (0: twice the rate)"),
     ("--max-in-flight", int, 32, "requests of one workspace served at once"),
     ("--max-in-flight-total", int, 128, "requests served at once, all workspaces"),
-    ("--max-running", int, 16, "requests doing their work at once, the turns shared fairly among the "
-                               "workspaces waiting"),
-    ("--refusal-delay", float, 1.0, "seconds a 429 of the limits above waits before it is sent (at most its "
-                                    "Retry-After)"),
+    (
+        "--max-running",
+        int,
+        16,
+        "requests doing their work at once, the turns shared fairly among the workspaces waiting",
+    ),
+    (
+        "--refusal-delay",
+        float,
+        1.0,
+        "seconds a 429 of the limits above waits before it is sent (at most its Retry-After)",
+    ),
     ("--max-definitions", int, 10_000, "definitions one workspace may store"),
     ("--max-executions", int, 1_000_000, "executions one workspace may store"),
     ("--max-connections", int, 1024, "connections open at once"),
@@ -363,13 +439,23 @@ def _serve_limits(args):
     for flag, *_ in _LIMIT_FLAGS:
         if getattr(args, flag[2:].replace("-", "_")) < 0:
             raise SystemExit(f"collab: {flag} must be 0 or more")
-    limits = Limits(rate_per_s=args.rate_limit, burst=args.rate_burst, in_flight=args.max_in_flight,
-                    in_flight_total=args.max_in_flight_total, body_timeout_s=args.body_timeout,
-                    max_head_bytes=args.max_header_bytes, running=args.max_running,
-                    refusal_delay_s=args.refusal_delay)
+    limits = Limits(
+        rate_per_s=args.rate_limit,
+        burst=args.rate_burst,
+        in_flight=args.max_in_flight,
+        in_flight_total=args.max_in_flight_total,
+        body_timeout_s=args.body_timeout,
+        max_head_bytes=args.max_header_bytes,
+        running=args.max_running,
+        refusal_delay_s=args.refusal_delay,
+    )
     quotas = Quotas(max_definitions=args.max_definitions, max_executions=args.max_executions)
-    connections = ConnectionLimits(max_connections=args.max_connections, max_head_bytes=args.max_header_bytes,
-                                   head_timeout_s=args.head_timeout, keep_alive_s=args.keep_alive_timeout)
+    connections = ConnectionLimits(
+        max_connections=args.max_connections,
+        max_head_bytes=args.max_header_bytes,
+        head_timeout_s=args.head_timeout,
+        keep_alive_s=args.keep_alive_timeout,
+    )
     return limits, quotas, connections
 
 
@@ -416,8 +502,11 @@ def cmd_deliveries_change(args) -> int:
             return _usage_error(f"no workspace {args.workspace} in {args.db} (collab deliveries summary lists them)")
         change = dead_letter_outbox if args.deliveries_command == "dead-letter" else purge_outbox
         count = change(Services(store), args.workspace, args.execution)
-    what = "pending deliveries dead-lettered" if args.deliveries_command == "dead-letter" else \
-        "undelivered deliveries deleted"
+    what = (
+        "pending deliveries dead-lettered"
+        if args.deliveries_command == "dead-letter"
+        else "undelivered deliveries deleted"
+    )
     print(f"{count} {what} of workspace {args.workspace}" + (f", execution {args.execution}" if args.execution else ""))
     return 0
 
@@ -436,8 +525,11 @@ def _open_log(args):
     except FileNotFoundError as exc:
         raise SystemExit(_usage_error(str(exc))) from None
     except (duckdb.IOException, duckdb.ConnectionException) as exc:
-        raise SystemExit(_usage_error(f"cannot open {args.db}: {exc} (a running server holds it: "
-                                      "query its mirror with --mirror data/events)")) from None
+        raise SystemExit(
+            _usage_error(
+                f"cannot open {args.db}: {exc} (a running server holds it: query its mirror with --mirror data/events)"
+            )
+        ) from None
     except (duckdb.Error, ValueError) as exc:
         raise SystemExit(_usage_error(f"cannot read {args.mirror or args.db}: {exc}")) from None
 
@@ -478,8 +570,10 @@ def cmd_events_export(args) -> int:
         return _usage_error(f"cannot write {args.out}: {exc.strerror}")
     finally:
         con.close()
-    print(f"{counts['events']} {'step entries' if args.to == 'xes' else 'events'} of "
-          f"{counts['executions']} execution(s) written to {args.out} ({args.to})")
+    print(
+        f"{counts['events']} {'step entries' if args.to == 'xes' else 'events'} of "
+        f"{counts['executions']} execution(s) written to {args.out} ({args.to})"
+    )
     return 0
 
 
@@ -510,18 +604,22 @@ def _add_version(parser: argparse.ArgumentParser) -> None:
 
 
 def _deliveries_parser(sub, default_db) -> None:
-    p = sub.add_parser("deliveries", help="operator tools for the webhook outbox of a stopped server's database",
-                       description="Work on a stopped server's database file (a running server holds it). "
-                                   "A workspace's own API lists and redrives its deliveries; these commands "
-                                   "need no credentials, only the file.")
+    p = sub.add_parser(
+        "deliveries",
+        help="operator tools for the webhook outbox of a stopped server's database",
+        description="Work on a stopped server's database file (a running server holds it). "
+        "A workspace's own API lists and redrives its deliveries; these commands "
+        "need no credentials, only the file.",
+    )
     dsub = p.add_subparsers(dest="deliveries_command", required=True)
     c = dsub.add_parser("summary", help="pending, dead and delivered counts per workspace")
     c.add_argument("--db", default=str(default_db))
     c.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     c.set_defaults(func=cmd_deliveries_summary)
-    for name, text in (("dead-letter", "turn a workspace's pending deliveries into dead letters (it can redrive "
-                                       "them later)"),
-                       ("purge", "delete a workspace's undelivered (pending and dead) deliveries")):
+    for name, text in (
+        ("dead-letter", "turn a workspace's pending deliveries into dead letters (it can redrive them later)"),
+        ("purge", "delete a workspace's undelivered (pending and dead) deliveries"),
+    ):
         c = dsub.add_parser(name, help=text)
         c.add_argument("--db", default=str(default_db))
         c.add_argument("--workspace", required=True, help="the workspace id (ws_…)")
@@ -542,8 +640,14 @@ def cmd_prune(args) -> int:
         folder = Path(args.db).parent / "events"  # the server's mirror, kept in step when there is one
         mirror = Mirror(store, folder) if (folder / "_mirror.json").exists() and not args.dry_run else None
         try:
-            report = prune(store, older_than_ms=older_than, now_ms=SystemClock().now(), archive=args.archive,
-                           dry_run=args.dry_run, mirror=mirror)
+            report = prune(
+                store,
+                older_than_ms=older_than,
+                now_ms=SystemClock().now(),
+                archive=args.archive,
+                dry_run=args.dry_run,
+                mirror=mirror,
+            )
         finally:
             if mirror is not None:
                 mirror.close()
@@ -552,8 +656,10 @@ def cmd_prune(args) -> int:
         return 0
     verb = "would remove" if args.dry_run else "removed"
     rows = ", ".join(f"{n} {table}" for table, n in sorted(report.rows.items()))
-    print(f"{verb} {report.executions} finished execution(s) that ended before the cut-off"
-          + (f" ({rows})" if rows else ""))
+    print(
+        f"{verb} {report.executions} finished execution(s) that ended before the cut-off"
+        + (f" ({rows})" if rows else "")
+    )
     if args.dry_run and report.execution_ids:
         more = len(report.execution_ids) - 10
         print("  " + " ".join(report.execution_ids[:10]) + (f" … and {more} more" if more > 0 else ""))
@@ -599,37 +705,56 @@ def _age(text: str) -> int:
 def _add_serve_data_flags(p) -> None:
     """collab serve: retention, upkeep interval and the operator token (issue 16)."""
     data = p.add_argument_group("retention and backups")
-    data.add_argument("--retention", metavar="AGE", type=_age,
-                      help="prune finished executions older than AGE (e.g. 90d) every --maintenance-every "
-                           "seconds; default keep everything")
-    data.add_argument("--maintenance-every", metavar="SECONDS", type=_positive_seconds, default=3600.0,
-                      help="how often retention and the mirror's compaction run (default 3600)")
+    data.add_argument(
+        "--retention",
+        metavar="AGE",
+        type=_age,
+        help="prune finished executions older than AGE (e.g. 90d) every --maintenance-every "
+        "seconds; default keep everything",
+    )
+    data.add_argument(
+        "--maintenance-every",
+        metavar="SECONDS",
+        type=_positive_seconds,
+        default=3600.0,
+        help="how often retention and the mirror's compaction run (default 3600)",
+    )
     data.add_argument("--admin-token", metavar="TOKEN", help="operator token for POST /admin/backup (off without one)")
 
 
 def _add_data_commands(sub, default_db: str) -> None:
     """prune, backup and restore (issue 16)."""
-    p = sub.add_parser("prune", help="remove finished executions older than a cut-off (a stopped server's file)",
-                       description="Removes completed, failed and cancelled executions whose end is older than "
-                                   "--older-than, with their events, commands and deliveries; running ones stay. "
-                                   "The server's mirror next to the file (events/) is kept in step.")
+    p = sub.add_parser(
+        "prune",
+        help="remove finished executions older than a cut-off (a stopped server's file)",
+        description="Removes completed, failed and cancelled executions whose end is older than "
+        "--older-than, with their events, commands and deliveries; running ones stay. "
+        "The server's mirror next to the file (events/) is kept in step.",
+    )
     p.add_argument("--db", default=default_db, help=f"database file (default {default_db})")
     p.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 90d, 12h, 30m, 45s")
-    p.add_argument("--archive", metavar="DIR",
-                   help="first write them as Parquet to DIR, which `collab sql --mirror DIR` queries")
+    p.add_argument(
+        "--archive", metavar="DIR", help="first write them as Parquet to DIR, which `collab sql --mirror DIR` queries"
+    )
     p.add_argument("--dry-run", action="store_true", help="only count what would be removed")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_prune)
 
-    p = sub.add_parser("backup", help="a consistent copy of a database, also while its server runs",
-                       description="Without --server, copies a database no server holds. With --server, the "
-                                   "running server makes the copy (POST /admin/backup, authenticated with the "
-                                   "operator token it was started with).")
+    p = sub.add_parser(
+        "backup",
+        help="a consistent copy of a database, also while its server runs",
+        description="Without --server, copies a database no server holds. With --server, the "
+        "running server makes the copy (POST /admin/backup, authenticated with the "
+        "operator token it was started with).",
+    )
     p.add_argument("--db", default=default_db, help=f"database file (default {default_db})")
     p.add_argument("--to", required=True, metavar="FILE", help="the backup file to write (must not exist)")
     p.add_argument("--server", metavar="URL", help="the running server's base URL, e.g. http://127.0.0.1:8787")
-    p.add_argument("--admin-token", default=os.environ.get("COLLAB_ADMIN_TOKEN"),
-                   help="the server's operator token (default: $COLLAB_ADMIN_TOKEN)")
+    p.add_argument(
+        "--admin-token",
+        default=os.environ.get("COLLAB_ADMIN_TOKEN"),
+        help="the server's operator token (default: $COLLAB_ADMIN_TOKEN)",
+    )
     p.set_defaults(func=cmd_backup)
 
     p = sub.add_parser("restore", help="restore a backup to a new database file")
@@ -690,8 +815,17 @@ def cmd_whatif(args) -> int:
             return 1
     con = _calibration_source(args)
     try:
-        result = whatif(con, args.definition, against, definition=recorded, runs=args.runs,
-                        replications=args.replications, seed=args.seed, since=args.since, until=args.until)
+        result = whatif(
+            con,
+            args.definition,
+            against,
+            definition=recorded,
+            runs=args.runs,
+            replications=args.replications,
+            seed=args.seed,
+            since=args.since,
+            until=args.until,
+        )
     except LookupError as exc:
         return _usage_error(exc.args[0])
     except ValueError as exc:
@@ -712,8 +846,11 @@ def _add_calibrate(sub) -> None:
 
     p = sub.add_parser("calibrate", help="fit a simulation policy to a recorded event log")
     source = p.add_mutually_exclusive_group()
-    source.add_argument("--db", default=str(DEFAULT_PATH),
-                        help=f"a stopped server's or a simulation's database, read-only (default {DEFAULT_PATH})")
+    source.add_argument(
+        "--db",
+        default=str(DEFAULT_PATH),
+        help=f"a stopped server's or a simulation's database, read-only (default {DEFAULT_PATH})",
+    )
     source.add_argument("--mirror", help="a running server's Parquet mirror folder")
     p.add_argument("--definition", required=True, help="the recorded executions' definition id")
     p.add_argument("--out", required=True, help="write the fitted policy JSON here")
@@ -728,13 +865,17 @@ def _add_whatif(sub) -> None:
 
     p = sub.add_parser("whatif", help="calibrate from a log, then compare the recorded version with another one")
     source = p.add_mutually_exclusive_group()
-    source.add_argument("--db", default=str(DEFAULT_PATH),
-                        help=f"a stopped server's or a simulation's database, read-only (default {DEFAULT_PATH})")
+    source.add_argument(
+        "--db",
+        default=str(DEFAULT_PATH),
+        help=f"a stopped server's or a simulation's database, read-only (default {DEFAULT_PATH})",
+    )
     source.add_argument("--mirror", help="a running server's Parquet mirror folder")
     p.add_argument("--definition", required=True, help="the recorded executions' definition id")
     p.add_argument("--against", required=True, help="the candidate version: a definition file")
-    p.add_argument("--definition-file",
-                   help="the recorded version's definition file (needed when the log does not store it)")
+    p.add_argument(
+        "--definition-file", help="the recorded version's definition file (needed when the log does not store it)"
+    )
     p.add_argument("--runs", type=_at_least_one, default=1000, help="runs per replication (default 1000)")
     p.add_argument("--replications", type=_at_least_one, default=10, help="replications per version (default 10)")
     p.add_argument("--seed", type=int, default=0)
@@ -750,7 +891,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("lint", help="report every problem with a definition file")
-    p.add_argument("file", help="a definition create body (JSON, with or without the {\"data\": ...} envelope)")
+    p.add_argument("file", help='a definition create body (JSON, with or without the {"data": ...} envelope)')
     p.add_argument("--json", action="store_true", help="print the findings as a JSON list")
     p.set_defaults(func=cmd_lint)
 
@@ -766,11 +907,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--script", help="script JSON: exact actions at exact virtual times (see README)")
     p.add_argument("--json", action="store_true", help="print the summary (or scripted run) as JSON")
     p.add_argument("--db", help="write executions, steps, events and outcomes to this DuckDB file")
-    p.add_argument("--replications", type=_at_least_one, default=1,
-                   help="R independent sets of --runs runs: prints 95%% confidence intervals across them")
+    p.add_argument(
+        "--replications",
+        type=_at_least_one,
+        default=1,
+        help="R independent sets of --runs runs: prints 95%% confidence intervals across them",
+    )
     p.add_argument("--markdown", action="store_true", help="print the intervals as a Markdown table")
-    p.add_argument("--workers", type=_at_least_one, default=1,
-                   help="simulate in N processes (same results as one; default 1)")
+    p.add_argument(
+        "--workers", type=_at_least_one, default=1, help="simulate in N processes (same results as one; default 1)"
+    )
     p.set_defaults(func=cmd_simulate)
 
     from toolkit.store import DEFAULT_PATH
@@ -779,17 +925,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", default=str(DEFAULT_PATH), help=f"database file (default {DEFAULT_PATH})")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8787, help="port to listen on (default 8787)")
-    p.add_argument("--dev", action="store_true",
-                   help="create a clearly labelled development workspace on first start and print its credentials")
+    p.add_argument(
+        "--dev",
+        action="store_true",
+        help="create a clearly labelled development workspace on first start and print its credentials",
+    )
     p.add_argument("--log-level", default="info", help="debug, info, warning or error (default info)")
     hooks = p.add_argument_group("webhook delivery (for tests and local receivers; defaults follow the spec)")
-    hooks.add_argument("--webhook-allow-loopback", action="store_true",
-                       help="let deliveries reach 127.0.0.1 / ::1 (other private addresses stay refused)")
+    hooks.add_argument(
+        "--webhook-allow-loopback",
+        action="store_true",
+        help="let deliveries reach 127.0.0.1 / ::1 (other private addresses stay refused)",
+    )
     hooks.add_argument("--webhook-ca-bundle", metavar="PEM", help="extra CA certificates to trust for receivers")
-    hooks.add_argument("--webhook-retry-delays", metavar="MS,MS,...", type=_delays,
-                       help="waits after each failed attempt, in ms (default 2000,8000,32000,120000,480000)")
-    hooks.add_argument("--webhook-allow-port", metavar="PORT", type=_port, action="append", default=[],
-                       help="let webhook URLs use this port besides 443 (repeat for more)")
+    hooks.add_argument(
+        "--webhook-retry-delays",
+        metavar="MS,MS,...",
+        type=_delays,
+        help="waits after each failed attempt, in ms (default 2000,8000,32000,120000,480000)",
+    )
+    hooks.add_argument(
+        "--webhook-allow-port",
+        metavar="PORT",
+        type=_port,
+        action="append",
+        default=[],
+        help="let webhook URLs use this port besides 443 (repeat for more)",
+    )
     _add_operations_flags(p)
     _add_serve_data_flags(p)
     _add_limit_flags(p)
@@ -807,14 +969,20 @@ def build_parser() -> argparse.ArgumentParser:
     _add_credential_commands(wsub, str(DEFAULT_PATH))
 
     formats = ("table", "csv", "json", "parquet")
-    p = sub.add_parser("sql", help="query an event log with SQL and the analytics views",
-                       description="Views: step_durations, execution_outcomes, execution_summary, reviewer_latency, "
-                                   "loop_iterations, sla_breaches, step_transitions, directly_follows; tables: "
-                                   "executions, steps, events (and, for a server, commands and definition_versions).")
+    p = sub.add_parser(
+        "sql",
+        help="query an event log with SQL and the analytics views",
+        description="Views: step_durations, execution_outcomes, execution_summary, reviewer_latency, "
+        "loop_iterations, sla_breaches, step_transitions, directly_follows; tables: "
+        "executions, steps, events (and, for a server, commands and definition_versions).",
+    )
     p.add_argument("query", help='SQL, e.g. "SELECT * FROM execution_summary LIMIT 10"')
     source = p.add_mutually_exclusive_group()
-    source.add_argument("--db", default=str(DEFAULT_PATH),
-                        help=f"a simulation's or a stopped server's database, opened read-only (default {DEFAULT_PATH})")
+    source.add_argument(
+        "--db",
+        default=str(DEFAULT_PATH),
+        help=f"a simulation's or a stopped server's database, opened read-only (default {DEFAULT_PATH})",
+    )
     source.add_argument("--mirror", help="a running server's Parquet mirror folder (e.g. data/events)")
     p.add_argument("--format", choices=formats, default="table", help="output format (default table)")
     p.add_argument("--out", help="write to this file instead of standard output (required for parquet)")
@@ -822,9 +990,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("events", help="export event logs")
     esub = p.add_subparsers(dest="events_command", required=True)
-    c = esub.add_parser("export", help="export executions' events: parquet, csv, XES or OCEL 2.0 JSON (pm4py reads both)")
+    c = esub.add_parser(
+        "export", help="export executions' events: parquet, csv, XES or OCEL 2.0 JSON (pm4py reads both)"
+    )
     source = c.add_mutually_exclusive_group()
-    source.add_argument("--db", default=str(DEFAULT_PATH), help=f"database file, opened read-only (default {DEFAULT_PATH})")
+    source.add_argument(
+        "--db", default=str(DEFAULT_PATH), help=f"database file, opened read-only (default {DEFAULT_PATH})"
+    )
     source.add_argument("--mirror", help="a running server's Parquet mirror folder")
     which = c.add_mutually_exclusive_group(required=True)
     which.add_argument("--execution", help="one execution id")
@@ -833,9 +1005,13 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("out", help="output file")
     c.set_defaults(func=cmd_events_export)
 
-    p = sub.add_parser("replay", help="replay a definition's recorded executions against another version and diff outcomes")
+    p = sub.add_parser(
+        "replay", help="replay a definition's recorded executions against another version and diff outcomes"
+    )
     source = p.add_mutually_exclusive_group()
-    source.add_argument("--db", default=str(DEFAULT_PATH), help=f"server database file, opened read-only (default {DEFAULT_PATH})")
+    source.add_argument(
+        "--db", default=str(DEFAULT_PATH), help=f"server database file, opened read-only (default {DEFAULT_PATH})"
+    )
     source.add_argument("--mirror", help="a running server's Parquet mirror folder")
     p.add_argument("--definition", required=True, help="the recorded executions' definition id")
     p.add_argument("--against", required=True, help="the other version: a definition file (JSON create body)")
@@ -880,8 +1056,11 @@ def _run(args) -> int:
         extra = extra_providing(library)
         if extra is None:
             raise
-        print(f"collab {args.command}: needs {library}, which the '{extra}' extra installs: "
-              f"pip install 'collab-workflows[{extra}]'", file=sys.stderr)
+        print(
+            f"collab {args.command}: needs {library}, which the '{extra}' extra installs: "
+            f"pip install 'collab-workflows[{extra}]'",
+            file=sys.stderr,
+        )
         return 2
 
 

@@ -49,6 +49,7 @@ def _env_switch(name: str, const: bool):
         if text.strip().lower() in _FALSE:
             return not const
         raise argparse.ArgumentTypeError(f"{name}={text!r}: use 1/true/yes/on or 0/false/no/off")
+
     return convert
 
 
@@ -62,6 +63,7 @@ def _env_checked(name: str, raw: str, convert, choices):
         if choices is not None and value not in choices:
             raise argparse.ArgumentTypeError(f"{name}={text!r}: choose from {', '.join(map(str, choices))}")
         return value
+
     return checked
 
 

@@ -131,13 +131,18 @@ class WorkflowClient(AreaMethods):
         """``definition_id``, ``status``, ``page_size``, ``cursor``; returns ``{items, nextCursor, hasMore}``."""
         return self._op("list_executions", filters, {}, fields)
 
-    def cancel_execution(self, execution_id: str | Mapping[str, Any], reason: str | None = None,
-                         **fields: Any) -> dict:
-        return self._op("cancel_execution", execution_id,
-                        {**_first("execution_id", execution_id), "reason": reason}, fields)
+    def cancel_execution(self, execution_id: str | Mapping[str, Any], reason: str | None = None, **fields: Any) -> dict:
+        return self._op(
+            "cancel_execution", execution_id, {**_first("execution_id", execution_id), "reason": reason}, fields
+        )
 
-    def get_events(self, execution_id: str | Mapping[str, Any], since_seq: int | None = 0,
-                   page_size: int | None = 100, **fields: Any) -> dict:
+    def get_events(
+        self,
+        execution_id: str | Mapping[str, Any],
+        since_seq: int | None = 0,
+        page_size: int | None = 100,
+        **fields: Any,
+    ) -> dict:
         """One page of external events with ``seq > since_seq``: ``{executionId, events, nextCursor, hasMore}``."""
         named = {**_first("execution_id", execution_id), "since_seq": since_seq, "page_size": page_size}
         if isinstance(execution_id, Mapping):  # the dict's own sinceSeq / pageSize win over the defaults
@@ -152,43 +157,104 @@ class WorkflowClient(AreaMethods):
             if not page["hasMore"]:
                 return
             if page["nextCursor"] <= since_seq:  # a server that does not advance would loop forever
-                raise ApiError(ErrorCode.INTERNAL, f"getEvents: nextCursor {page['nextCursor']} did not advance "
-                                                   f"past {since_seq} while hasMore is true")
+                raise ApiError(
+                    ErrorCode.INTERNAL,
+                    f"getEvents: nextCursor {page['nextCursor']} did not advance "
+                    f"past {since_seq} while hasMore is true",
+                )
             since_seq = page["nextCursor"]
 
     # ------------------------------------------------------------------ steps
 
-    def resolve_step(self, execution_id: str | Mapping[str, Any], step_id: str | None = None,
-                     action: str | None = None, actor_id: str | None = None, output: dict | None = None,
-                     reason: str | None = None, **fields: Any) -> dict:
+    def resolve_step(
+        self,
+        execution_id: str | Mapping[str, Any],
+        step_id: str | None = None,
+        action: str | None = None,
+        actor_id: str | None = None,
+        output: dict | None = None,
+        reason: str | None = None,
+        **fields: Any,
+    ) -> dict:
         """Operator or reviewer override (api-v2 §4.6): ``action`` is one of ``force-approve``,
         ``force-reject``, ``force-complete``, ``force-fail``, ``reviewer-approve``, ``reviewer-reject``."""
-        return self._op("resolve_step", execution_id, {**_first("execution_id", execution_id), "step_id": step_id,
-                                                       "action": action, "actor_id": actor_id, "output": output,
-                                                       "reason": reason}, fields)
+        return self._op(
+            "resolve_step",
+            execution_id,
+            {
+                **_first("execution_id", execution_id),
+                "step_id": step_id,
+                "action": action,
+                "actor_id": actor_id,
+                "output": output,
+                "reason": reason,
+            },
+            fields,
+        )
 
-    def record_reviewer_decision(self, execution_id: str | Mapping[str, Any], step_id: str | None = None,
-                                 reviewer_id: str | None = None, decision: str | None = None,
-                                 reason: str | None = None, **fields: Any) -> dict:
+    def record_reviewer_decision(
+        self,
+        execution_id: str | Mapping[str, Any],
+        step_id: str | None = None,
+        reviewer_id: str | None = None,
+        decision: str | None = None,
+        reason: str | None = None,
+        **fields: Any,
+    ) -> dict:
         """``decision`` is ``approve`` or ``reject``; returns ``{recorded, aggregatorStatus, resumeScheduled, …}``."""
-        return self._op("record_reviewer_decision", execution_id,
-                        {**_first("execution_id", execution_id), "step_id": step_id, "reviewer_id": reviewer_id,
-                         "decision": decision, "reason": reason}, fields)
+        return self._op(
+            "record_reviewer_decision",
+            execution_id,
+            {
+                **_first("execution_id", execution_id),
+                "step_id": step_id,
+                "reviewer_id": reviewer_id,
+                "decision": decision,
+                "reason": reason,
+            },
+            fields,
+        )
 
-    def record_agent_resolution(self, execution_id: str | Mapping[str, Any], step_id: str | None = None,
-                                resolution_id: str | None = None, status: str | None = None,
-                                output: dict | None = None, error_message: str | None = None,
-                                **fields: Any) -> dict:
+    def record_agent_resolution(
+        self,
+        execution_id: str | Mapping[str, Any],
+        step_id: str | None = None,
+        resolution_id: str | None = None,
+        status: str | None = None,
+        output: dict | None = None,
+        error_message: str | None = None,
+        **fields: Any,
+    ) -> dict:
         """A blocking agent's answer (api-v2 §4.7): ``status`` is ``success`` or ``failure``
         (then ``error_message`` is required)."""
-        return self._op("record_agent_resolution", execution_id,
-                        {**_first("execution_id", execution_id), "step_id": step_id, "resolution_id": resolution_id,
-                         "status": status, "output": output, "error_message": error_message}, fields)
+        return self._op(
+            "record_agent_resolution",
+            execution_id,
+            {
+                **_first("execution_id", execution_id),
+                "step_id": step_id,
+                "resolution_id": resolution_id,
+                "status": status,
+                "output": output,
+                "error_message": error_message,
+            },
+            fields,
+        )
 
-    def cancel_step(self, execution_id: str | Mapping[str, Any], step_id: str | None = None,
-                    actor_id: str | None = None, reason: str | None = None, **fields: Any) -> dict:
-        return self._op("cancel_step", execution_id, {**_first("execution_id", execution_id), "step_id": step_id,
-                                                      "actor_id": actor_id, "reason": reason}, fields)
+    def cancel_step(
+        self,
+        execution_id: str | Mapping[str, Any],
+        step_id: str | None = None,
+        actor_id: str | None = None,
+        reason: str | None = None,
+        **fields: Any,
+    ) -> dict:
+        return self._op(
+            "cancel_step",
+            execution_id,
+            {**_first("execution_id", execution_id), "step_id": step_id, "actor_id": actor_id, "reason": reason},
+            fields,
+        )
 
     # ------------------------------------------------------------------ webhook deliveries
 
@@ -197,8 +263,9 @@ class WorkflowClient(AreaMethods):
         ``page_size``, ``cursor``; returns ``{items, nextCursor, hasMore}``."""
         return self._op("list_deliveries", filters, {}, fields)
 
-    def redrive_deliveries(self, event_ids: list[str] | Mapping[str, Any] | None = None,
-                           execution_id: str | None = None, **fields: Any) -> dict:
+    def redrive_deliveries(
+        self, event_ids: list[str] | Mapping[str, Any] | None = None, execution_id: str | None = None, **fields: Any
+    ) -> dict:
         """Send dead letters again (by ``event_ids``, or all of ``execution_id``); ``{redriven, eventIds}``."""
         if isinstance(event_ids, Mapping):
             return self._op("redrive_deliveries", event_ids, {}, fields)
@@ -211,6 +278,7 @@ def _first(name: str, value: Any) -> dict:
 
 
 # ---------------------------------------------------------------------------- in process
+
 
 class LocalClient(WorkflowClient):
     """The API in process: validates each request with the server's models and calls the
@@ -234,8 +302,15 @@ class LocalClient(WorkflowClient):
         self._owned_store = None
 
     @classmethod
-    def open(cls, db: str = ":memory:", *, api_key: str | None = None, auth_token: str | None = None,
-             label: str = "notebook", runner=None) -> "LocalClient":
+    def open(
+        cls,
+        db: str = ":memory:",
+        *,
+        api_key: str | None = None,
+        auth_token: str | None = None,
+        label: str = "notebook",
+        runner=None,
+    ) -> LocalClient:
         """A client on its own Store and Services. With ``api_key`` and ``auth_token`` it acts
         as that existing workspace; otherwise it creates one (its credentials are in
         ``client.credentials``). Close it (or use ``with``) to close the database."""
@@ -270,7 +345,7 @@ class LocalClient(WorkflowClient):
             self._owned_store.close()
             self._owned_store = None
 
-    def __enter__(self) -> "LocalClient":
+    def __enter__(self) -> LocalClient:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -278,6 +353,7 @@ class LocalClient(WorkflowClient):
 
 
 # ---------------------------------------------------------------------------- over HTTP
+
 
 class HttpClient(WorkflowClient):
     """The API over HTTP: ``POST {base_url}{path}`` with ``{"data": …}`` and the two service
@@ -292,9 +368,17 @@ class HttpClient(WorkflowClient):
 
         self._httpx = httpx
         self.base_url = base_url.rstrip("/")
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout, headers={
-            "x-service-api-key": api_key, "x-service-auth-token": auth_token,
-            "content-type": "application/json", "accept": "application/json"}, **httpx_options)
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            timeout=timeout,
+            headers={
+                "x-service-api-key": api_key,
+                "x-service-auth-token": auth_token,
+                "content-type": "application/json",
+                "accept": "application/json",
+            },
+            **httpx_options,
+        )
 
     def _call(self, op: Operation, data: dict) -> dict:
         content = json.dumps({"data": data}, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
@@ -318,15 +402,17 @@ class HttpClient(WorkflowClient):
                 message = error["message"]
             exc = ApiError(code, message)
         else:
-            exc = ApiError(ErrorCode.UNAVAILABLE,
-                           f"{op.path}: HTTP {response.status_code} without an API envelope: {response.text[:200]!r}")
+            exc = ApiError(
+                ErrorCode.UNAVAILABLE,
+                f"{op.path}: HTTP {response.status_code} without an API envelope: {response.text[:200]!r}",
+            )
         exc.http_status = response.status_code
         raise exc
 
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> "HttpClient":
+    def __enter__(self) -> HttpClient:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -13,8 +13,9 @@ from typing import Any
 class AreaMethods:
     """Mixed into :class:`toolkit.client.WorkflowClient`, which supplies ``_op``."""
 
-    def _op(self, name: str, first: Any, named: Mapping[str, Any],
-            extra: Mapping[str, Any]) -> dict:  # pragma: no cover - supplied by the client
+    def _op(
+        self, name: str, first: Any, named: Mapping[str, Any], extra: Mapping[str, Any]
+    ) -> dict:  # pragma: no cover - supplied by the client
         raise NotImplementedError
 
     # ------------------------------------------------------------------ tokens and permissions

@@ -86,7 +86,7 @@ def forward_edges(definition: Definition, with_when: bool = True) -> list[dict]:
     groups = members_of(definition)
     out = []
     for edge in definition.edges:
-        if edge.on == "reject" and edge.loop is not None:   # a loop-back
+        if edge.on == "reject" and edge.loop is not None:  # a loop-back
             continue
         sources, from_group = _expand(edge.from_, groups)
         targets, to_group = _expand(edge.to, groups)
@@ -166,10 +166,11 @@ def loops(definition: Definition, graph: nx.DiGraph | None = None, edges: list[d
     """The loop regions; pass ``edges`` (already computed forward edges) to avoid recomputing them."""
     groups = members_of(definition)
     if graph is None:
-        graph = _Adjacency((n.node_id for n in definition.nodes),
-                           edges if edges is not None else forward_edges(definition))
+        graph = _Adjacency(
+            (n.node_id for n in definition.nodes), edges if edges is not None else forward_edges(definition)
+        )
     order = {n.node_id: i for i, n in enumerate(definition.nodes)}
-    first_exhausted: dict[tuple[str, str], Edge] = {}   # (kind, ref) of a source -> its first exhausted edge
+    first_exhausted: dict[tuple[str, str], Edge] = {}  # (kind, ref) of a source -> its first exhausted edge
     for e in definition.edges:
         if e.on == "exhausted":
             first_exhausted.setdefault((e.from_.kind, e.from_.ref), e)
@@ -181,13 +182,15 @@ def loops(definition: Definition, graph: nx.DiGraph | None = None, edges: list[d
         sources = groups.get(source, []) if edge.from_.kind == "group" else [source]
         entry = edge.to.ref
         exhausted = first_exhausted.get((edge.from_.kind, source))
-        out.append({
-            "loopId": loop_id(source, entry),
-            "entryNodeId": entry,
-            "bodyNodeIds": loop_body(graph, entry, sources, order),
-            "maxIterations": edge.loop.max_iterations,
-            "onExhausted": {"routeToNodeId": exhausted.to.ref} if exhausted else None,
-        })
+        out.append(
+            {
+                "loopId": loop_id(source, entry),
+                "entryNodeId": entry,
+                "bodyNodeIds": loop_body(graph, entry, sources, order),
+                "maxIterations": edge.loop.max_iterations,
+                "onExhausted": {"routeToNodeId": exhausted.to.ref} if exhausted else None,
+            }
+        )
     return out
 
 

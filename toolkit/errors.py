@@ -47,8 +47,8 @@ user: as an ``ApiError`` code, as a ``collab`` exit code, as a recorded value, o
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
-from typing import Iterable
 
 from toolkit.limits import MAX_LISTED_IN_MESSAGE
 

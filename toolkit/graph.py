@@ -57,14 +57,37 @@ def to_graph(raw: dict) -> nx.MultiDiGraph:
     graph.graph["keys"] = list(raw)
     group_of = {m: g.group_id for g in definition.group_list for m in g.member_node_ids}
     for i, (node, node_raw) in enumerate(zip(definition.nodes, raw["nodes"])):
-        graph.add_node(node.node_id, kind="node", type=node.type, config=copy.deepcopy(node_raw.get("config")),
-                       group=group_of.get(node.node_id), sla_ms=node.sla_ms, index=i, raw=copy.deepcopy(node_raw))
+        graph.add_node(
+            node.node_id,
+            kind="node",
+            type=node.type,
+            config=copy.deepcopy(node_raw.get("config")),
+            group=group_of.get(node.node_id),
+            sla_ms=node.sla_ms,
+            index=i,
+            raw=copy.deepcopy(node_raw),
+        )
     for i, (group, group_raw) in enumerate(zip(definition.group_list, raw.get("groups") or [])):
-        graph.add_node(group.group_id, kind="group", policy=group.on_quorum_met, quorum=group.quorum_value,
-                       members=list(group.member_node_ids), index=i, raw=copy.deepcopy(group_raw))
+        graph.add_node(
+            group.group_id,
+            kind="group",
+            policy=group.on_quorum_met,
+            quorum=group.quorum_value,
+            members=list(group.member_node_ids),
+            index=i,
+            raw=copy.deepcopy(group_raw),
+        )
     for i, (edge, edge_raw) in enumerate(zip(definition.edges, raw["edges"])):
-        graph.add_edge(edge.from_.ref, edge.to.ref, key=i, role=edge.on, when=edge.when,
-                       loop=edge.loop.max_iterations if edge.loop else None, index=i, raw=copy.deepcopy(edge_raw))
+        graph.add_edge(
+            edge.from_.ref,
+            edge.to.ref,
+            key=i,
+            role=edge.on,
+            when=edge.when,
+            loop=edge.loop.max_iterations if edge.loop else None,
+            index=i,
+            raw=copy.deepcopy(edge_raw),
+        )
     return graph
 
 

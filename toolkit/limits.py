@@ -39,10 +39,20 @@ API sizes (api-v2; the spec is silent on these):
 from __future__ import annotations
 
 __all__ = [
-    "WHEN_MAX_CHARS", "PREDICATE_MAX_DEPTH", "REGEX_MAX_PATTERN_CHARS", "REGEX_INPUT_CAP",
-    "MAX_REGEX_PER_PREDICATE", "MAX_REGEX_PER_NODE", "MAX_CUSTOM_EDGES_PER_NODE",
-    "REGEX_STEP_UNITS", "REGEX_TEST_UNITS", "COMMAND_WORK_BUDGET",
-    "MAX_ID_CHARS", "MAX_CURSOR_KEY", "PAGE_MAX_BYTES", "MAX_LISTED_IN_MESSAGE",
+    "WHEN_MAX_CHARS",
+    "PREDICATE_MAX_DEPTH",
+    "REGEX_MAX_PATTERN_CHARS",
+    "REGEX_INPUT_CAP",
+    "MAX_REGEX_PER_PREDICATE",
+    "MAX_REGEX_PER_NODE",
+    "MAX_CUSTOM_EDGES_PER_NODE",
+    "REGEX_STEP_UNITS",
+    "REGEX_TEST_UNITS",
+    "COMMAND_WORK_BUDGET",
+    "MAX_ID_CHARS",
+    "MAX_CURSOR_KEY",
+    "PAGE_MAX_BYTES",
+    "MAX_LISTED_IN_MESSAGE",
 ]
 
 # ---------------------------------------------------------------- predicates (semantics §3.1)

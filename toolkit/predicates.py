@@ -32,6 +32,7 @@ context: wrong types simply make comparisons false. Given a
 characters a regex scans, values deep equality compares) and raises
 :class:`~toolkit.work.WorkLimitExceeded` when the command's budget runs out.
 """
+
 from __future__ import annotations
 
 import json
@@ -42,11 +43,27 @@ import warnings
 from re import _parser as _sre_parser
 
 from toolkit.json_values import (
-    _BOOL, _DICT, _KIND_BY_TYPE, _KIND_NAMES, _LIST, _NULL, _NUM, _SAME_TYPE_FAST, _STR, _kind, json_equal, truthy,
+    _BOOL,
+    _DICT,
+    _KIND_BY_TYPE,
+    _KIND_NAMES,
+    _LIST,
+    _NULL,
+    _NUM,
+    _SAME_TYPE_FAST,
+    _STR,
+    _kind,
+    json_equal,
+    truthy,
 )
 from toolkit.limits import (
-    MAX_REGEX_PER_PREDICATE, PREDICATE_MAX_DEPTH, REGEX_INPUT_CAP, REGEX_MAX_PATTERN_CHARS, REGEX_STEP_UNITS,
-    REGEX_TEST_UNITS, WHEN_MAX_CHARS,
+    MAX_REGEX_PER_PREDICATE,
+    PREDICATE_MAX_DEPTH,
+    REGEX_INPUT_CAP,
+    REGEX_MAX_PATTERN_CHARS,
+    REGEX_STEP_UNITS,
+    REGEX_TEST_UNITS,
+    WHEN_MAX_CHARS,
 )
 from toolkit.regex_linear import LinearPattern, UnsupportedPattern, compile_linear
 
@@ -118,7 +135,8 @@ def _nests_quantifiers(av: object, in_repeat: bool = False) -> bool:
         return any(_nests_quantifiers(x, in_repeat) for x in av)
     return isinstance(av, _sre_parser.SubPattern) and any(
         (in_repeat or _nests_quantifiers(arg[2], True)) if op in _REPEATS else _nests_quantifiers(arg, in_repeat)
-        for op, arg in av.data)
+        for op, arg in av.data
+    )
 
 
 def _compile_regex(pattern: object, loc: str) -> LinearPattern:
@@ -156,12 +174,15 @@ def _ordered(cmp):
             x, y = a(ctx), b(ctx)
             kx = _KIND_BY_TYPE.get(type(x)) or _kind(x)  # inline fast path: this is the hot loop
             return (kx == _NUM or kx == _STR) and kx == (_KIND_BY_TYPE.get(type(y)) or _kind(y)) and cmp(x, y)
+
         return fn
+
     return build
 
 
 def _junction(stop: bool):
     """`and` (stop=False) returns at the first falsy argument, `or` (stop=True) at the first truthy."""
+
     def build(*fs):
         def fn(ctx):
             for f in fs:
@@ -170,7 +191,9 @@ def _junction(stop: bool):
                 if (v is True or (v is not False and truthy(v))) is stop:
                     return stop
             return not stop
+
         return fn
+
     return build
 
 
@@ -197,12 +220,12 @@ def _equal(a, b):
         if t is type(y) and t in _SAME_TYPE_FAST:  # scalars: no Work lookup in the hot loop
             return x == y
         return json_equal(x, y, _work_of(ctx))
+
     return fn
 
 
 def _affix(method):
-    return lambda a, b: lambda ctx: (isinstance(s := a(ctx), str) and isinstance(p := b(ctx), str)
-                                     and method(s, p))
+    return lambda a, b: lambda ctx: isinstance(s := a(ctx), str) and isinstance(p := b(ctx), str) and method(s, p)
 
 
 _CONTAINERS = (str, list, dict)
@@ -223,10 +246,10 @@ _BUILDERS = {
     "length": lambda a: lambda ctx: len(v) if isinstance(v := a(ctx), _CONTAINERS) else None,
     "isEmpty": lambda a: lambda ctx: (v := a(ctx)) is None or (isinstance(v, _CONTAINERS) and not v),
 }
-_ARITY = {op: (2, 2) for op in ("eq", "ne", "gt", "gte", "lt", "lte", "in", "includes",
-                                "startsWith", "endsWith", "regex")}
-_ARITY.update({"and": (1, None), "or": (1, None), "not": (1, 1), "length": (1, 1),
-               "isEmpty": (1, 1), "exists": (1, 1)})
+_ARITY = {
+    op: (2, 2) for op in ("eq", "ne", "gt", "gte", "lt", "lte", "in", "includes", "startsWith", "endsWith", "regex")
+}
+_ARITY.update({"and": (1, None), "or": (1, None), "not": (1, 1), "length": (1, 1), "isEmpty": (1, 1), "exists": (1, 1)})
 _BOOLEAN_OPS = frozenset(_ARITY) - {"length"}
 
 
@@ -254,10 +277,11 @@ def _regex(value, linear: LinearPattern):
         text = v[:REGEX_INPUT_CAP]
         work = _work_of(ctx)
         return search(text) if work is None else work.search(search, pattern, text, units)
+
     return fn
 
 
-def _compile(node: object, loc: str, depth: int, found: "_Found"):
+def _compile(node: object, loc: str, depth: int, found: _Found):
     """Validate `node`; return (closure over the context, constant value or _MISSING)."""
     found.nodes += 1
     kind = _kind(node)
@@ -335,6 +359,7 @@ class Predicate:
     >>> p.evaluate({"output": {"score": 0.9}}), sorted(p.paths), p.regex_ops, p.size
     (True, ['output.score'], 0, 3)
     """
+
     __slots__ = ("ast", "paths", "regex_ops", "size", "_fn")
 
     # Set once through object.__setattr__ (annotations only, for type checkers).
@@ -407,8 +432,13 @@ def parse_ast(ast: object) -> Predicate:
     found = _Found()
     fn, _ = _compile(ast, "", 0, found)
     if not (isinstance(ast, dict) and ast.get("op") in _BOOLEAN_OPS):
-        what = (f'op "{ast["op"]}"' if isinstance(ast, dict) and "op" in ast
-                else "a {var} expression" if isinstance(ast, dict) else f"a {_KIND_NAMES[_kind(ast)]} literal")
+        what = (
+            f'op "{ast["op"]}"'
+            if isinstance(ast, dict) and "op" in ast
+            else "a {var} expression"
+            if isinstance(ast, dict)
+            else f"a {_KIND_NAMES[_kind(ast)]} literal"
+        )
         raise PredicateError(f"the top-level expression must be a boolean operator, got {what}")
     return Predicate(ast, found, fn)
 

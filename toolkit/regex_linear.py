@@ -38,12 +38,21 @@ _CACHE_LIMIT = 4096  # per-pattern memo entries before a memo is cleared (memory
 
 _CHAR, _SPLIT, _ASSERT, _MATCH = range(4)
 _REFUSED = {
-    C.GROUPREF: "backreferences", C.GROUPREF_EXISTS: "conditional groups", C.ASSERT: "lookahead/lookbehind",
-    C.ASSERT_NOT: "lookahead/lookbehind", C.POSSESSIVE_REPEAT: "possessive quantifiers",
+    C.GROUPREF: "backreferences",
+    C.GROUPREF_EXISTS: "conditional groups",
+    C.ASSERT: "lookahead/lookbehind",
+    C.ASSERT_NOT: "lookahead/lookbehind",
+    C.POSSESSIVE_REPEAT: "possessive quantifiers",
     C.ATOMIC_GROUP: "atomic groups",
 }
-_CATEGORIES = {C.CATEGORY_DIGIT: r"\d", C.CATEGORY_NOT_DIGIT: r"\D", C.CATEGORY_SPACE: r"\s",
-               C.CATEGORY_NOT_SPACE: r"\S", C.CATEGORY_WORD: r"\w", C.CATEGORY_NOT_WORD: r"\W"}
+_CATEGORIES = {
+    C.CATEGORY_DIGIT: r"\d",
+    C.CATEGORY_NOT_DIGIT: r"\D",
+    C.CATEGORY_SPACE: r"\s",
+    C.CATEGORY_NOT_SPACE: r"\S",
+    C.CATEGORY_WORD: r"\w",
+    C.CATEGORY_NOT_WORD: r"\W",
+}
 _FLAG_MASK = re.IGNORECASE | re.DOTALL | re.ASCII | re.MULTILINE
 
 
@@ -158,9 +167,29 @@ class LinearPattern:
     compute the same way, and are cleared whole when they grow past a bound.
     """
 
-    __slots__ = ("pattern", "positions", "class_tests", "_kind", "_arg", "_next", "_start", "_chars", "_bits", "_match", "_tests", "_asserts",
-                 "_assert_bit", "_words", "_masks", "_closures", "_follows", "_steps", "_contexts", "_literals",
-                 "_shift")
+    __slots__ = (
+        "pattern",
+        "positions",
+        "class_tests",
+        "_kind",
+        "_arg",
+        "_next",
+        "_start",
+        "_chars",
+        "_bits",
+        "_match",
+        "_tests",
+        "_asserts",
+        "_assert_bit",
+        "_words",
+        "_masks",
+        "_closures",
+        "_follows",
+        "_steps",
+        "_contexts",
+        "_literals",
+        "_shift",
+    )
 
     def __init__(self, pattern: str) -> None:
         parsed = _parser.parse(pattern)
@@ -182,13 +211,15 @@ class LinearPattern:
         self._literals: dict[str, int] = {}
         for index, ch in b.literals.items():
             self._literals[ch] = self._literals.get(ch, 0) | masks[index]
-        self._tests = [(re.compile(source, flags).fullmatch, masks[index]) for source, index in b.tests.items()
-                       if index not in b.literals]
+        self._tests = [
+            (re.compile(source, flags).fullmatch, masks[index])
+            for source, index in b.tests.items()
+            if index not in b.literals
+        ]
         self.class_tests = len(self._tests)  # each costs an `re` call per new character
         # Positions whose one successor is the position just below (a run of characters or a
         # counted repeat): they advance by a shift instead of a memo lookup.
-        self._shift = sum(1 << p for p, node in enumerate(chars)
-                          if p and b.next[node] == chars[p - 1])
+        self._shift = sum(1 << p for p, node in enumerate(chars) if p and b.next[node] == chars[p - 1])
         self._asserts = [i for i, k in enumerate(b.kind) if k == _ASSERT]
         self._assert_bit = {node: 1 << bit for bit, node in enumerate(self._asserts)}
         self._words = {a: re.compile(r"\w", b.arg[a][1] & re.ASCII).fullmatch for a in self._asserts}

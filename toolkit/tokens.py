@@ -22,7 +22,8 @@ toolkit.tokens.UserTokenError: invalid user token: signature verification failed
 from __future__ import annotations
 
 import secrets
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import jwt
 
@@ -42,8 +43,9 @@ class _WrongSignature(UserTokenError):
     """Signed, but not with this secret (another of the candidates may still fit)."""
 
 
-def sign_user_token(secret: str, *, user: dict[str, Any], resources: list[dict[str, Any]], now_s: int,
-                    jti: str | None = None) -> str:
+def sign_user_token(
+    secret: str, *, user: dict[str, Any], resources: list[dict[str, Any]], now_s: int, jti: str | None = None
+) -> str:
     """An HS256 JWT for ``user`` (``{userId, name, email, isAdmin}``) valid for 48 hours from ``now_s``."""
     claims = {
         "iss": ISSUER,
@@ -57,8 +59,9 @@ def sign_user_token(secret: str, *, user: dict[str, Any], resources: list[dict[s
     return jwt.encode(claims, secret, algorithm=ALGORITHM)
 
 
-def verify_user_token(token: str, secret: str | Sequence[str], *, now_s: float | None = None,
-                      leeway: float = 0) -> dict[str, Any]:
+def verify_user_token(
+    token: str, secret: str | Sequence[str], *, now_s: float | None = None, leeway: float = 0
+) -> dict[str, Any]:
     """The claims of a token this service issued, or :class:`UserTokenError` saying why not.
 
     Only HS256 signed with ``secret`` is accepted — or with any of the secrets given as a
@@ -85,9 +88,19 @@ def verify_user_token(token: str, secret: str | Sequence[str], *, now_s: float |
 
 def _decode(token: str, secret: str, now_s: float | None, leeway: float) -> dict[str, Any]:
     try:
-        claims = jwt.decode(token, secret, algorithms=[ALGORITHM], issuer=ISSUER, leeway=leeway,
-                            options={"require": list(REQUIRED_CLAIMS), "verify_exp": now_s is None,
-                                     "verify_iat": now_s is None, "verify_nbf": now_s is None})
+        claims = jwt.decode(
+            token,
+            secret,
+            algorithms=[ALGORITHM],
+            issuer=ISSUER,
+            leeway=leeway,
+            options={
+                "require": list(REQUIRED_CLAIMS),
+                "verify_exp": now_s is None,
+                "verify_iat": now_s is None,
+                "verify_nbf": now_s is None,
+            },
+        )
     except jwt.ExpiredSignatureError:
         raise UserTokenError("invalid user token: expired") from None
     except jwt.InvalidSignatureError:

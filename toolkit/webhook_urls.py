@@ -102,8 +102,10 @@ def destination_problem(target: Target, policy: WebhookPolicy) -> str | None:
     """Why this server's ``policy`` does not let deliveries go to ``target`` (``None``: it
     does, as far as the URL tells; a name's addresses are checked when it is resolved)."""
     if not policy.allows_port(target.port):
-        return (f"port {target.port} is not allowed: webhooks go to port 443 and the ports the server's "
-                "operator allows (collab serve --webhook-allow-port)")
+        return (
+            f"port {target.port} is not allowed: webhooks go to port 443 and the ports the server's "
+            "operator allows (collab serve --webhook-allow-port)"
+        )
     if target.address is not None:
         reason = refusal(target.address, policy.allow_loopback)
         if reason is not None:
@@ -182,7 +184,7 @@ def _split_port(authority: str) -> tuple[str, int]:
         close = authority.find("]")
         if close < 0:
             raise BadUrl("not a valid URL (an IPv6 address must end with ']')")
-        host, after = authority[:close + 1], authority[close + 1:]
+        host, after = authority[: close + 1], authority[close + 1 :]
         if after and not after.startswith(":"):
             raise BadUrl("not a valid URL (only a port may follow an IPv6 address)")
         port_text = after[1:] if after else None
@@ -217,8 +219,9 @@ def _host(text: str) -> tuple[str, IPAddress | None]:
         except ValueError:
             address = None
         if address is None or str(address) != text:
-            raise BadUrl("not a valid URL (an IPv4 address is four decimal numbers 0-255 without leading "
-                         f"zeros: {text})")
+            raise BadUrl(
+                f"not a valid URL (an IPv4 address is four decimal numbers 0-255 without leading zeros: {text})"
+            )
         return text, address
     encoded = ".".join(_label(label) for label in labels)
     if len(encoded) > 253:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from toolkit.jsonio import dumps
 
@@ -36,22 +36,24 @@ TIMEOUT_S = 10.0
 
 def iso_timestamp(ms: int) -> str:
     """Epoch milliseconds as ISO 8601 UTC: ``iso_timestamp(0) == "1970-01-01T00:00:00.000Z"``."""
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def payload(event, definition_id: str) -> str:
     """The JSON body POSTed for one external event — built once, when the event is written, so
     every retry sends (and signs) exactly the same bytes (its UTF-8 encoding)."""
-    return dumps({
-        "event": event.type,
-        "executionId": event.execution_id,
-        "definitionId": definition_id,
-        "stepId": event.step_id,
-        "seq": event.seq,
-        "timestamp": iso_timestamp(event.timestamp),
-        "correlationId": event.correlation_id,
-        "data": event.data,
-    })
+    return dumps(
+        {
+            "event": event.type,
+            "executionId": event.execution_id,
+            "definitionId": definition_id,
+            "stepId": event.step_id,
+            "seq": event.seq,
+            "timestamp": iso_timestamp(event.timestamp),
+            "correlationId": event.correlation_id,
+            "data": event.data,
+        }
+    )
 
 
 def sign(raw_body: bytes, secret: str) -> str:

@@ -18,15 +18,34 @@ def main() -> None:
     definition = render_definition(body)
     heatmap = render_heatmap(body, simulate(body, runs=2000, seed=1, policy=POLICY).summary)
     # legal approves, brand rejects: the copy goes back to the drafter, second round under way
-    run = run_script(body, {"actions": [
-        {"atMs": 3_600_000, "node": "legal-review", "reviewer": "alice@legal", "decision": "approve"},
-        {"atMs": 7_200_000, "node": "brand-review", "reviewer": "bob@brand", "decision": "reject",
-         "reason": "off-brand"},
-        {"atMs": 9_000_000, "node": "legal-review", "occurrence": 2, "reviewer": "alice@legal",
-         "decision": "approve"}]})
+    run = run_script(
+        body,
+        {
+            "actions": [
+                {"atMs": 3_600_000, "node": "legal-review", "reviewer": "alice@legal", "decision": "approve"},
+                {
+                    "atMs": 7_200_000,
+                    "node": "brand-review",
+                    "reviewer": "bob@brand",
+                    "decision": "reject",
+                    "reason": "off-brand",
+                },
+                {
+                    "atMs": 9_000_000,
+                    "node": "legal-review",
+                    "occurrence": 2,
+                    "reviewer": "alice@legal",
+                    "decision": "approve",
+                },
+            ]
+        },
+    )
     execution = render_execution(body, run.state)
-    for name, view in (("parallel-review", definition), ("parallel-review-heatmap", heatmap),
-                       ("parallel-review-execution", execution)):
+    for name, view in (
+        ("parallel-review", definition),
+        ("parallel-review-heatmap", heatmap),
+        ("parallel-review-execution", execution),
+    ):
         for suffix in (".svg", ".png"):
             print(view.save(HERE / f"{name}{suffix}"))
 

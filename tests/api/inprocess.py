@@ -18,11 +18,14 @@ class InProcess:
     def __init__(self, settings: Settings) -> None:
         self.app = create_app(settings)
         self.port = free_port()
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_config=None,
-                                                    access_log=False, log_level="warning"))
+        self.server = uvicorn.Server(
+            uvicorn.Config(
+                self.app, host="127.0.0.1", port=self.port, log_config=None, access_log=False, log_level="warning"
+            )
+        )
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
-    def __enter__(self) -> "InProcess":
+    def __enter__(self) -> InProcess:
         self.thread.start()
         wait_for(lambda: self.server.started, timeout=60, what="the in-process server")
         return self

@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import trustme
 import uvicorn
@@ -33,8 +33,12 @@ class Received:
 
 
 class Receiver:
-    def __init__(self, folder: Path, ca: trustme.CA | None = None, names: tuple[str, ...] = ("localhost", "127.0.0.1"),
-                 ) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        ca: trustme.CA | None = None,
+        names: tuple[str, ...] = ("localhost", "127.0.0.1"),
+    ) -> None:
         self.ca = ca or trustme.CA()
         cert = self.ca.issue_cert(*names)
         self.ca_path = folder / "receiver-ca.pem"
@@ -75,10 +79,16 @@ class Receiver:
         if self._loop is not None and released is not None:
             self._loop.call_soon_threadsafe(released.set)
 
-    def start(self) -> "Receiver":
+    def start(self) -> Receiver:
         app = Starlette(routes=[Route("/{path:path}", self._handle, methods=["POST"])])
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                ssl_keyfile=str(self.cert_path), ssl_certfile=str(self.cert_path))
+        config = uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            ssl_keyfile=str(self.cert_path),
+            ssl_certfile=str(self.cert_path),
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, daemon=True)
         self._thread.start()

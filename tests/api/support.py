@@ -28,13 +28,33 @@ RESOLVE, DECIDE = f"{W}/steps/resolve", f"{W}/steps/recordReviewerDecision"
 AGENT_RESOLUTION, STEP_CANCEL = f"{W}/steps/recordAgentResolution", f"{W}/steps/cancel"
 
 # semantics §1
-HTTP_STATUS = {"INVALID_ARGUMENT": 400, "FAILED_PRECONDITION": 400, "UNAUTHENTICATED": 401,
-               "PERMISSION_DENIED": 403, "NOT_FOUND": 404, "ALREADY_EXISTS": 409, "ABORTED": 409,
-               "RESOURCE_EXHAUSTED": 429, "INTERNAL": 500, "UNAVAILABLE": 503}
+HTTP_STATUS = {
+    "INVALID_ARGUMENT": 400,
+    "FAILED_PRECONDITION": 400,
+    "UNAUTHENTICATED": 401,
+    "PERMISSION_DENIED": 403,
+    "NOT_FOUND": 404,
+    "ALREADY_EXISTS": 409,
+    "ABORTED": 409,
+    "RESOURCE_EXHAUSTED": 429,
+    "INTERNAL": 500,
+    "UNAVAILABLE": 503,
+}
 
-EXTERNAL_TYPES = {"execution.dispatched", "execution.completed", "execution.failed", "execution.cancelled",
-                  "step.awaiting-approval", "step.completed", "step.failed", "step.breached", "step.cancelled",
-                  "group.quorum-met", "loop.iteration-started", "loop.exhausted"}
+EXTERNAL_TYPES = {
+    "execution.dispatched",
+    "execution.completed",
+    "execution.failed",
+    "execution.cancelled",
+    "step.awaiting-approval",
+    "step.completed",
+    "step.failed",
+    "step.breached",
+    "step.cancelled",
+    "group.quorum-met",
+    "loop.iteration-started",
+    "loop.exhausted",
+}
 TERMINAL_STEP = {"completed", "failed", "skipped", "cancelled", "breached"}
 
 
@@ -55,8 +75,9 @@ def uid(prefix: str) -> str:
 
 def create_workspace(db: Path) -> dict:
     """`collab workspace create --db DB --json` -> {"apiKey", "authToken"} (exactly those keys)."""
-    proc = subprocess.run([collab_bin(), "workspace", "create", "--db", str(db), "--json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [collab_bin(), "workspace", "create", "--db", str(db), "--json"], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, f"workspace create failed: {proc.stderr}"
     creds = json.loads(proc.stdout)
     assert set(creds) == {"apiKey", "authToken"}, proc.stdout
@@ -84,15 +105,32 @@ class Server:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 60.0) -> "Server":
+    def start(self, timeout: float = 60.0) -> Server:
         for _ in range(3):  # a free port can be taken between the probe and the bind: retry
             self.port = free_port()
             self._log = open(self.log_path, "ab")
             self.proc = subprocess.Popen(
-                [collab_bin(), "serve", "--db", str(self.db), "--host", "127.0.0.1", "--port", str(self.port),
-                 "--log-level", "warning", "--rate-limit", "0", "--max-in-flight", "0",
-                 *self.extra_args],
-                stdout=self._log, stderr=subprocess.STDOUT, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                [
+                    collab_bin(),
+                    "serve",
+                    "--db",
+                    str(self.db),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(self.port),
+                    "--log-level",
+                    "warning",
+                    "--rate-limit",
+                    "0",
+                    "--max-in-flight",
+                    "0",
+                    *self.extra_args,
+                ],
+                stdout=self._log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
             if self._wait_ready(timeout):
                 return self
             self._reap()
@@ -187,8 +225,9 @@ class Api:
         assert list(body) == ["result"], body
         return body["result"]
 
-    def err(self, path: str, data=None, code: str = "INVALID_ARGUMENT", *, body=None, http: int | None = None,
-            **kwargs) -> str:
+    def err(
+        self, path: str, data=None, code: str = "INVALID_ARGUMENT", *, body=None, http: int | None = None, **kwargs
+    ) -> str:
         """Expect an error body with ``code``; returns its message."""
         resp = self.post(path, data, body=body, **kwargs)
         return expect_error(resp, code, http)
@@ -234,42 +273,59 @@ def expect_error(resp: httpx.Response, code: str, http: int | None = None) -> st
 
 # ---------------------------------------------------------------- definition bodies
 
+
 def human_definition(definition_id: str, reviewers=None, *, sla_ms: int | None = None, **extra) -> dict:
     """review (human) --approve--> approved (agent); --reject--> rejected (agent)."""
-    reviewers = reviewers if reviewers is not None else [{"userId": "ann", "mandatory": True},
-                                                         {"userId": "bob", "mandatory": False}]
+    reviewers = (
+        reviewers
+        if reviewers is not None
+        else [{"userId": "ann", "mandatory": True}, {"userId": "bob", "mandatory": False}]
+    )
     review = {"nodeId": "review", "type": "human", "config": {"reviewers": reviewers}}
     if sla_ms is not None:
         review["slaMs"] = sla_ms
-    edges = [{"from": "review", "to": "approved", "on": "approve"},
-             {"from": "review", "to": "rejected", "on": "reject"}]
+    edges = [
+        {"from": "review", "to": "approved", "on": "approve"},
+        {"from": "review", "to": "rejected", "on": "reject"},
+    ]
     if sla_ms is not None:
         edges.append({"from": "review", "to": "escalate", "on": "always"})
-    nodes = [review, {"nodeId": "approved", "type": "agent", "config": {"agentId": "publisher"}},
-             {"nodeId": "rejected", "type": "agent", "config": {"agentId": "archiver"}}]
+    nodes = [
+        review,
+        {"nodeId": "approved", "type": "agent", "config": {"agentId": "publisher"}},
+        {"nodeId": "rejected", "type": "agent", "config": {"agentId": "archiver"}},
+    ]
     if sla_ms is not None:
         nodes.append({"nodeId": "escalate", "type": "agent", "config": {"agentId": "pager"}})
-    return {"definitionId": definition_id, "name": f"Review {definition_id}", "nodes": nodes, "edges": edges,
-            **extra}
+    return {"definitionId": definition_id, "name": f"Review {definition_id}", "nodes": nodes, "edges": edges, **extra}
 
 
 def external_agent_definition(definition_id: str) -> dict:
     """work (agent, external: stays running) --always--> after (agent)."""
-    return {"definitionId": definition_id, "name": "External work",
-            "nodes": [{"nodeId": "work", "type": "agent", "config": {"agentId": "outside", "external": True}},
-                      {"nodeId": "after", "type": "agent", "config": {"agentId": "follow-up"}}],
-            "edges": [{"from": "work", "to": "after", "on": "always"}]}
+    return {
+        "definitionId": definition_id,
+        "name": "External work",
+        "nodes": [
+            {"nodeId": "work", "type": "agent", "config": {"agentId": "outside", "external": True}},
+            {"nodeId": "after", "type": "agent", "config": {"agentId": "follow-up"}},
+        ],
+        "edges": [{"from": "work", "to": "after", "on": "always"}],
+    }
 
 
 def blocking_agent_definition(definition_id: str, policy="allResolved", expected: int = 1) -> dict:
     """gate (blocking agent) --approve--> pass; --reject--> stop."""
     config = {"agentId": "classifier", "blocking": True, "resolutionPolicy": policy, "expectedResolutions": expected}
-    return {"definitionId": definition_id, "name": "Blocking gate",
-            "nodes": [{"nodeId": "gate", "type": "agent", "config": config},
-                      {"nodeId": "pass", "type": "agent", "config": {"agentId": "publisher"}},
-                      {"nodeId": "stop", "type": "agent", "config": {"agentId": "archiver"}}],
-            "edges": [{"from": "gate", "to": "pass", "on": "approve"},
-                      {"from": "gate", "to": "stop", "on": "reject"}]}
+    return {
+        "definitionId": definition_id,
+        "name": "Blocking gate",
+        "nodes": [
+            {"nodeId": "gate", "type": "agent", "config": config},
+            {"nodeId": "pass", "type": "agent", "config": {"agentId": "publisher"}},
+            {"nodeId": "stop", "type": "agent", "config": {"agentId": "archiver"}},
+        ],
+        "edges": [{"from": "gate", "to": "pass", "on": "approve"}, {"from": "gate", "to": "stop", "on": "reject"}],
+    }
 
 
 def wait_for(predicate, timeout: float = 10.0, interval: float = 0.05, what: str = "condition"):

@@ -17,11 +17,19 @@ from api.support import Api, Server, create_workspace, expect_error, uid
 from toolkit.tokens import UserTokenError, verify_user_token
 
 ACCESS_PATHS = [
-    "/v2/auth/generate_token", "/v2/auth/permissions/add", "/v2/auth/permissions/remove",
-    "/v2/users/add", "/v2/users/update", "/v2/users/delete", "/v2/users/get",
-    "/v2/folders/add", "/v2/documents/add",
-    "/v2/organizations/usergroups/add", "/v2/organizations/usergroups/users/add",
-    "/v2/organizations/folders/access/update", "/v2/organizations/documents/access/update",
+    "/v2/auth/generate_token",
+    "/v2/auth/permissions/add",
+    "/v2/auth/permissions/remove",
+    "/v2/users/add",
+    "/v2/users/update",
+    "/v2/users/delete",
+    "/v2/users/get",
+    "/v2/folders/add",
+    "/v2/documents/add",
+    "/v2/organizations/usergroups/add",
+    "/v2/organizations/usergroups/users/add",
+    "/v2/organizations/folders/access/update",
+    "/v2/organizations/documents/access/update",
     "/v2/organizations/documents/access/disablestate/update",
 ]
 GEN, UADD, UGET = "/v2/auth/generate_token", "/v2/users/add", "/v2/users/get"
@@ -65,6 +73,7 @@ def test_wrong_method_is_405(server, path):
 
 # ---------------------------------------------------------------- a server of our own
 
+
 def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
@@ -79,9 +88,12 @@ def own(tmp_path_factory):
     con = duckdb.connect(str(db))
     try:
         con.execute("UPDATE workspaces SET advanced_queries = false WHERE api_key_hash = ?", [_hash(off["apiKey"])])
-        secrets = {name: con.execute("SELECT jwt_secret FROM workspaces WHERE api_key_hash = ?",
-                                     [_hash(creds["apiKey"])]).fetchone()[0]
-                   for name, creds in (("on", on), ("off", off))}
+        secrets = {
+            name: con.execute(
+                "SELECT jwt_secret FROM workspaces WHERE api_key_hash = ?", [_hash(creds["apiKey"])]
+            ).fetchone()[0]
+            for name, creds in (("on", on), ("off", off))
+        }
         flags = dict(con.execute("SELECT api_key_hash, advanced_queries FROM workspaces").fetchall())
     finally:
         con.close()
@@ -106,8 +118,14 @@ def test_get_users_requires_advanced_queries(own):
 
 
 def _token(api: Api, user_id: str = "ann") -> str:
-    return api.ok(GEN, {"userId": user_id, "userProperties": {"name": "Ann", "email": "ann@example.com"},
-                        "permissions": {"resources": [{"type": "organization", "id": "acme"}]}})["data"]["token"]
+    return api.ok(
+        GEN,
+        {
+            "userId": user_id,
+            "userProperties": {"name": "Ann", "email": "ann@example.com"},
+            "permissions": {"resources": [{"type": "organization", "id": "acme"}]},
+        },
+    )["data"]["token"]
 
 
 def test_tokens_verify_with_their_workspace_secret_only(own):

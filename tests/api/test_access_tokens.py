@@ -19,9 +19,11 @@ FADD, DADD = "/v2/folders/add", "/v2/documents/add"
 
 def token_request(user_id="ann", resources=None, **props) -> dict:
     properties = {"name": "Ann", "email": "ann@example.com", **props}
-    return {"userId": user_id, "userProperties": properties,
-            "permissions": {"resources": resources if resources is not None else [{"type": "organization",
-                                                                                     "id": "acme"}]}}
+    return {
+        "userId": user_id,
+        "userProperties": properties,
+        "permissions": {"resources": resources if resources is not None else [{"type": "organization", "id": "acme"}]},
+    }
 
 
 def claims_of(token: str) -> dict:
@@ -34,14 +36,26 @@ def users(api, org: str, **scope) -> dict:
 
 # ---------------------------------------------------------------- generate token
 
+
 def test_generate_token_is_an_hs256_jwt_with_the_claims(api):
     before = int(time.time())
-    result = api.ok(GEN, token_request(resources=[
-        {"type": "organization", "id": "acme"},
-        {"type": "document", "id": "doc-1", "organizationId": "acme", "accessRole": "viewer",
-         "expiresAt": 1_900_000_000},
-        {"type": "folder", "id": "f-1", "organizationId": "acme", "expiresAt": 1_900_000_000.5},
-    ], isAdmin=True))
+    result = api.ok(
+        GEN,
+        token_request(
+            resources=[
+                {"type": "organization", "id": "acme"},
+                {
+                    "type": "document",
+                    "id": "doc-1",
+                    "organizationId": "acme",
+                    "accessRole": "viewer",
+                    "expiresAt": 1_900_000_000,
+                },
+                {"type": "folder", "id": "f-1", "organizationId": "acme", "expiresAt": 1_900_000_000.5},
+            ],
+            isAdmin=True,
+        ),
+    )
     after = int(time.time())
     assert result["status"] == "success" and isinstance(result["message"], str)
     assert set(result["data"]) == {"token"}
@@ -54,12 +68,25 @@ def test_generate_token_is_an_hs256_jwt_with_the_claims(api):
     assert claims["exp"] - claims["iat"] == 48 * 3600
     assert isinstance(claims["jti"], str) and claims["jti"]
     assert claims["user"] == {"userId": "ann", "name": "Ann", "email": "ann@example.com", "isAdmin": True}
-    assert claims["permissions"] == {"resources": [
-        {"type": "organization", "id": "acme", "accessRole": "editor"},
-        {"type": "document", "id": "doc-1", "organizationId": "acme", "accessRole": "viewer",
-         "expiresAt": 1_900_000_000},
-        {"type": "folder", "id": "f-1", "organizationId": "acme", "accessRole": "editor", "expiresAt": 1_900_000_000.5},
-    ]}
+    assert claims["permissions"] == {
+        "resources": [
+            {"type": "organization", "id": "acme", "accessRole": "editor"},
+            {
+                "type": "document",
+                "id": "doc-1",
+                "organizationId": "acme",
+                "accessRole": "viewer",
+                "expiresAt": 1_900_000_000,
+            },
+            {
+                "type": "folder",
+                "id": "f-1",
+                "organizationId": "acme",
+                "accessRole": "editor",
+                "expiresAt": 1_900_000_000.5,
+            },
+        ]
+    }
 
 
 def test_generate_token_defaults_is_admin_false_and_each_token_is_unique(api):
@@ -99,40 +126,48 @@ def test_the_organization_must_be_a_resource_entry(api):
 
 @pytest.mark.parametrize("kind", ["document", "folder"])
 def test_organization_id_is_required_on_document_and_folder_resources(api, kind):
-    message = api.err(GEN, token_request(resources=[{"type": "organization", "id": "acme"},
-                                                    {"type": kind, "id": "x"}]))
+    message = api.err(GEN, token_request(resources=[{"type": "organization", "id": "acme"}, {"type": kind, "id": "x"}]))
     assert message.startswith("data.permissions.resources[1].organizationId")
 
 
-@pytest.mark.parametrize("mutate, field", [
-    (lambda d: d.pop("userId"), "data.userId"),
-    (lambda d: d.update(userId=""), "data.userId"),
-    (lambda d: d.update(userId=1), "data.userId"),
-    (lambda d: d.pop("userProperties"), "data.userProperties"),
-    (lambda d: d["userProperties"].pop("name"), "data.userProperties.name"),
-    (lambda d: d["userProperties"].pop("email"), "data.userProperties.email"),
-    (lambda d: d["userProperties"].update(email="nope"), "data.userProperties.email"),
-    (lambda d: d["userProperties"].update(isAdmin="yes"), "data.userProperties.isAdmin"),
-    (lambda d: d["userProperties"].update(role="x"), "data.userProperties.role"),
-    (lambda d: d.pop("permissions"), "data.permissions"),
-    (lambda d: d.update(permissions={}), "data.permissions.resources"),
-    (lambda d: d.update(permissions={"resources": []}), "data.permissions.resources"),
-    (lambda d: d.update(permissions={"resources": {}}), "data.permissions.resources"),
-    (lambda d: d["permissions"]["resources"][0].update(type="workspace"), "data.permissions.resources[0].type"),
-    (lambda d: d["permissions"]["resources"][0].pop("id"), "data.permissions.resources[0].id"),
-    (lambda d: d["permissions"]["resources"][0].update(accessRole="owner"),
-     "data.permissions.resources[0].accessRole"),
-    (lambda d: d["permissions"]["resources"][0].update(expiresAt="tomorrow"),
-     "data.permissions.resources[0].expiresAt"),
-    (lambda d: d["permissions"]["resources"][0].update(expiresAt=True), "data.permissions.resources[0].expiresAt"),
-    (lambda d: d["permissions"]["resources"][0].update(expiresAt=-1), "data.permissions.resources[0].expiresAt"),
-    (lambda d: d["permissions"]["resources"][0].update(expiresAt=1e300), "data.permissions.resources[0].expiresAt"),
-    (lambda d: d["permissions"]["resources"][0].update(organizationId="other"),
-     "data.permissions.resources[0].organizationId"),
-    (lambda d: d["permissions"]["resources"][0].update(name="x"), "data.permissions.resources[0].name"),
-    (lambda d: d["permissions"].update(other=[]), "data.permissions.other"),
-    (lambda d: d.update(organizationId="acme"), "data.organizationId"),
-])
+@pytest.mark.parametrize(
+    "mutate, field",
+    [
+        (lambda d: d.pop("userId"), "data.userId"),
+        (lambda d: d.update(userId=""), "data.userId"),
+        (lambda d: d.update(userId=1), "data.userId"),
+        (lambda d: d.pop("userProperties"), "data.userProperties"),
+        (lambda d: d["userProperties"].pop("name"), "data.userProperties.name"),
+        (lambda d: d["userProperties"].pop("email"), "data.userProperties.email"),
+        (lambda d: d["userProperties"].update(email="nope"), "data.userProperties.email"),
+        (lambda d: d["userProperties"].update(isAdmin="yes"), "data.userProperties.isAdmin"),
+        (lambda d: d["userProperties"].update(role="x"), "data.userProperties.role"),
+        (lambda d: d.pop("permissions"), "data.permissions"),
+        (lambda d: d.update(permissions={}), "data.permissions.resources"),
+        (lambda d: d.update(permissions={"resources": []}), "data.permissions.resources"),
+        (lambda d: d.update(permissions={"resources": {}}), "data.permissions.resources"),
+        (lambda d: d["permissions"]["resources"][0].update(type="workspace"), "data.permissions.resources[0].type"),
+        (lambda d: d["permissions"]["resources"][0].pop("id"), "data.permissions.resources[0].id"),
+        (
+            lambda d: d["permissions"]["resources"][0].update(accessRole="owner"),
+            "data.permissions.resources[0].accessRole",
+        ),
+        (
+            lambda d: d["permissions"]["resources"][0].update(expiresAt="tomorrow"),
+            "data.permissions.resources[0].expiresAt",
+        ),
+        (lambda d: d["permissions"]["resources"][0].update(expiresAt=True), "data.permissions.resources[0].expiresAt"),
+        (lambda d: d["permissions"]["resources"][0].update(expiresAt=-1), "data.permissions.resources[0].expiresAt"),
+        (lambda d: d["permissions"]["resources"][0].update(expiresAt=1e300), "data.permissions.resources[0].expiresAt"),
+        (
+            lambda d: d["permissions"]["resources"][0].update(organizationId="other"),
+            "data.permissions.resources[0].organizationId",
+        ),
+        (lambda d: d["permissions"]["resources"][0].update(name="x"), "data.permissions.resources[0].name"),
+        (lambda d: d["permissions"].update(other=[]), "data.permissions.other"),
+        (lambda d: d.update(organizationId="acme"), "data.organizationId"),
+    ],
+)
 def test_generate_token_bad_input(api, mutate, field):
     data = token_request()
     mutate(data)
@@ -141,15 +176,30 @@ def test_generate_token_bad_input(api, mutate, field):
 
 # ---------------------------------------------------------------- add permissions
 
+
 def test_add_permissions_grants_memberships(api):
     org = uid("org")
     api.ok(FADD, {"organizationId": org, "folders": [{"folderId": "f"}]})
     api.ok(DADD, {"organizationId": org, "documents": [{"documentId": "d"}]})
-    result = api.ok(PADD, {"userId": "pat", "permissions": {"resources": [
-        {"type": "organization", "id": org, "accessRole": "viewer"},
-        {"type": "folder", "id": "f", "organizationId": org},
-        {"type": "document", "id": "d", "organizationId": org, "accessRole": "viewer", "expiresAt": 4_000_000_000},
-    ]}})
+    result = api.ok(
+        PADD,
+        {
+            "userId": "pat",
+            "permissions": {
+                "resources": [
+                    {"type": "organization", "id": org, "accessRole": "viewer"},
+                    {"type": "folder", "id": "f", "organizationId": org},
+                    {
+                        "type": "document",
+                        "id": "d",
+                        "organizationId": org,
+                        "accessRole": "viewer",
+                        "expiresAt": 4_000_000_000,
+                    },
+                ]
+            },
+        },
+    )
     assert result["status"] == "success" and isinstance(result["message"], str)
     assert set(result["data"]) == {org, "f", "d"}
     assert all(v["success"] is True and isinstance(v["message"], str) for v in result["data"].values())
@@ -164,19 +214,32 @@ def test_add_permissions_grants_memberships(api):
 def test_add_permissions_creates_the_organization_and_an_unknown_user(api):
     org = uid("org")
     api.ok(PADD, {"userId": "newbie", "permissions": {"resources": [{"type": "organization", "id": org}]}})
-    assert users(api, org)["newbie"] == {"userId": "newbie", "name": "", "email": "", "initial": "N",
-                                         "accessRole": "editor"}
+    assert users(api, org)["newbie"] == {
+        "userId": "newbie",
+        "name": "",
+        "email": "",
+        "initial": "N",
+        "accessRole": "editor",
+    }
     api.ok(UADD, {"organizationId": org, "users": [{"userId": "newbie", "name": "Nia", "email": "nia@example.com"}]})
     assert users(api, org)["newbie"]["name"] == "Nia"
 
 
 def test_add_permissions_on_a_missing_document_or_folder_fails_that_entry(api):
     org = uid("org")
-    data = api.ok(PADD, {"userId": "pat", "permissions": {"resources": [
-        {"type": "organization", "id": org},
-        {"type": "document", "id": "ghost-doc", "organizationId": org},
-        {"type": "folder", "id": "ghost-folder", "organizationId": org},
-    ]}})["data"]
+    data = api.ok(
+        PADD,
+        {
+            "userId": "pat",
+            "permissions": {
+                "resources": [
+                    {"type": "organization", "id": org},
+                    {"type": "document", "id": "ghost-doc", "organizationId": org},
+                    {"type": "folder", "id": "ghost-folder", "organizationId": org},
+                ]
+            },
+        },
+    )["data"]
     assert data[org]["success"] is True
     assert data["ghost-doc"]["success"] is False and "ghost-doc" in data["ghost-doc"]["message"]
     assert data["ghost-folder"]["success"] is False
@@ -185,8 +248,9 @@ def test_add_permissions_on_a_missing_document_or_folder_fails_that_entry(api):
 
 def test_add_permissions_with_only_failing_entries_writes_nothing(api):
     org = uid("org")
-    data = api.ok(PADD, {"userId": "pat", "permissions": {"resources": [
-        {"type": "document", "id": "d", "organizationId": org}]}})["data"]
+    data = api.ok(
+        PADD, {"userId": "pat", "permissions": {"resources": [{"type": "document", "id": "d", "organizationId": org}]}}
+    )["data"]
     assert data["d"]["success"] is False
     api.err(UGET, {"organizationId": org}, code="NOT_FOUND")
 
@@ -194,45 +258,77 @@ def test_add_permissions_with_only_failing_entries_writes_nothing(api):
 def test_a_past_expiry_is_accepted_and_counts_as_expired(api):
     org = uid("org")
     api.ok(UADD, {"organizationId": org, "users": [{"userId": "keep"}]})
-    data = api.ok(PADD, {"userId": "late", "permissions": {"resources": [
-        {"type": "organization", "id": org, "expiresAt": 1}]}})["data"]
+    data = api.ok(
+        PADD, {"userId": "late", "permissions": {"resources": [{"type": "organization", "id": org, "expiresAt": 1}]}}
+    )["data"]
     assert data[org]["success"] is True
     assert list(users(api, org)) == ["keep"]
 
 
-@pytest.mark.parametrize("data, field", [
-    ({"permissions": {"resources": [{"type": "organization", "id": "o"}]}}, "data.userId"),
-    ({"userId": "u"}, "data.permissions"),
-    ({"userId": "u", "permissions": {"resources": []}}, "data.permissions.resources"),
-    ({"userId": "u", "permissions": {"resources": [{"type": "document", "id": "d"}]}},
-     "data.permissions.resources[0].organizationId"),
-    ({"userId": "u", "permissions": {"resources": [{"type": "folder", "id": "f"}]}},
-     "data.permissions.resources[0].organizationId"),
-    ({"userId": "u", "permissions": {"resources": [{"type": "organization", "id": "o", "accessRole": "root"}]}},
-     "data.permissions.resources[0].accessRole"),
-    ({"userId": "u", "permissions": {"resources": [{"type": "organization", "id": "o", "expiresAt": "1"}]}},
-     "data.permissions.resources[0].expiresAt"),
-    ({"userId": "u", "permissions": {"resources": [{"type": "organization", "id": "o"},
-                                                   {"type": "folder", "id": "o", "organizationId": "o"}]}},
-     "data.permissions.resources"),
-    ({"userId": "u", "permissions": {"resources": [{"type": "organization", "id": "o"}]}, "userProperties": {}},
-     "data.userProperties"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"permissions": {"resources": [{"type": "organization", "id": "o"}]}}, "data.userId"),
+        ({"userId": "u"}, "data.permissions"),
+        ({"userId": "u", "permissions": {"resources": []}}, "data.permissions.resources"),
+        (
+            {"userId": "u", "permissions": {"resources": [{"type": "document", "id": "d"}]}},
+            "data.permissions.resources[0].organizationId",
+        ),
+        (
+            {"userId": "u", "permissions": {"resources": [{"type": "folder", "id": "f"}]}},
+            "data.permissions.resources[0].organizationId",
+        ),
+        (
+            {"userId": "u", "permissions": {"resources": [{"type": "organization", "id": "o", "accessRole": "root"}]}},
+            "data.permissions.resources[0].accessRole",
+        ),
+        (
+            {"userId": "u", "permissions": {"resources": [{"type": "organization", "id": "o", "expiresAt": "1"}]}},
+            "data.permissions.resources[0].expiresAt",
+        ),
+        (
+            {
+                "userId": "u",
+                "permissions": {
+                    "resources": [
+                        {"type": "organization", "id": "o"},
+                        {"type": "folder", "id": "o", "organizationId": "o"},
+                    ]
+                },
+            },
+            "data.permissions.resources",
+        ),
+        (
+            {"userId": "u", "permissions": {"resources": [{"type": "organization", "id": "o"}]}, "userProperties": {}},
+            "data.userProperties",
+        ),
+    ],
+)
 def test_add_permissions_bad_input(api, data, field):
     assert api.err(PADD, data).startswith(field)
 
 
 # ---------------------------------------------------------------- remove permissions
 
+
 def test_remove_permissions_revokes_each_resource(api):
     org = uid("org")
     api.ok(UADD, {"organizationId": org, "users": [{"userId": "ann"}]})
     api.ok(UADD, {"organizationId": org, "documentId": "d", "createDocument": True, "users": [{"userId": "ann"}]})
     api.ok(UADD, {"organizationId": org, "folderId": "f", "createFolder": True, "users": [{"userId": "ann"}]})
-    result = api.ok(PREM, {"userId": "ann", "permissions": {"resources": [
-        {"type": "document", "id": "d", "organizationId": org},
-        {"type": "organization", "id": org},
-    ]}})
+    result = api.ok(
+        PREM,
+        {
+            "userId": "ann",
+            "permissions": {
+                "resources": [
+                    {"type": "document", "id": "d", "organizationId": org},
+                    {"type": "organization", "id": org},
+                ]
+            },
+        },
+    )
     assert result["status"] == "success" and isinstance(result["message"], str)
     assert result["data"]["d"]["success"] is True and result["data"][org]["success"] is True
     assert users(api, org) == {} and users(api, org, documentId="d") == {}
@@ -251,43 +347,86 @@ def test_remove_folder_permission_without_organization_id(api):
 
 
 def test_remove_permissions_of_an_unknown_user_fails_each_entry(api):
-    data = api.ok(PREM, {"userId": uid("nobody"), "permissions": {"resources": [
-        {"type": "organization", "id": "acme"}, {"type": "document", "id": "d", "organizationId": "acme"}]}})["data"]
+    data = api.ok(
+        PREM,
+        {
+            "userId": uid("nobody"),
+            "permissions": {
+                "resources": [
+                    {"type": "organization", "id": "acme"},
+                    {"type": "document", "id": "d", "organizationId": "acme"},
+                ]
+            },
+        },
+    )["data"]
     assert data["acme"]["success"] is False and data["d"]["success"] is False
 
 
-@pytest.mark.parametrize("data, field", [
-    ({"permissions": {"resources": [{"type": "organization", "id": "o"}]}}, "data.userId"),
-    ({"userId": "u"}, "data.permissions"),
-    ({"userId": "u", "permissions": {"resources": []}}, "data.permissions.resources"),
-    ({"userId": "u", "permissions": {"resources": [{"type": "document", "id": "d"}]}},
-     "data.permissions.resources[0].organizationId"),
-    ({"userId": "u", "permissions": {"resources": [{"type": "organization", "id": "o", "accessRole": "viewer"}]}},
-     "data.permissions.resources[0].accessRole"),
-    ({"userId": "u", "permissions": {"resources": [{"type": "organization", "id": "o", "expiresAt": 5}]}},
-     "data.permissions.resources[0].expiresAt"),
-    ({"userId": "u", "permissions": {"resources": [{"type": "group", "id": "o"}]}},
-     "data.permissions.resources[0].type"),
-    ({"userId": "u", "permissions": {"resources": [{"type": "organization", "id": "o"},
-                                                   {"type": "organization", "id": "o"}]}},
-     "data.permissions.resources"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"permissions": {"resources": [{"type": "organization", "id": "o"}]}}, "data.userId"),
+        ({"userId": "u"}, "data.permissions"),
+        ({"userId": "u", "permissions": {"resources": []}}, "data.permissions.resources"),
+        (
+            {"userId": "u", "permissions": {"resources": [{"type": "document", "id": "d"}]}},
+            "data.permissions.resources[0].organizationId",
+        ),
+        (
+            {
+                "userId": "u",
+                "permissions": {"resources": [{"type": "organization", "id": "o", "accessRole": "viewer"}]},
+            },
+            "data.permissions.resources[0].accessRole",
+        ),
+        (
+            {"userId": "u", "permissions": {"resources": [{"type": "organization", "id": "o", "expiresAt": 5}]}},
+            "data.permissions.resources[0].expiresAt",
+        ),
+        (
+            {"userId": "u", "permissions": {"resources": [{"type": "group", "id": "o"}]}},
+            "data.permissions.resources[0].type",
+        ),
+        (
+            {
+                "userId": "u",
+                "permissions": {
+                    "resources": [{"type": "organization", "id": "o"}, {"type": "organization", "id": "o"}]
+                },
+            },
+            "data.permissions.resources",
+        ),
+    ],
+)
 def test_remove_permissions_bad_input(api, data, field):
     assert api.err(PREM, data).startswith(field)
 
 
 # ---------------------------------------------------------------- workspace isolation
 
+
 def test_permissions_are_isolated_between_workspaces(api, api_b):
     org = uid("org")
     api.ok(UADD, {"organizationId": org, "documentId": "d", "createDocument": True, "users": [{"userId": "ann"}]})
     api.ok(UADD, {"organizationId": org, "users": [{"userId": "ann"}]})
     # B cannot revoke A's grants, nor grant on A's document.
-    data = api_b.ok(PREM, {"userId": "ann", "permissions": {"resources": [
-        {"type": "organization", "id": org}, {"type": "document", "id": "d", "organizationId": org}]}})["data"]
+    data = api_b.ok(
+        PREM,
+        {
+            "userId": "ann",
+            "permissions": {
+                "resources": [
+                    {"type": "organization", "id": org},
+                    {"type": "document", "id": "d", "organizationId": org},
+                ]
+            },
+        },
+    )["data"]
     assert data[org]["success"] is False and data["d"]["success"] is False
-    data = api_b.ok(PADD, {"userId": "mallory", "permissions": {"resources": [
-        {"type": "document", "id": "d", "organizationId": org}]}})["data"]
+    data = api_b.ok(
+        PADD,
+        {"userId": "mallory", "permissions": {"resources": [{"type": "document", "id": "d", "organizationId": org}]}},
+    )["data"]
     assert data["d"]["success"] is False
     assert list(users(api, org)) == ["ann"] and list(users(api, org, documentId="d")) == ["ann"]
     # B granting on "the same" organization id creates B's own organization.

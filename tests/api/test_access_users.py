@@ -52,6 +52,7 @@ def org():
 
 # ---------------------------------------------------------------- add users
 
+
 def test_add_users_to_the_organization(api, org):
     data = add(api, org, [user("ann", accessRole="viewer"), user("bob")])
     assert set(data) == {"ann", "bob"}
@@ -60,8 +61,13 @@ def test_add_users_to_the_organization(api, org):
         assert isinstance(value["id"], str) and value["id"]
     assert data["ann"]["id"] != data["bob"]["id"]
     users = by_id(api, org)
-    assert users["ann"] == {"userId": "ann", "name": "Name ann", "email": "ann@example.com", "initial": "N",
-                            "accessRole": "viewer"}
+    assert users["ann"] == {
+        "userId": "ann",
+        "name": "Name ann",
+        "email": "ann@example.com",
+        "initial": "N",
+        "accessRole": "viewer",
+    }
     assert users["bob"]["accessRole"] == "editor"  # rule 6: the default role is editor
 
 
@@ -92,8 +98,9 @@ def test_rule_4_a_missing_organization_is_created(api, org):
 
 
 def test_create_organization_false_requires_an_existing_organization(api, org):
-    message = api.err(UADD, {"organizationId": org, "createOrganization": False, "users": [user("u1")]},
-                      code="NOT_FOUND")
+    message = api.err(
+        UADD, {"organizationId": org, "createOrganization": False, "users": [user("u1")]}, code="NOT_FOUND"
+    )
     assert org in message
     api.err(UGET, {"organizationId": org}, code="NOT_FOUND")  # nothing was written
     add(api, org, [user("u1")])
@@ -102,8 +109,12 @@ def test_create_organization_false_requires_an_existing_organization(api, org):
 
 
 def test_rule_5_initial_defaults_from_the_name(api, org):
-    data = [{"userId": "z1", "name": "zoë Adams"}, {"userId": "z2", "name": "Ann", "initial": "AX"},
-            {"userId": "z3", "email": "quinn@example.com"}, {"userId": "z4"}]
+    data = [
+        {"userId": "z1", "name": "zoë Adams"},
+        {"userId": "z2", "name": "Ann", "initial": "AX"},
+        {"userId": "z3", "email": "quinn@example.com"},
+        {"userId": "z4"},
+    ]
     add(api, org, data)
     users = by_id(api, org)
     assert [users[u]["initial"] for u in ("z1", "z2", "z3", "z4")] == ["Z", "AX", "Q", "Z"]
@@ -120,11 +131,17 @@ def test_re_adding_updates_name_email_and_role_idempotently(api, org):
     assert again["ann"]["id"] == first["ann"]["id"]
     changed = add(api, org, [{"userId": "ann", "name": "Ann B", "email": "annb@example.com", "accessRole": "viewer"}])
     assert changed["ann"]["id"] == first["ann"]["id"]
-    assert get(api, org)["data"] == [{"userId": "ann", "name": "Ann B", "email": "annb@example.com", "initial": "A",
-                                      "accessRole": "viewer"}]
+    assert get(api, org)["data"] == [
+        {"userId": "ann", "name": "Ann B", "email": "annb@example.com", "initial": "A", "accessRole": "viewer"}
+    ]
     add(api, org, [{"userId": "ann"}])  # neither name nor email: both kept, role back to the default
-    assert get(api, org)["data"][0] == {"userId": "ann", "name": "Ann B", "email": "annb@example.com",
-                                        "initial": "A", "accessRole": "editor"}
+    assert get(api, org)["data"][0] == {
+        "userId": "ann",
+        "name": "Ann B",
+        "email": "annb@example.com",
+        "initial": "A",
+        "accessRole": "editor",
+    }
 
 
 def test_users_are_one_identity_across_organizations(api, org):
@@ -139,13 +156,19 @@ def test_missing_document_or_folder_without_the_create_flag_is_not_found(api, or
     add(api, org, [user("u1")])
     message = api.err(UADD, {"organizationId": org, "documentId": "nope", "users": [user("u2")]}, code="NOT_FOUND")
     assert "nope" in message and "createDocument" in message
-    api.err(UADD, {"organizationId": org, "documentId": "nope", "createDocument": False, "users": [user("u2")]},
-            code="NOT_FOUND")
+    api.err(
+        UADD,
+        {"organizationId": org, "documentId": "nope", "createDocument": False, "users": [user("u2")]},
+        code="NOT_FOUND",
+    )
     message = api.err(UADD, {"organizationId": org, "folderId": "nof", "users": [user("u2")]}, code="NOT_FOUND")
     assert "nof" in message and "createFolder" in message
     # createFolder does not create a document, nor the other way round.
-    api.err(UADD, {"organizationId": org, "documentId": "nope", "createFolder": True, "users": [user("u2")]},
-            code="NOT_FOUND")
+    api.err(
+        UADD,
+        {"organizationId": org, "documentId": "nope", "createFolder": True, "users": [user("u2")]},
+        code="NOT_FOUND",
+    )
     api.err(UGET, {"organizationId": org, "documentId": "nope"}, code="NOT_FOUND")
     assert ids(api, org) == ["u1"]
     assert ids(api, org, userIds=["u2"]) == []
@@ -165,30 +188,35 @@ def test_create_flags_create_document_and_folder_once(api, org):
     assert sorted(ids(api, org, folderId="f")) == ["c", "d"]
 
 
-@pytest.mark.parametrize("data, field", [
-    ({"users": [{"userId": "a"}]}, "data.organizationId"),
-    ({"organizationId": "o"}, "data.users"),
-    ({"organizationId": "o", "users": []}, "data.users"),
-    ({"organizationId": "o", "users": {"userId": "a"}}, "data.users"),
-    ({"organizationId": "o", "users": [{"name": "A"}]}, "data.users[0].userId"),
-    ({"organizationId": "o", "users": [{"userId": ""}]}, "data.users[0].userId"),
-    ({"organizationId": "o", "users": [{"userId": 7}]}, "data.users[0].userId"),
-    ({"organizationId": "o", "users": [{"userId": "a", "accessRole": "owner"}]}, "data.users[0].accessRole"),
-    ({"organizationId": "o", "users": [{"userId": "a", "email": "not-an-email"}]}, "data.users[0].email"),
-    ({"organizationId": "o", "users": [{"userId": "a", "name": ""}]}, "data.users[0].name"),
-    ({"organizationId": "o", "users": [{"userId": "a", "name": 5}]}, "data.users[0].name"),
-    ({"organizationId": "o", "users": [{"userId": "a", "initial": ""}]}, "data.users[0].initial"),
-    ({"organizationId": "o", "users": [{"userId": "a", "isAdmin": True}]}, "data.users[0].isAdmin"),
-    ({"organizationId": "o", "users": [{"userId": "a"}, {"userId": "a"}]}, "data.users"),
-    ({"organizationId": "o", "users": ["a"]}, "data.users[0]"),
-    ({"organizationId": "", "users": [{"userId": "a"}]}, "data.organizationId"),
-    ({"organizationId": 5, "users": [{"userId": "a"}]}, "data.organizationId"),
-    ({"organizationId": "o", "createDocument": "yes", "documentId": "d", "users": [{"userId": "a"}]},
-     "data.createDocument"),
-    ({"organizationId": "o", "documentId": "d", "folderId": "f", "users": [{"userId": "a"}]}, "data.folderId"),
-    ({"organizationId": "o", "users": [{"userId": "a"}], "organisationId": "typo"}, "data.organisationId"),
-    ({"organizationId": "o", "users": [{"userId": f"u{i}"} for i in range(1001)]}, "data.users"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"users": [{"userId": "a"}]}, "data.organizationId"),
+        ({"organizationId": "o"}, "data.users"),
+        ({"organizationId": "o", "users": []}, "data.users"),
+        ({"organizationId": "o", "users": {"userId": "a"}}, "data.users"),
+        ({"organizationId": "o", "users": [{"name": "A"}]}, "data.users[0].userId"),
+        ({"organizationId": "o", "users": [{"userId": ""}]}, "data.users[0].userId"),
+        ({"organizationId": "o", "users": [{"userId": 7}]}, "data.users[0].userId"),
+        ({"organizationId": "o", "users": [{"userId": "a", "accessRole": "owner"}]}, "data.users[0].accessRole"),
+        ({"organizationId": "o", "users": [{"userId": "a", "email": "not-an-email"}]}, "data.users[0].email"),
+        ({"organizationId": "o", "users": [{"userId": "a", "name": ""}]}, "data.users[0].name"),
+        ({"organizationId": "o", "users": [{"userId": "a", "name": 5}]}, "data.users[0].name"),
+        ({"organizationId": "o", "users": [{"userId": "a", "initial": ""}]}, "data.users[0].initial"),
+        ({"organizationId": "o", "users": [{"userId": "a", "isAdmin": True}]}, "data.users[0].isAdmin"),
+        ({"organizationId": "o", "users": [{"userId": "a"}, {"userId": "a"}]}, "data.users"),
+        ({"organizationId": "o", "users": ["a"]}, "data.users[0]"),
+        ({"organizationId": "", "users": [{"userId": "a"}]}, "data.organizationId"),
+        ({"organizationId": 5, "users": [{"userId": "a"}]}, "data.organizationId"),
+        (
+            {"organizationId": "o", "createDocument": "yes", "documentId": "d", "users": [{"userId": "a"}]},
+            "data.createDocument",
+        ),
+        ({"organizationId": "o", "documentId": "d", "folderId": "f", "users": [{"userId": "a"}]}, "data.folderId"),
+        ({"organizationId": "o", "users": [{"userId": "a"}], "organisationId": "typo"}, "data.organisationId"),
+        ({"organizationId": "o", "users": [{"userId": f"u{i}"} for i in range(1001)]}, "data.users"),
+    ],
+)
 def test_add_users_bad_input(api, data, field):
     message = api.err(UADD, data)
     assert message.startswith(field), message
@@ -196,23 +224,40 @@ def test_add_users_bad_input(api, data, field):
 
 # ---------------------------------------------------------------- update users
 
+
 def test_update_users_at_organization_level(api, org):
     added = add(api, org, [user("ann"), user("bob")])
-    result = api.ok(UUPD, {"organizationId": org, "users": [
-        {"userId": "ann", "name": "Annie", "accessRole": "viewer"},
-        {"userId": "bob", "email": "robert@example.com", "initial": "R"},
-        {"userId": "ghost", "name": "Nobody"},
-    ]})
+    result = api.ok(
+        UUPD,
+        {
+            "organizationId": org,
+            "users": [
+                {"userId": "ann", "name": "Annie", "accessRole": "viewer"},
+                {"userId": "bob", "email": "robert@example.com", "initial": "R"},
+                {"userId": "ghost", "name": "Nobody"},
+            ],
+        },
+    )
     assert result["status"] == "success"
     data = result["data"]
     assert data["ann"] == {"success": True, "message": data["ann"]["message"], "id": added["ann"]["id"]}
     assert data["bob"]["success"] is True
     assert data["ghost"]["success"] is False and "ghost" in data["ghost"]["message"]
     users = by_id(api, org)
-    assert users["ann"] == {"userId": "ann", "name": "Annie", "email": "ann@example.com", "initial": "A",
-                            "accessRole": "viewer"}
-    assert users["bob"] == {"userId": "bob", "name": "Name bob", "email": "robert@example.com", "initial": "R",
-                            "accessRole": "editor"}
+    assert users["ann"] == {
+        "userId": "ann",
+        "name": "Annie",
+        "email": "ann@example.com",
+        "initial": "A",
+        "accessRole": "viewer",
+    }
+    assert users["bob"] == {
+        "userId": "bob",
+        "name": "Name bob",
+        "email": "robert@example.com",
+        "initial": "R",
+        "accessRole": "editor",
+    }
     assert "ghost" not in ids(api, org)
 
 
@@ -242,21 +287,25 @@ def test_update_users_unknown_scope_is_not_found(api, org):
     api.err(UUPD, {"organizationId": org, "folderId": "nope", "users": [{"userId": "a"}]}, code="NOT_FOUND")
 
 
-@pytest.mark.parametrize("data, field", [
-    ({"users": [{"userId": "a"}]}, "data.organizationId"),
-    ({"organizationId": "o"}, "data.users"),
-    ({"organizationId": "o", "users": []}, "data.users"),
-    ({"organizationId": "o", "users": [{"userId": "a", "accessRole": "admin"}]}, "data.users[0].accessRole"),
-    ({"organizationId": "o", "users": [{"userId": "a", "email": "@"}]}, "data.users[0].email"),
-    ({"organizationId": "o", "users": [{"userId": "a"}, {"userId": "a"}]}, "data.users"),
-    ({"organizationId": "o", "documentId": "d", "folderId": "f", "users": [{"userId": "a"}]}, "data.folderId"),
-    ({"organizationId": "o", "users": [{"userId": "a", "extra": 1}]}, "data.users[0].extra"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"users": [{"userId": "a"}]}, "data.organizationId"),
+        ({"organizationId": "o"}, "data.users"),
+        ({"organizationId": "o", "users": []}, "data.users"),
+        ({"organizationId": "o", "users": [{"userId": "a", "accessRole": "admin"}]}, "data.users[0].accessRole"),
+        ({"organizationId": "o", "users": [{"userId": "a", "email": "@"}]}, "data.users[0].email"),
+        ({"organizationId": "o", "users": [{"userId": "a"}, {"userId": "a"}]}, "data.users"),
+        ({"organizationId": "o", "documentId": "d", "folderId": "f", "users": [{"userId": "a"}]}, "data.folderId"),
+        ({"organizationId": "o", "users": [{"userId": "a", "extra": 1}]}, "data.users[0].extra"),
+    ],
+)
 def test_update_users_bad_input(api, data, field):
     assert api.err(UUPD, data).startswith(field)
 
 
 # ---------------------------------------------------------------- delete users
+
 
 def test_delete_users_from_the_organization_removes_every_membership_in_it(api, org):
     other = uid("org")
@@ -300,25 +349,29 @@ def test_delete_users_unknown_scope_is_not_found(api, org):
     assert ids(api, org) == ["a"]
 
 
-@pytest.mark.parametrize("data, field", [
-    ({"userIds": ["a"]}, "data.organizationId"),
-    ({"organizationId": "o"}, "data.userIds"),
-    ({"organizationId": "o", "userIds": []}, "data.userIds"),
-    ({"organizationId": "o", "userIds": "a"}, "data.userIds"),
-    ({"organizationId": "o", "userIds": [""]}, "data.userIds[0]"),
-    ({"organizationId": "o", "userIds": ["a", "a"]}, "data.userIds"),
-    ({"organizationId": "o", "userIds": ["a"], "documentId": "d", "folderId": "f"}, "data.folderId"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"userIds": ["a"]}, "data.organizationId"),
+        ({"organizationId": "o"}, "data.userIds"),
+        ({"organizationId": "o", "userIds": []}, "data.userIds"),
+        ({"organizationId": "o", "userIds": "a"}, "data.userIds"),
+        ({"organizationId": "o", "userIds": [""]}, "data.userIds[0]"),
+        ({"organizationId": "o", "userIds": ["a", "a"]}, "data.userIds"),
+        ({"organizationId": "o", "userIds": ["a"], "documentId": "d", "folderId": "f"}, "data.folderId"),
+    ],
+)
 def test_delete_users_bad_input(api, data, field):
     assert api.err(UDEL, data).startswith(field)
 
 
 # ---------------------------------------------------------------- get users
 
+
 def test_get_users_pages_return_everyone_exactly_once(api, org):
     everyone = [f"u{i:04d}" for i in range(2500)]
     for start in range(0, 2500, 1000):
-        add(api, org, [{"userId": u, "name": u} for u in everyone[start:start + 1000]])
+        add(api, org, [{"userId": u, "name": u} for u in everyone[start : start + 1000]])
     first = get(api, org)
     assert len(first["data"]) == 1000 and isinstance(first["nextPageToken"], str)  # default pageSize 1000
     assert ids(api, org) == everyone  # in the order they were added
@@ -365,12 +418,12 @@ def test_get_users_order_is_joining_order_whenever_the_user_was_created(api, org
     add(api, org, [user(u) for u in members])
     first = get(api, org, pageSize=2)
     add(api, org, [user(veteran)])
-    add(api, org, [user(members[3], name="Renamed")])           # again, without leaving: same place
+    add(api, org, [user(members[3], name="Renamed")])  # again, without leaving: same place
     rest = get(api, org, pageSize=10, pageToken=first["nextPageToken"])
     assert [u["userId"] for u in first["data"] + rest["data"]] == members + [veteran]
     assert rest["data"][1]["name"] == "Renamed"
     api.ok(UDEL, {"organizationId": org, "userIds": [members[0]]})
-    add(api, org, [user(members[0])])                            # left and came back: last
+    add(api, org, [user(members[0])])  # left and came back: last
     assert ids(api, org) == members[1:] + [veteran, members[0]]
     # pages around the gap it left are full, and everyone still comes once
     out, token = [], None
@@ -387,12 +440,17 @@ def test_get_users_order_is_joining_order_whenever_the_user_was_created(api, org
 def test_get_users_filters_combine_with_and(api, org):
     add(api, org, [user(u) for u in ("ann", "bob", "cid", "dan")])
     add(api, org, [user("eve")], documentId="d", createDocument=True)
-    api.ok(GADD, {"organizationId": org, "organizationUserGroups": [{"groupId": "g1", "groupName": "One"},
-                                                                     {"groupId": "g2", "groupName": "Two"}]})
+    api.ok(
+        GADD,
+        {
+            "organizationId": org,
+            "organizationUserGroups": [{"groupId": "g1", "groupName": "One"}, {"groupId": "g2", "groupName": "Two"}],
+        },
+    )
     api.ok(GUADD, {"organizationId": org, "organizationUserGroupId": "g1", "userIds": ["ann", "bob", "eve"]})
     api.ok(GUADD, {"organizationId": org, "organizationUserGroupId": "g2", "userIds": ["cid"]})
     assert ids(api, org, userIds=["bob", "dan", "nobody"]) == ["bob", "dan"]
-    assert ids(api, org, organizationUserGroupIds=["g1"]) == ["ann", "bob"]       # eve is not org-level
+    assert ids(api, org, organizationUserGroupIds=["g1"]) == ["ann", "bob"]  # eve is not org-level
     assert ids(api, org, organizationUserGroupIds=["g1", "g2"]) == ["ann", "bob", "cid"]
     assert ids(api, org, userIds=["bob", "cid"], organizationUserGroupIds=["g1"]) == ["bob"]
     assert ids(api, org, organizationUserGroupIds=["no-such-group"]) == []
@@ -410,7 +468,9 @@ def test_get_users_all_documents(api, org):
     assert all("accessRole" not in u for u in plain["data"])  # a role per document: see groupByDocumentId
     grouped = get(api, org, allDocuments=True, groupByDocumentId=True)["data"]
     assert {d: [(u["userId"], u["accessRole"]) for u in users] for d, users in grouped.items()} == {
-        "d1": [("ann", "editor"), ("bob", "viewer")], "d2": [("ann", "viewer"), ("cid", "editor")]}
+        "d1": [("ann", "editor"), ("bob", "viewer")],
+        "d2": [("ann", "viewer"), ("cid", "editor")],
+    }
     assert ids(api, org, allDocuments=True, userIds=["cid", "org-only"]) == ["cid"]
     # groupByDocumentId is only effective with allDocuments.
     assert isinstance(get(api, org, groupByDocumentId=True)["data"], list)
@@ -421,8 +481,9 @@ def test_get_users_grouped_paging_covers_every_pair_once(api, org):
         add(api, org, [user(f"{d}-u{i}") for i in range(3)] + [user("all")], documentId=d, createDocument=True)
     pairs, token = [], None
     while True:
-        page = get(api, org, allDocuments=True, groupByDocumentId=True, pageSize=5,
-                   **({"pageToken": token} if token else {}))
+        page = get(
+            api, org, allDocuments=True, groupByDocumentId=True, pageSize=5, **({"pageToken": token} if token else {})
+        )
         assert sum(len(v) for v in page["data"].values()) <= 5
         pairs += [(d, u["userId"]) for d, users in page["data"].items() for u in users]
         token = page["nextPageToken"]
@@ -446,10 +507,20 @@ def test_get_users_unknown_organization_document_or_folder_is_not_found(api, org
 
 def test_get_users_excludes_expired_permissions(api, org):
     add(api, org, [user("current")])
-    api.ok(PADD, {"userId": "expired", "permissions": {"resources": [
-        {"type": "organization", "id": org, "expiresAt": 1_000_000_000}]}})
-    api.ok(PADD, {"userId": "later", "permissions": {"resources": [
-        {"type": "organization", "id": org, "expiresAt": 4_000_000_000}]}})
+    api.ok(
+        PADD,
+        {
+            "userId": "expired",
+            "permissions": {"resources": [{"type": "organization", "id": org, "expiresAt": 1_000_000_000}]},
+        },
+    )
+    api.ok(
+        PADD,
+        {
+            "userId": "later",
+            "permissions": {"resources": [{"type": "organization", "id": org, "expiresAt": 4_000_000_000}]},
+        },
+    )
     assert ids(api, org) == ["current", "later"]
 
 
@@ -461,32 +532,38 @@ def test_get_users_page_token_must_be_one_the_api_returned(api, org):
     token = get(api, org, pageSize=1)["nextPageToken"]
     grouped_token = get(api, org, allDocuments=True, groupByDocumentId=True, pageSize=1)
     assert grouped_token["nextPageToken"] is None  # one pair only
-    assert api.err(UGET, {"organizationId": org, "allDocuments": True, "groupByDocumentId": True,
-                          "pageToken": token}).startswith("data.pageToken")
+    assert api.err(
+        UGET, {"organizationId": org, "allDocuments": True, "groupByDocumentId": True, "pageToken": token}
+    ).startswith("data.pageToken")
 
 
-@pytest.mark.parametrize("data, field", [
-    ({}, "data.organizationId"),
-    ({"organizationId": ""}, "data.organizationId"),
-    ({"organizationId": ["o"]}, "data.organizationId"),
-    ({"organizationId": "o", "userIds": [f"u{i}" for i in range(31)]}, "data.userIds"),
-    ({"organizationId": "o", "organizationUserGroupIds": [f"g{i}" for i in range(31)]},
-     "data.organizationUserGroupIds"),
-    ({"organizationId": "o", "userIds": []}, "data.userIds"),
-    ({"organizationId": "o", "userIds": "u1"}, "data.userIds"),
-    ({"organizationId": "o", "pageSize": 0}, "data.pageSize"),
-    ({"organizationId": "o", "pageSize": 1001}, "data.pageSize"),
-    ({"organizationId": "o", "pageSize": "10"}, "data.pageSize"),
-    ({"organizationId": "o", "pageSize": 2.5}, "data.pageSize"),
-    ({"organizationId": "o", "pageSize": True}, "data.pageSize"),
-    ({"organizationId": "o", "pageToken": ""}, "data.pageToken"),
-    ({"organizationId": "o", "pageToken": 5}, "data.pageToken"),
-    ({"organizationId": "o", "allDocuments": "true"}, "data.allDocuments"),
-    ({"organizationId": "o", "documentId": "d", "folderId": "f"}, "data.folderId"),
-    ({"organizationId": "o", "allDocuments": True, "documentId": "d"}, "data.documentId"),
-    ({"organizationId": "o", "allDocuments": True, "folderId": "f"}, "data.folderId"),
-    ({"organizationId": "o", "sortBy": "name"}, "data.sortBy"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({}, "data.organizationId"),
+        ({"organizationId": ""}, "data.organizationId"),
+        ({"organizationId": ["o"]}, "data.organizationId"),
+        ({"organizationId": "o", "userIds": [f"u{i}" for i in range(31)]}, "data.userIds"),
+        (
+            {"organizationId": "o", "organizationUserGroupIds": [f"g{i}" for i in range(31)]},
+            "data.organizationUserGroupIds",
+        ),
+        ({"organizationId": "o", "userIds": []}, "data.userIds"),
+        ({"organizationId": "o", "userIds": "u1"}, "data.userIds"),
+        ({"organizationId": "o", "pageSize": 0}, "data.pageSize"),
+        ({"organizationId": "o", "pageSize": 1001}, "data.pageSize"),
+        ({"organizationId": "o", "pageSize": "10"}, "data.pageSize"),
+        ({"organizationId": "o", "pageSize": 2.5}, "data.pageSize"),
+        ({"organizationId": "o", "pageSize": True}, "data.pageSize"),
+        ({"organizationId": "o", "pageToken": ""}, "data.pageToken"),
+        ({"organizationId": "o", "pageToken": 5}, "data.pageToken"),
+        ({"organizationId": "o", "allDocuments": "true"}, "data.allDocuments"),
+        ({"organizationId": "o", "documentId": "d", "folderId": "f"}, "data.folderId"),
+        ({"organizationId": "o", "allDocuments": True, "documentId": "d"}, "data.documentId"),
+        ({"organizationId": "o", "allDocuments": True, "folderId": "f"}, "data.folderId"),
+        ({"organizationId": "o", "sortBy": "name"}, "data.sortBy"),
+    ],
+)
 def test_get_users_bad_input(api, data, field):
     assert api.err(UGET, data).startswith(field)
 
@@ -500,6 +577,7 @@ def test_get_users_thirty_ids_is_the_limit(api, org):
 
 
 # ---------------------------------------------------------------- workspace isolation
+
 
 def test_users_are_isolated_between_workspaces(api, api_b, org):
     add(api, org, [user("ann")], documentId="d", createDocument=True)
@@ -519,6 +597,7 @@ def test_users_are_isolated_between_workspaces(api, api_b, org):
 
 # ---------------------------------------------------------------- concurrency
 
+
 def test_concurrent_adds_of_overlapping_users_keep_one_identity_each(api, org):
     """Requests that land in one group commit (the writer batches them) must neither fail nor
     split a user into two identities."""
@@ -528,8 +607,14 @@ def test_concurrent_adds_of_overlapping_users_keep_one_identity_each(api, org):
 
     def add_some(i: int) -> dict:
         scope = {} if i % 3 else {"documentId": "d", "createDocument": True}
-        return api.ok(UADD, {"organizationId": org, "users": [user(p, accessRole="viewer" if i % 2 else "editor")
-                                                               for p in people[i % 3:]], **scope})["data"]
+        return api.ok(
+            UADD,
+            {
+                "organizationId": org,
+                "users": [user(p, accessRole="viewer" if i % 2 else "editor") for p in people[i % 3 :]],
+                **scope,
+            },
+        )["data"]
 
     with ThreadPoolExecutor(max_workers=12) as pool:
         results = list(pool.map(add_some, range(24)))

@@ -56,6 +56,7 @@ FULL = {
 
 # ---------------------------------------------------------------- add and get
 
+
 def test_add_stores_every_field_and_get_returns_it(api):
     org = uid("org")
     data = add(api, org, dict(FULL), record())
@@ -96,9 +97,14 @@ def test_get_is_newest_first_and_pages_every_record_once(api):
 
 def test_get_filters_by_document_and_target_entity(api):
     org = uid("org")
-    add(api, org, record(id="d1-t1", documentId="d1", targetEntityId="t1"),
+    add(
+        api,
+        org,
+        record(id="d1-t1", documentId="d1", targetEntityId="t1"),
         record(id="d1-t2", documentId="d1", targetEntityId="t2"),
-        record(id="d2-t1", documentId="d2", targetEntityId="t1"), record(id="none"))
+        record(id="d2-t1", documentId="d2", targetEntityId="t1"),
+        record(id="none"),
+    )
     assert ids(listed(api, org, documentId="d1")) == ["d1-t2", "d1-t1"]
     assert ids(listed(api, org, targetEntityId="t1")) == ["d2-t1", "d1-t1"]
     assert ids(listed(api, org, documentId="d1", targetEntityId="t1")) == ["d1-t1"]
@@ -108,28 +114,61 @@ def test_get_filters_by_document_and_target_entity(api):
 
 # ---------------------------------------------------------------- update
 
+
 def test_update_merges_only_the_given_fields(api):
     org = uid("org")
     add(api, org, dict(FULL))
     (before,) = listed(api, org)
-    result = api.ok(UPDATE, {"organizationId": org, "activities": [
-        {"id": "full", "displayMessageTemplate": "{{user}} reopened", "changes": {"status": {"from": "RESOLVED",
-                                                                                             "to": "OPEN"}}},
-        {"id": "ghost", "actionIcon": "x"}]})
+    result = api.ok(
+        UPDATE,
+        {
+            "organizationId": org,
+            "activities": [
+                {
+                    "id": "full",
+                    "displayMessageTemplate": "{{user}} reopened",
+                    "changes": {"status": {"from": "RESOLVED", "to": "OPEN"}},
+                },
+                {"id": "ghost", "actionIcon": "x"},
+            ],
+        },
+    )
     assert result["status"] == "success"
     assert result["data"]["full"]["success"] is True
     assert result["data"]["ghost"]["success"] is False and "ghost" in result["data"]["ghost"]["message"]
     (after,) = listed(api, org)
     assert after["displayMessageTemplate"] == "{{user}} reopened"
     assert after["changes"] == {"status": {"from": "RESOLVED", "to": "OPEN"}}
-    for key in ("entityData", "entityTargetData", "displayMessageTemplateData", "actionIcon", "actionUser",
-                "featureType", "actionType", "documentId", "targetEntityId", "createdAt"):
+    for key in (
+        "entityData",
+        "entityTargetData",
+        "displayMessageTemplateData",
+        "actionIcon",
+        "actionUser",
+        "featureType",
+        "actionType",
+        "documentId",
+        "targetEntityId",
+        "createdAt",
+    ):
         assert after[key] == before[key], key
     assert after["lastUpdated"] >= before["lastUpdated"]
     # every updatable field, and an explicit null for a free-form one
-    api.ok(UPDATE, {"organizationId": org, "activities": [
-        {"id": "full", "entityData": None, "entityTargetData": {"new": True}, "displayMessageTemplateData": {"u": 1},
-         "actionIcon": "icon-2"}]})
+    api.ok(
+        UPDATE,
+        {
+            "organizationId": org,
+            "activities": [
+                {
+                    "id": "full",
+                    "entityData": None,
+                    "entityTargetData": {"new": True},
+                    "displayMessageTemplateData": {"u": 1},
+                    "actionIcon": "icon-2",
+                }
+            ],
+        },
+    )
     (last,) = listed(api, org)
     assert last["entityData"] is None and last["entityTargetData"] == {"new": True}
     assert last["displayMessageTemplateData"] == {"u": 1} and last["actionIcon"] == "icon-2"
@@ -151,12 +190,17 @@ def test_update_with_no_fields_is_a_no_op_success(api):
 
 # ---------------------------------------------------------------- delete
 
+
 def test_delete_filters_intersect(api):
     org = uid("org")
-    add(api, org, record(id="d1-t1", documentId="d1", targetEntityId="t1"),
+    add(
+        api,
+        org,
+        record(id="d1-t1", documentId="d1", targetEntityId="t1"),
         record(id="d1-t2", documentId="d1", targetEntityId="t2"),
         record(id="d2-t1", documentId="d2", targetEntityId="t1"),
-        record(id="d2-t2", documentId="d2", targetEntityId="t2"))
+        record(id="d2-t2", documentId="d2", targetEntityId="t2"),
+    )
     data = api.ok(DELETE, {"organizationId": org, "documentId": "d1", "targetEntityId": "t1"})["data"]
     assert data == {"d1-t1": {"success": True, "message": data["d1-t1"]["message"]}}
     data = api.ok(DELETE, {"organizationId": org, "documentId": "d2", "activityIds": ["d1-t2", "d2-t2", "ghost"]})
@@ -166,16 +210,23 @@ def test_delete_filters_intersect(api):
     assert sorted(ids(listed(api, org))) == ["d1-t2", "d2-t1"]
 
 
-@pytest.mark.parametrize("filters, left", [
-    ({"documentId": "d1"}, ["d2-t1"]),
-    ({"targetEntityId": "t1"}, ["d1-t2"]),
-    ({"activityIds": ["d1-t2"]}, ["d1-t1", "d2-t1"]),
-])
+@pytest.mark.parametrize(
+    "filters, left",
+    [
+        ({"documentId": "d1"}, ["d2-t1"]),
+        ({"targetEntityId": "t1"}, ["d1-t2"]),
+        ({"activityIds": ["d1-t2"]}, ["d1-t1", "d2-t1"]),
+    ],
+)
 def test_delete_each_filter_alone(api, filters, left):
     org = uid("org")
-    add(api, org, record(id="d1-t1", documentId="d1", targetEntityId="t1"),
+    add(
+        api,
+        org,
+        record(id="d1-t1", documentId="d1", targetEntityId="t1"),
         record(id="d1-t2", documentId="d1", targetEntityId="t2"),
-        record(id="d2-t1", documentId="d2", targetEntityId="t1"))
+        record(id="d2-t1", documentId="d2", targetEntityId="t1"),
+    )
     api.ok(DELETE, {"organizationId": org, **filters})
     assert sorted(ids(listed(api, org))) == left
 
@@ -190,10 +241,19 @@ def test_delete_without_a_filter_is_invalid_argument(api):
 
 def test_activities_of_comments_can_be_deleted_by_annotation(api):
     org, doc = uid("org"), uid("doc")
-    api.ok("/v2/commentannotations/add", {
-        "organizationId": org, "documentId": doc, "createOrganization": True, "createDocument": True,
-        "commentAnnotations": [{"annotationId": "c1", "commentData": [{"commentText": "x", "triggerActivities": True}]},
-                               {"annotationId": "c2", "commentData": [{"commentText": "y", "triggerActivities": True}]}]})
+    api.ok(
+        "/v2/commentannotations/add",
+        {
+            "organizationId": org,
+            "documentId": doc,
+            "createOrganization": True,
+            "createDocument": True,
+            "commentAnnotations": [
+                {"annotationId": "c1", "commentData": [{"commentText": "x", "triggerActivities": True}]},
+                {"annotationId": "c2", "commentData": [{"commentText": "y", "triggerActivities": True}]},
+            ],
+        },
+    )
     assert len(listed(api, org, documentId=doc)) == 2
     data = api.ok(DELETE, {"organizationId": org, "targetEntityId": "c1"})["data"]
     assert len(data) == 1
@@ -203,8 +263,16 @@ def test_activities_of_comments_can_be_deleted_by_annotation(api):
 
 def test_activities_of_a_document_without_organization_are_read_by_document_id(api):
     doc = uid("loose")
-    api.ok("/v2/commentannotations/add", {"documentId": doc, "createDocument": True, "commentAnnotations": [
-        {"annotationId": "c1", "commentData": [{"commentText": "x", "triggerActivities": True}]}]})
+    api.ok(
+        "/v2/commentannotations/add",
+        {
+            "documentId": doc,
+            "createDocument": True,
+            "commentAnnotations": [
+                {"annotationId": "c1", "commentData": [{"commentText": "x", "triggerActivities": True}]}
+            ],
+        },
+    )
     (record,) = api.ok(GET, {"documentId": doc})["data"]
     assert record["organizationId"] is None and record["targetEntityId"] == "c1"
     assert listed(api, uid("org"), documentId=doc) == []
@@ -212,52 +280,74 @@ def test_activities_of_a_document_without_organization_are_read_by_document_id(a
 
 # ---------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("path, data, field", [
-    (ADD, {"activities": [record()]}, "data.organizationId"),
-    (ADD, {"organizationId": "o"}, "data.activities"),
-    (ADD, {"organizationId": "o", "activities": []}, "data.activities"),
-    (ADD, {"organizationId": "o", "activities": [{"actionType": "a"}]}, "data.activities[0].featureType"),
-    (ADD, {"organizationId": "o", "activities": [{"featureType": "f"}]}, "data.activities[0].actionType"),
-    (ADD, {"organizationId": "o", "activities": [record(featureType="")]}, "data.activities[0].featureType"),
-    (ADD, {"organizationId": "o", "activities": [record(id=5)]}, "data.activities[0].id"),
-    (ADD, {"organizationId": "o", "activities": [record(changes={"f": {"from": 1, "too": 2}})]},
-     "data.activities[0].changes.f.too"),
-    (ADD, {"organizationId": "o", "activities": [record(changes=[1])]}, "data.activities[0].changes"),
-    (ADD, {"organizationId": "o", "activities": [record(displayMessageTemplateData="x")]},
-     "data.activities[0].displayMessageTemplateData"),
-    (ADD, {"organizationId": "o", "activities": [record(createdAt=5)]}, "data.activities[0].createdAt"),
-    (ADD, {"organizationId": "o", "activities": [record(id="x"), record(id="x")]}, "data.activities[1].id"),
-    (GET, {}, "data.organizationId"),
-    (GET, {"targetEntityId": "t"}, "data.organizationId"),
-    (GET, {"organizationId": "o", "pageSize": 0}, "data.pageSize"),
-    (GET, {"organizationId": "o", "pageSize": 1001}, "data.pageSize"),
-    (GET, {"organizationId": "o", "pageToken": "bogus"}, "data.pageToken"),
-    (GET, {"organizationId": "o", "activityIds": ["a"]}, "data.activityIds"),
-    (UPDATE, {"activities": [{"id": "a"}]}, "data.organizationId"),
-    (UPDATE, {"organizationId": "o"}, "data.activities"),
-    (UPDATE, {"organizationId": "o", "activities": [{}]}, "data.activities[0].id"),
-    (UPDATE, {"organizationId": "o", "activities": [{"id": "a", "featureType": "x"}]},
-     "data.activities[0].featureType"),
-    (UPDATE, {"organizationId": "o", "activities": [{"id": "a", "actionIcon": 3}]}, "data.activities[0].actionIcon"),
-    (UPDATE, {"organizationId": "o", "activities": [{"id": "a"}, {"id": "a"}]}, "data.activities[1].id"),
-    (DELETE, {"documentId": "d"}, "data.organizationId"),
-    (DELETE, {"organizationId": "o", "activityIds": []}, "data.activityIds"),
-    (DELETE, {"organizationId": "o", "activityIds": "a"}, "data.activityIds"),
-    (DELETE, {"organizationId": "o", "documentId": 1}, "data.documentId"),
-    (DELETE, {"organizationId": "o", "documentId": "d", "all": True}, "data.all"),
-])
+
+@pytest.mark.parametrize(
+    "path, data, field",
+    [
+        (ADD, {"activities": [record()]}, "data.organizationId"),
+        (ADD, {"organizationId": "o"}, "data.activities"),
+        (ADD, {"organizationId": "o", "activities": []}, "data.activities"),
+        (ADD, {"organizationId": "o", "activities": [{"actionType": "a"}]}, "data.activities[0].featureType"),
+        (ADD, {"organizationId": "o", "activities": [{"featureType": "f"}]}, "data.activities[0].actionType"),
+        (ADD, {"organizationId": "o", "activities": [record(featureType="")]}, "data.activities[0].featureType"),
+        (ADD, {"organizationId": "o", "activities": [record(id=5)]}, "data.activities[0].id"),
+        (
+            ADD,
+            {"organizationId": "o", "activities": [record(changes={"f": {"from": 1, "too": 2}})]},
+            "data.activities[0].changes.f.too",
+        ),
+        (ADD, {"organizationId": "o", "activities": [record(changes=[1])]}, "data.activities[0].changes"),
+        (
+            ADD,
+            {"organizationId": "o", "activities": [record(displayMessageTemplateData="x")]},
+            "data.activities[0].displayMessageTemplateData",
+        ),
+        (ADD, {"organizationId": "o", "activities": [record(createdAt=5)]}, "data.activities[0].createdAt"),
+        (ADD, {"organizationId": "o", "activities": [record(id="x"), record(id="x")]}, "data.activities[1].id"),
+        (GET, {}, "data.organizationId"),
+        (GET, {"targetEntityId": "t"}, "data.organizationId"),
+        (GET, {"organizationId": "o", "pageSize": 0}, "data.pageSize"),
+        (GET, {"organizationId": "o", "pageSize": 1001}, "data.pageSize"),
+        (GET, {"organizationId": "o", "pageToken": "bogus"}, "data.pageToken"),
+        (GET, {"organizationId": "o", "activityIds": ["a"]}, "data.activityIds"),
+        (UPDATE, {"activities": [{"id": "a"}]}, "data.organizationId"),
+        (UPDATE, {"organizationId": "o"}, "data.activities"),
+        (UPDATE, {"organizationId": "o", "activities": [{}]}, "data.activities[0].id"),
+        (
+            UPDATE,
+            {"organizationId": "o", "activities": [{"id": "a", "featureType": "x"}]},
+            "data.activities[0].featureType",
+        ),
+        (
+            UPDATE,
+            {"organizationId": "o", "activities": [{"id": "a", "actionIcon": 3}]},
+            "data.activities[0].actionIcon",
+        ),
+        (UPDATE, {"organizationId": "o", "activities": [{"id": "a"}, {"id": "a"}]}, "data.activities[1].id"),
+        (DELETE, {"documentId": "d"}, "data.organizationId"),
+        (DELETE, {"organizationId": "o", "activityIds": []}, "data.activityIds"),
+        (DELETE, {"organizationId": "o", "activityIds": "a"}, "data.activityIds"),
+        (DELETE, {"organizationId": "o", "documentId": 1}, "data.documentId"),
+        (DELETE, {"organizationId": "o", "documentId": "d", "all": True}, "data.all"),
+    ],
+)
 def test_bad_input(api, path, data, field):
     assert field in api.err(path, data)
 
 
 # ---------------------------------------------------------------- isolation
 
+
 def test_workspace_isolation(api, api_b):
     org = uid("org")
     add(api, org, record(id="mine", documentId="d"))
     assert api_b.ok(GET, {"organizationId": org})["data"] == []
-    assert api_b.ok(UPDATE, {"organizationId": org, "activities": [{"id": "mine", "actionIcon": "x"}]})[
-        "data"]["mine"]["success"] is False
+    assert (
+        api_b.ok(UPDATE, {"organizationId": org, "activities": [{"id": "mine", "actionIcon": "x"}]})["data"]["mine"][
+            "success"
+        ]
+        is False
+    )
     assert api_b.ok(DELETE, {"organizationId": org, "documentId": "d"})["data"] == {}
     assert api_b.ok(DELETE, {"organizationId": org, "activityIds": ["mine"]})["data"]["mine"]["success"] is False
     assert add(api_b, org, record(id="mine"))["mine"]["success"] is True

@@ -12,8 +12,18 @@ from api.support import uid
 
 CREATE, GET, UPDATE, VERSION = "/v2/agents/create", "/v2/agents/get", "/v2/agents/update", "/v2/agents/version/update"
 BUILT_IN = ["spell-check", "grammar-check", "broken-links", "accessibility-checker", "brand-consistency"]
-VIEW_KEYS = {"agentId", "name", "description", "enabled", "builtIn", "version", "instructions", "config",
-             "createdAt", "updatedAt"}
+VIEW_KEYS = {
+    "agentId",
+    "name",
+    "description",
+    "enabled",
+    "builtIn",
+    "version",
+    "instructions",
+    "config",
+    "createdAt",
+    "updatedAt",
+}
 
 
 def success(result: dict) -> dict:
@@ -57,6 +67,7 @@ def restore_built_ins(api):
 
 # ------------------------------------------------------------------ catalogue and create
 
+
 def test_built_in_catalogue_is_listed_first_and_enabled(api_b):
     agents = list_all(api_b, page_size=500)
     assert [a["agentId"] for a in agents[:5]] == BUILT_IN
@@ -70,20 +81,38 @@ def test_built_in_catalogue_is_listed_first_and_enabled(api_b):
 
 def test_create_and_get_a_custom_agent(api):
     name = uid("tone-bot")
-    agent_id = create(api, name=name, description="Keeps the tone friendly", instructions="Flag rude phrasing",
-                      config={"severity": "low", "locales": ["en"]})
+    agent_id = create(
+        api,
+        name=name,
+        description="Keeps the tone friendly",
+        instructions="Flag rude phrasing",
+        config={"severity": "low", "locales": ["en"]},
+    )
     view = get(api, agent_id)
-    assert view == {**view, "agentId": agent_id, "name": name, "description": "Keeps the tone friendly",
-                    "enabled": True, "builtIn": False, "version": 1, "instructions": "Flag rude phrasing",
-                    "config": {"severity": "low", "locales": ["en"]}}
+    assert view == {
+        **view,
+        "agentId": agent_id,
+        "name": name,
+        "description": "Keeps the tone friendly",
+        "enabled": True,
+        "builtIn": False,
+        "version": 1,
+        "instructions": "Flag rude phrasing",
+        "config": {"severity": "low", "locales": ["en"]},
+    }
     assert isinstance(view["createdAt"], int) and view["createdAt"] == view["updatedAt"] > 1_600_000_000_000
     assert agent_id not in BUILT_IN
 
 
 def test_create_defaults(api):
     view = get(api, create(api))
-    assert (view["description"], view["enabled"], view["instructions"], view["config"], view["version"]) == \
-        (None, True, None, None, 1)
+    assert (view["description"], view["enabled"], view["instructions"], view["config"], view["version"]) == (
+        None,
+        True,
+        None,
+        None,
+        1,
+    )
     assert get(api, create(api, enabled=False))["enabled"] is False
 
 
@@ -92,21 +121,24 @@ def test_each_create_gets_a_new_id(api):
     assert create(api, name=name) != create(api, name=name)  # names need not be unique
 
 
-@pytest.mark.parametrize("data, field", [
-    ({}, "data.name"),
-    ({"name": ""}, "data.name"),
-    ({"name": "   "}, "data.name"),
-    ({"name": "x" * 201}, "data.name"),
-    ({"name": 5}, "data.name"),
-    ({"name": "a", "enabled": "true"}, "data.enabled"),
-    ({"name": "a", "description": "d" * 2001}, "data.description"),
-    ({"name": "a", "description": 3}, "data.description"),
-    ({"name": "a", "instructions": ""}, "data.instructions"),
-    ({"name": "a", "instructions": "i" * 20_001}, "data.instructions"),
-    ({"name": "a", "config": [1]}, "data.config"),
-    ({"name": "a", "agentId": "mine"}, "data.agentId"),
-    ({"name": "a", "version": 2}, "data.version"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({}, "data.name"),
+        ({"name": ""}, "data.name"),
+        ({"name": "   "}, "data.name"),
+        ({"name": "x" * 201}, "data.name"),
+        ({"name": 5}, "data.name"),
+        ({"name": "a", "enabled": "true"}, "data.enabled"),
+        ({"name": "a", "description": "d" * 2001}, "data.description"),
+        ({"name": "a", "description": 3}, "data.description"),
+        ({"name": "a", "instructions": ""}, "data.instructions"),
+        ({"name": "a", "instructions": "i" * 20_001}, "data.instructions"),
+        ({"name": "a", "config": [1]}, "data.config"),
+        ({"name": "a", "agentId": "mine"}, "data.agentId"),
+        ({"name": "a", "version": 2}, "data.version"),
+    ],
+)
 def test_create_rejects_bad_input(api, data, field):
     assert api.err(CREATE, data).startswith(field)
 
@@ -116,6 +148,7 @@ def test_create_needs_the_envelope(api):
 
 
 # ------------------------------------------------------------------ get and list
+
 
 def test_get_errors(api):
     assert "nope-agent" in api.err(GET, {"agentId": "nope-agent"}, "NOT_FOUND")
@@ -147,6 +180,7 @@ def test_list_pages_every_agent_exactly_once_in_order(api):
 
 
 # ------------------------------------------------------------------ update identity (api-v2 §4.11)
+
 
 def test_update_custom_identity_creates_no_version(api):
     agent_id = create(api, name="before", description="old", instructions="v1 instructions")
@@ -181,26 +215,33 @@ def test_update_built_in_supports_only_enabled(api, restore_built_ins):
     assert (view["enabled"], view["name"], view["description"]) == (True, catalogue["name"], catalogue["description"])
     assert view["version"] == 1
     # without enabled: INVALID_ARGUMENT, with or without the other fields
-    for data in ({"agentId": "spell-check"}, {"agentId": "spell-check", "name": "Renamed"},
-                 {"agentId": "grammar-check", "description": "x"}, {"agentId": "broken-links", "enabled": None}):
+    for data in (
+        {"agentId": "spell-check"},
+        {"agentId": "spell-check", "name": "Renamed"},
+        {"agentId": "grammar-check", "description": "x"},
+        {"agentId": "broken-links", "enabled": None},
+    ):
         assert "enabled" in api.err(UPDATE, data)
     assert get(api, "spell-check")["name"] == catalogue["name"]
 
 
-@pytest.mark.parametrize("data, field", [
-    ({}, "data.agentId"),
-    ({"name": "x"}, "data.agentId"),
-    ({"agentId": ""}, "data.agentId"),
-    ({"agentId": 12}, "data.agentId"),
-    ({"agentId": "a" * 129}, "data.agentId"),
-    ({"agentId": "spell-check", "name": ""}, "data.name"),
-    ({"agentId": "x", "name": ""}, "data.name"),
-    ({"agentId": "x", "name": "  "}, "data.name"),
-    ({"agentId": "x", "enabled": "yes"}, "data.enabled"),
-    ({"agentId": "x", "description": "d" * 2001}, "data.description"),
-    ({"agentId": "x", "instructions": "new"}, "data.instructions"),
-    ({"agentId": "x", "version": 2}, "data.version"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({}, "data.agentId"),
+        ({"name": "x"}, "data.agentId"),
+        ({"agentId": ""}, "data.agentId"),
+        ({"agentId": 12}, "data.agentId"),
+        ({"agentId": "a" * 129}, "data.agentId"),
+        ({"agentId": "spell-check", "name": ""}, "data.name"),
+        ({"agentId": "x", "name": ""}, "data.name"),
+        ({"agentId": "x", "name": "  "}, "data.name"),
+        ({"agentId": "x", "enabled": "yes"}, "data.enabled"),
+        ({"agentId": "x", "description": "d" * 2001}, "data.description"),
+        ({"agentId": "x", "instructions": "new"}, "data.instructions"),
+        ({"agentId": "x", "version": 2}, "data.version"),
+    ],
+)
 def test_update_rejects_bad_input(api, data, field):
     assert api.err(UPDATE, data).startswith(field)
 
@@ -218,18 +259,26 @@ def test_update_unknown_agent_is_not_found(api):
 
 # ------------------------------------------------------------------ version update (§9.3)
 
+
 def test_version_update_adds_n_plus_one_and_keeps_every_version(api):
     agent_id = create(api, instructions="first", config={"level": 1})
-    assert success(api.ok(VERSION, {"agentId": agent_id, "instructions": "second"})) == \
-        {"agentId": agent_id, "version": 2}
+    assert success(api.ok(VERSION, {"agentId": agent_id, "instructions": "second"})) == {
+        "agentId": agent_id,
+        "version": 2,
+    }
     assert success(api.ok(VERSION, {"agentId": agent_id, "config": {"level": 3}}))["version"] == 3
     assert success(api.ok(VERSION, {"agentId": agent_id, "instructions": "fourth", "config": {}}))["version"] == 4
     current = get(api, agent_id)
     assert (current["version"], current["instructions"], current["config"]) == (4, "fourth", {})
-    history = [(v["version"], v["instructions"], v["config"]) for v in
-               (get(api, agent_id, version=n) for n in (1, 2, 3, 4))]
-    assert history == [(1, "first", {"level": 1}), (2, "second", {"level": 1}), (3, "second", {"level": 3}),
-                       (4, "fourth", {})]
+    history = [
+        (v["version"], v["instructions"], v["config"]) for v in (get(api, agent_id, version=n) for n in (1, 2, 3, 4))
+    ]
+    assert history == [
+        (1, "first", {"level": 1}),
+        (2, "second", {"level": 1}),
+        (3, "second", {"level": 3}),
+        (4, "fourth", {}),
+    ]
     # identity edits leave the version alone
     api.ok(UPDATE, {"agentId": agent_id, "name": "renamed"})
     assert get(api, agent_id)["version"] == 4
@@ -266,17 +315,20 @@ def test_concurrent_version_updates_each_get_their_own_number(api):
     assert get(api, agent_id)["version"] == 13
 
 
-@pytest.mark.parametrize("data, field", [
-    ({}, "data.agentId"),
-    ({"instructions": "x"}, "data.agentId"),
-    ({"agentId": ""}, "data.agentId"),
-    ({"agentId": "x"}, "data.instructions"),
-    ({"agentId": "x", "instructions": ""}, "data.instructions"),
-    ({"agentId": "x", "instructions": 3}, "data.instructions"),
-    ({"agentId": "x", "config": "loud"}, "data.config"),
-    ({"agentId": "x", "config": {}, "name": "n"}, "data.name"),
-    ({"agentId": "x", "config": {}, "version": 9}, "data.version"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({}, "data.agentId"),
+        ({"instructions": "x"}, "data.agentId"),
+        ({"agentId": ""}, "data.agentId"),
+        ({"agentId": "x"}, "data.instructions"),
+        ({"agentId": "x", "instructions": ""}, "data.instructions"),
+        ({"agentId": "x", "instructions": 3}, "data.instructions"),
+        ({"agentId": "x", "config": "loud"}, "data.config"),
+        ({"agentId": "x", "config": {}, "name": "n"}, "data.name"),
+        ({"agentId": "x", "config": {}, "version": 9}, "data.version"),
+    ],
+)
 def test_version_update_rejects_bad_input(api, data, field):
     assert api.err(VERSION, data).startswith(field)
 
@@ -286,6 +338,7 @@ def test_version_update_of_an_unknown_agent_is_not_found(api):
 
 
 # ------------------------------------------------------------------ workspace isolation
+
 
 def test_agents_are_private_to_their_workspace(api, api_b, restore_built_ins):
     agent_id = create(api, name="private-agent")

@@ -32,8 +32,14 @@ def add(api, org, doc, *annotations, create=False):
 
 
 def users(api, org, ids, role="editor", **scope):
-    api.ok(USERS_ADD, {"organizationId": org, **scope,
-                       "users": [{"userId": u, "name": u, "email": f"{u}@x.io", "accessRole": role} for u in ids]})
+    api.ok(
+        USERS_ADD,
+        {
+            "organizationId": org,
+            **scope,
+            "users": [{"userId": u, "name": u, "email": f"{u}@x.io", "accessRole": role} for u in ids],
+        },
+    )
 
 
 def ids_of(annotations):
@@ -50,6 +56,7 @@ def counts(api, org, docs, user, **extra):
 
 # ---------------------------------------------------------------- a small world
 
+
 @pytest.fixture(scope="module")
 def world(api):
     """Organization O with documents:
@@ -63,23 +70,43 @@ def world(api):
     of another organization), expired (organization membership that has expired)."""
     org, other_org = uid("org"), uid("org")
     docs = {name: uid(name) for name in ("plain", "locked", "open", "off")}
-    add(api, org, docs["plain"],
+    add(
+        api,
+        org,
+        docs["plain"],
         {"annotationId": "pub", "commentData": [comment("public", "member")]},
-        {"annotationId": "orgp", "commentData": [comment("org only")],
-         "visibility": {"type": "organizationPrivate", "organizationId": org}},
-        {"annotationId": "res", "commentData": [comment("for docuser")],
-         "visibility": {"type": "restricted", "userIds": ["docuser", "outsider"]}},
-        {"annotationId": "res-member", "commentData": [comment("for member")],
-         "visibility": {"type": "restricted", "userIds": ["member"]}},
-        create=True)
+        {
+            "annotationId": "orgp",
+            "commentData": [comment("org only")],
+            "visibility": {"type": "organizationPrivate", "organizationId": org},
+        },
+        {
+            "annotationId": "res",
+            "commentData": [comment("for docuser")],
+            "visibility": {"type": "restricted", "userIds": ["docuser", "outsider"]},
+        },
+        {
+            "annotationId": "res-member",
+            "commentData": [comment("for member")],
+            "visibility": {"type": "restricted", "userIds": ["member"]},
+        },
+        create=True,
+    )
     for name in ("locked", "open", "off"):
         add(api, org, docs[name], {"annotationId": f"pub-{name}", "commentData": [comment(name)]}, create=True)
     users(api, org, ["member"])
     users(api, org, ["docuser"], role="viewer", documentId=docs["plain"])
     users(api, org, ["lockeduser"], documentId=docs["locked"])
     users(api, other_org, ["elsewhere"])
-    api.ok(PERMISSIONS_ADD, {"userId": "expired", "permissions": {"resources": [
-        {"type": "organization", "id": org, "accessRole": "editor", "expiresAt": 1_000_000}]}})
+    api.ok(
+        PERMISSIONS_ADD,
+        {
+            "userId": "expired",
+            "permissions": {
+                "resources": [{"type": "organization", "id": org, "accessRole": "editor", "expiresAt": 1_000_000}]
+            },
+        },
+    )
     api.ok(DOC_ACCESS, {"organizationId": org, "documentIds": [docs["locked"]], "accessType": "restricted"})
     api.ok(DOC_ACCESS, {"organizationId": org, "documentIds": [docs["open"]], "accessType": "public"})
     api.ok(DISABLE, {"organizationId": org, "documentIds": [docs["off"]], "disabled": True})
@@ -114,24 +141,33 @@ def test_count_total_is_what_the_user_may_see(api, world, user):
     org, docs = world
     result = counts(api, org, list(docs.values()), user)
     assert {name: result[doc]["total"] for name, doc in docs.items()} == {
-        name: len(v) for name, v in VISIBLE[user].items()}
+        name: len(v) for name, v in VISIBLE[user].items()
+    }
 
 
 def test_get_without_user_id_sees_everything(api, world):
     org, docs = world
     assert get_ids(api, organizationId=org) == sorted(
-        ["pub", "orgp", "res", "res-member", "pub-locked", "pub-open", "pub-off"])
+        ["pub", "orgp", "res", "res-member", "pub-locked", "pub-open", "pub-off"]
+    )
     assert get_ids(api, organizationId=org, documentId=docs["off"]) == ["pub-off"]
 
 
 def test_organization_private_admits_members_at_any_level_of_that_organization(api):
     org, doc = uid("org"), uid("doc")
     other = uid("org")
-    add(api, org, doc,
+    add(
+        api,
+        org,
+        doc,
         {"annotationId": "own-org", "commentData": [comment()], "visibility": {"type": "organizationPrivate"}},
-        {"annotationId": "other-org", "commentData": [comment()],
-         "visibility": {"type": "organizationPrivate", "organizationId": other}},
-        create=True)
+        {
+            "annotationId": "other-org",
+            "commentData": [comment()],
+            "visibility": {"type": "organizationPrivate", "organizationId": other},
+        },
+        create=True,
+    )
     users(api, org, ["doc-level"], documentId=doc)
     users(api, org, ["org-level"])
     users(api, other, ["other-member"])
@@ -144,21 +180,30 @@ def test_organization_private_admits_members_at_any_level_of_that_organization(a
 
 # ---------------------------------------------------------------- unread and read receipts
 
+
 def test_unread_counts_visible_annotations_neither_authored_nor_read(api):
     org, doc = uid("org"), uid("doc")
-    add(api, org, doc,
+    add(
+        api,
+        org,
+        doc,
         {"annotationId": "mine", "commentData": [comment("by me", "reader")]},
         {"annotationId": "replied", "commentData": [comment("by other", "writer"), comment("reply", "reader")]},
         {"annotationId": "theirs-1", "commentData": [comment("by other", "writer")]},
         {"annotationId": "theirs-2", "commentData": [comment("by other", "writer")]},
-        {"annotationId": "hidden", "commentData": [comment("not for reader", "writer")],
-         "visibility": {"type": "restricted", "userIds": ["writer"]}},
-        create=True)
+        {
+            "annotationId": "hidden",
+            "commentData": [comment("not for reader", "writer")],
+            "visibility": {"type": "restricted", "userIds": ["writer"]},
+        },
+        create=True,
+    )
     users(api, org, ["reader", "writer"])
     assert counts(api, org, [doc], "reader")[doc] == {"total": 4, "unread": 2}
     assert counts(api, org, [doc], "writer")[doc] == {"total": 5, "unread": 1}
-    marked = api.ok(MARK_READ, {"organizationId": org, "documentId": doc, "userId": "reader",
-                                "annotationIds": ["theirs-1", "nope"]})
+    marked = api.ok(
+        MARK_READ, {"organizationId": org, "documentId": doc, "userId": "reader", "annotationIds": ["theirs-1", "nope"]}
+    )
     assert marked["status"] == "success"
     assert marked["data"]["theirs-1"]["success"] is True
     assert marked["data"]["nope"]["success"] is False
@@ -178,26 +223,34 @@ def test_unread_counts_visible_annotations_neither_authored_nor_read(api):
 def test_mark_read_errors(api, api_b):
     org, doc = uid("org"), uid("doc")
     add(api, org, doc, {"annotationId": "a", "commentData": [comment()]}, create=True)
-    api.err(MARK_READ, {"organizationId": org, "documentId": uid("doc"), "userId": "u", "annotationIds": ["a"]},
-            "NOT_FOUND")
-    for bad, field in (({"documentId": doc, "annotationIds": ["a"]}, "data.userId"),
-                       ({"documentId": doc, "userId": "u"}, "data.annotationIds"),
-                       ({"documentId": doc, "userId": "u", "annotationIds": []}, "data.annotationIds"),
-                       ({"userId": "u", "annotationIds": ["a"]}, "data.documentId"),
-                       ({"documentId": doc, "userId": "u", "annotationIds": ["a"], "x": 1}, "data.x")):
+    api.err(
+        MARK_READ, {"organizationId": org, "documentId": uid("doc"), "userId": "u", "annotationIds": ["a"]}, "NOT_FOUND"
+    )
+    for bad, field in (
+        ({"documentId": doc, "annotationIds": ["a"]}, "data.userId"),
+        ({"documentId": doc, "userId": "u"}, "data.annotationIds"),
+        ({"documentId": doc, "userId": "u", "annotationIds": []}, "data.annotationIds"),
+        ({"userId": "u", "annotationIds": ["a"]}, "data.documentId"),
+        ({"documentId": doc, "userId": "u", "annotationIds": ["a"], "x": 1}, "data.x"),
+    ):
         assert field in api.err(MARK_READ, {"organizationId": org, **bad})
     api_b.err(MARK_READ, {"organizationId": org, "documentId": doc, "userId": "u", "annotationIds": ["a"]}, "NOT_FOUND")
 
 
 # ---------------------------------------------------------------- count details
 
+
 def test_count_filters_by_status_ids(api):
     org, doc = uid("org"), uid("doc")
-    add(api, org, doc,
+    add(
+        api,
+        org,
+        doc,
         {"annotationId": "open", "commentData": [comment()]},
         {"annotationId": "review", "commentData": [comment()], "status": {"id": "IN_REVIEW", "type": "ongoing"}},
         {"annotationId": "done", "commentData": [comment()], "status": {"id": "RESOLVED", "type": "terminal"}},
-        create=True)
+        create=True,
+    )
     users(api, org, ["u"])
     assert counts(api, org, [doc], "u")[doc]["total"] == 3
     assert counts(api, org, [doc], "u", statusIds=["OPEN"])[doc]["total"] == 1
@@ -215,27 +268,30 @@ def test_count_answers_every_requested_document(api):
     assert result == {doc: {"total": 2, "unread": 2}, missing: {"total": 0, "unread": 0}}
     thirty = [doc] + [f"d{i}" for i in range(29)]
     assert len(counts(api, org, thirty, "u")) == 30
-    assert "data.documentIds" in api.err(COUNT, {"organizationId": org, "documentIds": thirty + ["d99"],
-                                                 "userId": "u"})
+    assert "data.documentIds" in api.err(COUNT, {"organizationId": org, "documentIds": thirty + ["d99"], "userId": "u"})
 
 
-@pytest.mark.parametrize("data, field", [
-    ({"documentIds": ["d"], "userId": "u"}, "data.organizationId"),
-    ({"organizationId": "o", "userId": "u"}, "data.documentIds"),
-    ({"organizationId": "o", "documentIds": [], "userId": "u"}, "data.documentIds"),
-    ({"organizationId": "o", "documentIds": "d", "userId": "u"}, "data.documentIds"),
-    ({"organizationId": "o", "documentIds": [1], "userId": "u"}, "data.documentIds[0]"),
-    ({"organizationId": "o", "documentIds": ["d"]}, "data.userId"),
-    ({"organizationId": "o", "documentIds": ["d"], "userId": ""}, "data.userId"),
-    ({"organizationId": "o", "documentIds": ["d"], "userId": "u", "statusIds": "OPEN"}, "data.statusIds"),
-    ({"organizationId": "o", "documentIds": ["d"], "userId": "u", "statusIds": []}, "data.statusIds"),
-    ({"organizationId": "o", "documentIds": ["d"], "userId": "u", "unread": True}, "data.unread"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"documentIds": ["d"], "userId": "u"}, "data.organizationId"),
+        ({"organizationId": "o", "userId": "u"}, "data.documentIds"),
+        ({"organizationId": "o", "documentIds": [], "userId": "u"}, "data.documentIds"),
+        ({"organizationId": "o", "documentIds": "d", "userId": "u"}, "data.documentIds"),
+        ({"organizationId": "o", "documentIds": [1], "userId": "u"}, "data.documentIds[0]"),
+        ({"organizationId": "o", "documentIds": ["d"]}, "data.userId"),
+        ({"organizationId": "o", "documentIds": ["d"], "userId": ""}, "data.userId"),
+        ({"organizationId": "o", "documentIds": ["d"], "userId": "u", "statusIds": "OPEN"}, "data.statusIds"),
+        ({"organizationId": "o", "documentIds": ["d"], "userId": "u", "statusIds": []}, "data.statusIds"),
+        ({"organizationId": "o", "documentIds": ["d"], "userId": "u", "unread": True}, "data.unread"),
+    ],
+)
 def test_count_bad_input(api, data, field):
     assert field in api.err(COUNT, data)
 
 
 # ---------------------------------------------------------------- get: filters and paging
+
 
 def test_get_pages_every_item_exactly_once_in_creation_order(api):
     org, doc = uid("org"), uid("doc")
@@ -260,8 +316,14 @@ def test_get_pages_every_item_exactly_once_in_creation_order(api):
 def test_get_filters_combine(api):
     org = uid("org")
     d1, d2, d3 = uid("doc"), uid("doc"), uid("doc")
-    add(api, org, d1, {"annotationId": "a", "commentData": [comment()]},
-        {"annotationId": "b", "commentData": [comment()], "status": {"id": "DONE"}}, create=True)
+    add(
+        api,
+        org,
+        d1,
+        {"annotationId": "a", "commentData": [comment()]},
+        {"annotationId": "b", "commentData": [comment()], "status": {"id": "DONE"}},
+        create=True,
+    )
     add(api, org, d2, {"annotationId": "a", "commentData": [comment()]}, create=True)
     add(api, org, d3, {"annotationId": "c", "commentData": [comment()]}, create=True)
     assert get_ids(api, organizationId=org) == ["a", "a", "b", "c"]
@@ -275,25 +337,29 @@ def test_get_filters_combine(api):
     assert docs == {f"a@{d1}", f"b@{d1}", f"a@{d2}", f"c@{d3}"}
 
 
-@pytest.mark.parametrize("data, field", [
-    ({}, "data.organizationId"),
-    ({"organizationId": "o", "documentId": "d", "documentIds": ["d"]}, "data.documentIds"),
-    ({"organizationId": "o", "documentIds": []}, "data.documentIds"),
-    ({"organizationId": "o", "documentIds": [f"d{i}" for i in range(31)]}, "data.documentIds"),
-    ({"organizationId": "o", "pageSize": 0}, "data.pageSize"),
-    ({"organizationId": "o", "pageSize": 1001}, "data.pageSize"),
-    ({"organizationId": "o", "pageSize": "10"}, "data.pageSize"),
-    ({"organizationId": "o", "pageToken": "not-a-token"}, "data.pageToken"),
-    ({"organizationId": "o", "pageToken": 5}, "data.pageToken"),
-    ({"organizationId": "o", "annotationIds": "a"}, "data.annotationIds"),
-    ({"organizationId": "o", "userId": 7}, "data.userId"),
-    ({"organizationId": "o", "limit": 7}, "data.limit"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({}, "data.organizationId"),
+        ({"organizationId": "o", "documentId": "d", "documentIds": ["d"]}, "data.documentIds"),
+        ({"organizationId": "o", "documentIds": []}, "data.documentIds"),
+        ({"organizationId": "o", "documentIds": [f"d{i}" for i in range(31)]}, "data.documentIds"),
+        ({"organizationId": "o", "pageSize": 0}, "data.pageSize"),
+        ({"organizationId": "o", "pageSize": 1001}, "data.pageSize"),
+        ({"organizationId": "o", "pageSize": "10"}, "data.pageSize"),
+        ({"organizationId": "o", "pageToken": "not-a-token"}, "data.pageToken"),
+        ({"organizationId": "o", "pageToken": 5}, "data.pageToken"),
+        ({"organizationId": "o", "annotationIds": "a"}, "data.annotationIds"),
+        ({"organizationId": "o", "userId": 7}, "data.userId"),
+        ({"organizationId": "o", "limit": 7}, "data.limit"),
+    ],
+)
 def test_get_bad_input(api, data, field):
     assert field in api.err(GET, data)
 
 
 # ---------------------------------------------------------------- isolation
+
 
 def test_reads_are_isolated_per_workspace(api, api_b, world):
     org, docs = world
@@ -305,14 +371,25 @@ def test_reads_are_isolated_per_workspace(api, api_b, world):
 
 # ---------------------------------------------------------------- access through folders
 
+
 def test_visibility_follows_folder_memberships_inheritance_and_access_types(api):
     """top (public) <- mid (inherits) <- leaf (inherits); solo (restricted). One public
     annotation in a document of top, of leaf and of solo (semantics §8: folder memberships
     count up the chain while folders inherit; a document takes its folder's access type)."""
     org = uid("org")
-    api.ok("/v2/folders/add", {"organizationId": org, "createOrganization": True, "folders": [
-        {"folderId": "top"}, {"folderId": "mid", "parentFolderId": "top"},
-        {"folderId": "leaf", "parentFolderId": "mid"}, {"folderId": "solo"}]})
+    api.ok(
+        "/v2/folders/add",
+        {
+            "organizationId": org,
+            "createOrganization": True,
+            "folders": [
+                {"folderId": "top"},
+                {"folderId": "mid", "parentFolderId": "top"},
+                {"folderId": "leaf", "parentFolderId": "mid"},
+                {"folderId": "solo"},
+            ],
+        },
+    )
     folder_access = "/v2/organizations/folders/access/update"
     api.ok(folder_access, {"organizationId": org, "folderIds": ["mid", "leaf"], "inheritFromParent": True})
     api.ok(folder_access, {"organizationId": org, "folderIds": ["top"], "accessType": "public"})
@@ -320,18 +397,20 @@ def test_visibility_follows_folder_memberships_inheritance_and_access_types(api)
     docs = {}
     for folder in ("top", "leaf", "solo"):
         docs[folder] = uid(folder)
-        api.ok("/v2/documents/add", {"organizationId": org, "folderId": folder,
-                                     "documents": [{"documentId": docs[folder]}]})
+        api.ok(
+            "/v2/documents/add",
+            {"organizationId": org, "folderId": folder, "documents": [{"documentId": docs[folder]}]},
+        )
         add(api, org, docs[folder], {"annotationId": f"in-{folder}", "commentData": [comment()]})
     users(api, org, ["top-member"], role="viewer", folderId="top")
     users(api, org, ["leaf-member"], folderId="leaf")
     users(api, org, ["solo-member"], folderId="solo")
     users(api, org, ["org-member"])
     expected = {
-        "top-member": ["in-leaf", "in-top"],                 # its folder, and leaf through inheritance
-        "leaf-member": ["in-leaf", "in-top"],                # its folder; top is public to members
-        "solo-member": ["in-leaf", "in-solo", "in-top"],     # its folder; public ones
-        "org-member": ["in-leaf", "in-top"],                 # not the restricted folder's document
+        "top-member": ["in-leaf", "in-top"],  # its folder, and leaf through inheritance
+        "leaf-member": ["in-leaf", "in-top"],  # its folder; top is public to members
+        "solo-member": ["in-leaf", "in-solo", "in-top"],  # its folder; public ones
+        "org-member": ["in-leaf", "in-top"],  # not the restricted folder's document
         "outsider": [],
     }
     for user, visible in expected.items():
@@ -339,8 +418,16 @@ def test_visibility_follows_folder_memberships_inheritance_and_access_types(api)
         result = counts(api, org, list(docs.values()), user)
         assert sorted(f"in-{f}" for f, d in docs.items() if result[d]["total"] == 1) == visible, user
     # the role does not matter for reading; verifyUserPermissions needs editor
-    item = api.ok(ADD, {"organizationId": org, "documentId": docs["leaf"], "verifyUserPermissions": True,
-                        "commentAnnotations": [
-                            {"annotationId": "by-top", "commentData": [comment("x", "top-member")]},
-                            {"annotationId": "by-leaf", "commentData": [comment("x", "leaf-member")]}]})["data"]
+    item = api.ok(
+        ADD,
+        {
+            "organizationId": org,
+            "documentId": docs["leaf"],
+            "verifyUserPermissions": True,
+            "commentAnnotations": [
+                {"annotationId": "by-top", "commentData": [comment("x", "top-member")]},
+                {"annotationId": "by-leaf", "commentData": [comment("x", "leaf-member")]},
+            ],
+        },
+    )["data"]
     assert item["by-top"]["success"] is False and item["by-leaf"]["success"] is True

@@ -38,9 +38,18 @@ def basic(tmp_path_factory):
 def seed(api):
     where = {"organizationId": uid("org"), "documentId": uid("doc")}
     comment = {"commentText": "finding", "agent": {"agentId": "spell-check", "url": "https://x.io/p"}}
-    api.ok(ADD, {**where, "createOrganization": True, "createDocument": True, "commentAnnotations": [
-        {"annotationId": "agent-1", "commentData": [comment], "suggestion": {"newValue": 1}},
-        {"annotationId": "human-1", "commentData": [{"commentText": "hi", "from": {"userId": "ann"}}]}]})
+    api.ok(
+        ADD,
+        {
+            **where,
+            "createOrganization": True,
+            "createDocument": True,
+            "commentAnnotations": [
+                {"annotationId": "agent-1", "commentData": [comment], "suggestion": {"newValue": 1}},
+                {"annotationId": "human-1", "commentData": [{"commentText": "hi", "from": {"userId": "ann"}}]},
+            ],
+        },
+    )
     return where
 
 
@@ -50,20 +59,26 @@ def remaining(api, where):
 
 def test_count_needs_advanced_queries(basic):
     where = seed(basic)
-    message = basic.err(COUNT, {"organizationId": where["organizationId"], "documentIds": [where["documentId"]],
-                                "userId": "ann"}, "FAILED_PRECONDITION")
+    message = basic.err(
+        COUNT,
+        {"organizationId": where["organizationId"], "documentIds": [where["documentId"]], "userId": "ann"},
+        "FAILED_PRECONDITION",
+    )
     assert "advancedQueries" in message
     # bad input is still reported as such
     basic.err(COUNT, {"organizationId": where["organizationId"], "userId": "ann"}, "INVALID_ARGUMENT")
 
 
-@pytest.mark.parametrize("filters", [
-    {"agentId": "spell-check"},
-    {"agentSuggestions": True},
-    {"agentUrls": ["https://x.io/p"]},
-    {"agentId": "spell-check", "annotationIds": ["agent-1"]},
-    {"agentUrls": ["https://x.io/p"], "locationIds": ["l"]},
-])
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"agentId": "spell-check"},
+        {"agentSuggestions": True},
+        {"agentUrls": ["https://x.io/p"]},
+        {"agentId": "spell-check", "annotationIds": ["agent-1"]},
+        {"agentUrls": ["https://x.io/p"], "locationIds": ["l"]},
+    ],
+)
 def test_agent_filters_without_advanced_queries_are_not_found_and_delete_nothing(basic, filters):
     where = seed(basic)
     message = basic.err(DELETE, {**where, **filters}, "NOT_FOUND")

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from api.support import DEF_CREATE, Api, human_definition, serve_fresh, uid
+from api.support import Api, human_definition, serve_fresh, uid
 from toolkit.limits import MAX_REGEX_PER_NODE, MAX_REGEX_PER_PREDICATE, REGEX_INPUT_CAP
 
 CHAIN = 8  # agent steps in a row, each its own command with its own budget, all inside one dispatch
@@ -42,10 +42,19 @@ def regex_op(k: int, classes: int = 33) -> dict:
 def chain_definition(definition_id: str) -> dict:
     """a0 -> a1 -> … each agent's output is the 16 KiB text, and its one custom edge searches it
     once (`not regex`: true, so the chain goes on); the worst the limits admit per command."""
-    nodes = [{"nodeId": f"a{i}", "type": "agent", "config": {"agentId": "writer", "mockOutput": {"text": TEXT}}}
-             for i in range(CHAIN)] + [{"nodeId": "end", "type": "agent", "config": {"agentId": "done"}}]
-    edges = [{"from": f"a{i}", "to": f"a{i + 1}" if i + 1 < CHAIN else "end", "on": "custom",
-              "when": json.dumps({"op": "not", "args": [regex_op(i)]}, ensure_ascii=False)} for i in range(CHAIN)]
+    nodes = [
+        {"nodeId": f"a{i}", "type": "agent", "config": {"agentId": "writer", "mockOutput": {"text": TEXT}}}
+        for i in range(CHAIN)
+    ] + [{"nodeId": "end", "type": "agent", "config": {"agentId": "done"}}]
+    edges = [
+        {
+            "from": f"a{i}",
+            "to": f"a{i + 1}" if i + 1 < CHAIN else "end",
+            "on": "custom",
+            "when": json.dumps({"op": "not", "args": [regex_op(i)]}, ensure_ascii=False),
+        }
+        for i in range(CHAIN)
+    ]
     return {"definitionId": definition_id, "name": "Heavy chain", "nodes": nodes, "edges": edges}
 
 
@@ -53,13 +62,18 @@ def over_budget_definition(definition_id: str) -> dict:
     """One node at every lint limit: two custom edges of MAX_REGEX_PER_PREDICATE heavy regex ops
     (of 20 classes, so that four fit in a `when`; two searches fit the budget, a third not)."""
     per_edge = MAX_REGEX_PER_NODE // MAX_REGEX_PER_PREDICATE
-    whens = [{"op": "or", "args": [regex_op(e * 4 + j, 20) for j in range(MAX_REGEX_PER_PREDICATE)]}
-             for e in range(per_edge)]
-    nodes = [{"nodeId": "work", "type": "agent", "config": {"agentId": "writer", "mockOutput": {"text": TEXT}}},
-             {"nodeId": "review", "type": "human", "config": {"reviewers": [{"userId": "ann", "mandatory": True}]}},
-             {"nodeId": "no", "type": "agent", "config": {"agentId": "x"}}]
-    edges = [{"from": "work", "to": f"t{e}", "on": "custom", "when": json.dumps(w, ensure_ascii=False)}
-             for e, w in enumerate(whens)] + [{"from": "review", "to": "no", "on": "reject"}]
+    whens = [
+        {"op": "or", "args": [regex_op(e * 4 + j, 20) for j in range(MAX_REGEX_PER_PREDICATE)]} for e in range(per_edge)
+    ]
+    nodes = [
+        {"nodeId": "work", "type": "agent", "config": {"agentId": "writer", "mockOutput": {"text": TEXT}}},
+        {"nodeId": "review", "type": "human", "config": {"reviewers": [{"userId": "ann", "mandatory": True}]}},
+        {"nodeId": "no", "type": "agent", "config": {"agentId": "x"}},
+    ]
+    edges = [
+        {"from": "work", "to": f"t{e}", "on": "custom", "when": json.dumps(w, ensure_ascii=False)}
+        for e, w in enumerate(whens)
+    ] + [{"from": "review", "to": "no", "on": "reject"}]
     nodes += [{"nodeId": f"t{e}", "type": "agent", "config": {"agentId": "y"}} for e in range(per_edge)]
     return {"definitionId": definition_id, "name": "At every limit", "nodes": nodes, "edges": edges}
 
@@ -105,7 +119,9 @@ def heavy_predicates_leave_b_writing(server, api, api_b):
         with server.client(server.creds_b) as client:
             while not stop.is_set():
                 t0 = time.perf_counter()
-                resp = client.post("/v2/workflow/executions/dispatch", json={"data": {"definitionId": b_body["definitionId"]}})
+                resp = client.post(
+                    "/v2/workflow/executions/dispatch", json={"data": {"definitionId": b_body["definitionId"]}}
+                )
                 t1 = time.perf_counter()
                 assert resp.status_code == 200, resp.text
                 b_writes.append((t0, t1))
@@ -133,5 +149,7 @@ def heavy_predicates_leave_b_writing(server, api, api_b):
     # for all of them — about A's whole time — and B would finish one or two writes while A's
     # request lasts. Generous bounds, measured in the same run, never against seconds.
     assert finished >= 5, f"B finished {finished} writes during A's {a_time:.2f} s dispatch"
-    assert max(during) * 2 < a_time, (f"a write of workspace B took {max(during):.3f} s while A's dispatch "
-                                      f"took {a_time:.3f} s ({len(during)} B writes)")
+    assert max(during) * 2 < a_time, (
+        f"a write of workspace B took {max(during):.3f} s while A's dispatch "
+        f"took {a_time:.3f} s ({len(during)} B writes)"
+    )

@@ -16,8 +16,9 @@ NOT_OPERATIONS = {"call", "iter_events", "close", "open"}
 
 
 def _method_names(cls) -> list[str]:
-    return sorted(n for n in dir(cls) if not n.startswith("_") and n not in NOT_OPERATIONS
-                  and callable(getattr(cls, n)))
+    return sorted(
+        n for n in dir(cls) if not n.startswith("_") and n not in NOT_OPERATIONS and callable(getattr(cls, n))
+    )
 
 
 def _call_each_method(client) -> None:
@@ -62,15 +63,27 @@ def areas(client) -> list:
     """Users, a comment annotation, an activity and an agent through the clients' methods."""
     org, doc = "org-clients", "doc-clients"
     return [
-        client.add_users(organization_id=org, create_organization=True,
-                         users=[{"userId": "ann", "name": "Ann", "email": "ann@example.com"}]),
+        client.add_users(
+            organization_id=org,
+            create_organization=True,
+            users=[{"userId": "ann", "name": "Ann", "email": "ann@example.com"}],
+        ),
         client.get_users({"organizationId": org}),
-        client.add_annotations(organization_id=org, document_id=doc, create_document=True,
-                               comment_annotations=[{"annotationId": "a-1", "commentData": [
-                                   {"commentHtml": "<p>tighten this</p>", "from": {"userId": "ann"}}]}]),
+        client.add_annotations(
+            organization_id=org,
+            document_id=doc,
+            create_document=True,
+            comment_annotations=[
+                {
+                    "annotationId": "a-1",
+                    "commentData": [{"commentHtml": "<p>tighten this</p>", "from": {"userId": "ann"}}],
+                }
+            ],
+        ),
         client.count_annotations(organization_id=org, document_ids=[doc], user_id="ann"),
-        client.add_activities(organization_id=org, activities=[{"id": "act-1", "featureType": "comment",
-                                                                "actionType": "comment.add"}]),
+        client.add_activities(
+            organization_id=org, activities=[{"id": "act-1", "featureType": "comment", "actionType": "comment.add"}]
+        ),
         client.create_agent(name="Clients summariser", description="a test agent"),
     ]
 

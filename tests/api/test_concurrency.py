@@ -6,8 +6,16 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from api.support import (DEF_DELETE, DEF_GET, 
-    DECIDE, DISPATCH, EXEC_LIST, RESOLVE, expect_error, human_definition, uid,
+from api.support import (
+    DECIDE,
+    DEF_DELETE,
+    DEF_GET,
+    DISPATCH,
+    EXEC_LIST,
+    RESOLVE,
+    expect_error,
+    human_definition,
+    uid,
 )
 
 N = 20
@@ -56,8 +64,16 @@ def test_concurrent_rejections_take_effect_once(api):
     step_id = only_review_step(api, execution_id)["stepId"]
 
     def reject(i):
-        return api.post(DECIDE, {"executionId": execution_id, "stepId": step_id, "reviewerId": f"r{i:02d}",
-                                 "decision": "reject", "reason": f"no from {i}"})
+        return api.post(
+            DECIDE,
+            {
+                "executionId": execution_id,
+                "stepId": step_id,
+                "reviewerId": f"r{i:02d}",
+                "decision": "reject",
+                "reason": f"no from {i}",
+            },
+        )
 
     answers = race(reject, N)
     recorded = [r.json()["result"] for r in answers if r.status_code == 200 and r.json()["result"]["recorded"]]
@@ -79,8 +95,9 @@ def test_concurrent_approvals_complete_the_step_once(api):
     step_id = only_review_step(api, execution_id)["stepId"]
 
     def approve(i):
-        return api.post(DECIDE, {"executionId": execution_id, "stepId": step_id, "reviewerId": f"r{i:02d}",
-                                 "decision": "approve"})
+        return api.post(
+            DECIDE, {"executionId": execution_id, "stepId": step_id, "reviewerId": f"r{i:02d}", "decision": "approve"}
+        )
 
     answers = race(approve, N)
     results = [r.json()["result"] for r in answers if r.status_code == 200]
@@ -102,8 +119,12 @@ def test_one_reviewer_twenty_times(api):
     api.create(body)
     execution_id = api.dispatch(body["definitionId"])
     step_id = only_review_step(api, execution_id)["stepId"]
-    answers = race(lambda i: api.ok(DECIDE, {"executionId": execution_id, "stepId": step_id, "reviewerId": "r05",
-                                             "decision": "approve"}), N)
+    answers = race(
+        lambda i: api.ok(
+            DECIDE, {"executionId": execution_id, "stepId": step_id, "reviewerId": "r05", "decision": "approve"}
+        ),
+        N,
+    )
     assert sum(1 for a in answers if a["recorded"]) == 1
     assert all(a["rejectionReason"] == "idempotent" for a in answers if not a["recorded"])
     assert only_review_step(api, execution_id)["status"] == "waiting"
@@ -114,8 +135,12 @@ def test_concurrent_force_approvals_take_effect_once(api):
     api.create(body)
     execution_id = api.dispatch(body["definitionId"])
     step_id = only_review_step(api, execution_id)["stepId"]
-    answers = race(lambda i: api.post(RESOLVE, {"executionId": execution_id, "stepId": step_id,
-                                                "action": "force-approve", "actorId": f"op-{i}"}), N)
+    answers = race(
+        lambda i: api.post(
+            RESOLVE, {"executionId": execution_id, "stepId": step_id, "action": "force-approve", "actorId": f"op-{i}"}
+        ),
+        N,
+    )
     winners = [r for r in answers if r.status_code == 200]
     assert len(winners) == 1
     assert winners[0].json()["result"]["resolved"] is True
@@ -132,8 +157,12 @@ def test_concurrent_dispatches_with_one_idempotency_key(api):
     body = human_definition(uid("idem-race"))
     api.create(body)
     key = uid("key")
-    answers = race(lambda i: api.ok(DISPATCH, {"definitionId": body["definitionId"], "idempotencyKey": key,
-                                               "correlationId": f"c-{i}"}), 50)
+    answers = race(
+        lambda i: api.ok(
+            DISPATCH, {"definitionId": body["definitionId"], "idempotencyKey": key, "correlationId": f"c-{i}"}
+        ),
+        50,
+    )
     assert len({a["executionId"] for a in answers}) == 1
     assert sum(1 for a in answers if a["deduplicated"]) == 49
     assert len({a["correlationId"] for a in answers}) == 1  # every answer describes the first execution
@@ -155,8 +184,18 @@ def test_concurrent_work_on_many_executions(api):
     api.create(body)
     executions = [api.dispatch(body["definitionId"]) for _ in range(N)]
     steps = [only_review_step(api, e)["stepId"] for e in executions]
-    answers = race(lambda i: api.ok(DECIDE, {"executionId": executions[i], "stepId": steps[i], "reviewerId": "ann",
-                                             "decision": "approve" if i % 2 else "reject"}), N)
+    answers = race(
+        lambda i: api.ok(
+            DECIDE,
+            {
+                "executionId": executions[i],
+                "stepId": steps[i],
+                "reviewerId": "ann",
+                "decision": "approve" if i % 2 else "reject",
+            },
+        ),
+        N,
+    )
     assert all(a["recorded"] and a["resumeScheduled"] for a in answers)
     for i, execution_id in enumerate(executions):
         assert_completed_once(api, execution_id, steps[i], "approved" if i % 2 else "rejected")

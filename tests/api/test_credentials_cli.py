@@ -20,8 +20,11 @@ from toolkit.store import Store
 from toolkit.tokens import UserTokenError, verify_user_token
 
 TOKEN = "/v2/auth/generate_token"
-USER = {"userId": "ann", "userProperties": {"name": "Ann", "email": "a@x.io"},
-        "permissions": {"resources": [{"type": "organization", "id": "acme"}]}}
+USER = {
+    "userId": "ann",
+    "userProperties": {"name": "Ann", "email": "a@x.io"},
+    "permissions": {"resources": [{"type": "organization", "id": "acme"}]},
+}
 
 
 def collab(*args: str) -> subprocess.CompletedProcess:
@@ -65,18 +68,19 @@ def test_stop_rotate_start(tmp_path):
     key = json.loads(collab("rotate-key", "--db", str(db), "--api-key", a["apiKey"]).stdout)
     token = json.loads(collab("revoke-token", "--db", str(db), "--token", a["authToken"], "--issue-new").stdout)
     assert key["workspaceId"] == token["workspaceId"] and token["revoked"] is True
-    secret = json.loads(collab("rotate-secret", "--db", str(db), "--workspace", key["workspaceId"],
-                               "--grace-hours", "1").stdout)
+    secret = json.loads(
+        collab("rotate-secret", "--db", str(db), "--workspace", key["workspaceId"], "--grace-hours", "1").stdout
+    )
     assert set(secret) == {"workspaceId", "jwtSecret", "previousAcceptedUntil"}
 
     srv = Server(db, tmp_path / "server-2.log").start()
     try:
         with srv.client(a) as http:
             expect_error(http.post(DEF_LIST, json={"data": {}}), "UNAUTHENTICATED")
-        assert status(srv, key["apiKey"], a["authToken"]) == 401       # the revoked token
-        assert status(srv, a["apiKey"], token["authToken"]) == 401     # the old key
+        assert status(srv, key["apiKey"], a["authToken"]) == 401  # the revoked token
+        assert status(srv, a["apiKey"], token["authToken"]) == 401  # the old key
         assert status(srv, key["apiKey"], token["authToken"]) == 200
-        assert status(srv, b["apiKey"], b["authToken"]) == 200          # another workspace: untouched
+        assert status(srv, b["apiKey"], b["authToken"]) == 200  # another workspace: untouched
         after = user_token(srv, key["apiKey"], token["authToken"])
     finally:
         srv.stop()
@@ -94,9 +98,11 @@ def test_stop_rotate_start(tmp_path):
 def test_the_commands_say_what_is_wrong(tmp_path):
     db = tmp_path / "wrong.duckdb"
     a = create(db)
-    for args, message in ((("rotate-key", "--api-key", "ak_nope"), "no workspace has this API key"),
-                          (("rotate-secret", "--workspace", "ws_nope"), "no such workspace"),
-                          (("revoke-token", "--token", "at_nope"), "no workspace has this auth token"),
-                          (("revoke-token", "--token", a["authToken"]), "last auth token")):
+    for args, message in (
+        (("rotate-key", "--api-key", "ak_nope"), "no workspace has this API key"),
+        (("rotate-secret", "--workspace", "ws_nope"), "no such workspace"),
+        (("revoke-token", "--token", "at_nope"), "no workspace has this auth token"),
+        (("revoke-token", "--token", a["authToken"]), "last auth token"),
+    ):
         proc = collab(*args, "--db", str(db))
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr

@@ -10,8 +10,17 @@ import time
 import httpx
 
 from api.support import (
-    DECIDE, DISPATCH, EXEC_GET, EXEC_LIST, EXTERNAL_TYPES, TERMINAL_STEP, Api, Server, create_workspace,
-    human_definition, wait_for,
+    DECIDE,
+    DISPATCH,
+    EXEC_GET,
+    EXEC_LIST,
+    EXTERNAL_TYPES,
+    TERMINAL_STEP,
+    Api,
+    Server,
+    create_workspace,
+    human_definition,
+    wait_for,
 )
 
 THREADS = 4
@@ -26,7 +35,7 @@ class Load:
         self.server, self.creds, self.definition_id = server, creds, definition_id
         self.stop = threading.Event()
         self.lock = threading.Lock()
-        self.dispatches: dict[str, str] = {}           # idempotencyKey -> executionId
+        self.dispatches: dict[str, str] = {}  # idempotencyKey -> executionId
         self.decisions: list[tuple[str, str, str, str, dict]] = []  # (execution, step, reviewer, decision, result)
         self.errors: list[str] = []
 
@@ -55,8 +64,17 @@ class Load:
                 elif roll < 0.7:
                     plan.append(("bob", "reject"))
                 for reviewer, decision in plan:
-                    resp = client.post(DECIDE, json={"data": {"executionId": execution_id, "stepId": step_id,
-                                                              "reviewerId": reviewer, "decision": decision}})
+                    resp = client.post(
+                        DECIDE,
+                        json={
+                            "data": {
+                                "executionId": execution_id,
+                                "stepId": step_id,
+                                "reviewerId": reviewer,
+                                "decision": decision,
+                            }
+                        },
+                    )
                     if not self._ok(resp):
                         return
                     with self.lock:
@@ -99,8 +117,9 @@ def check_consistent(api: Api, execution_id: str, listed_status: str) -> dict:
     assert len({e["eventId"] for e in events}) == len(events)
     steps = {s["stepId"]: s for s in view["steps"]}
     assert {e["stepId"] for e in events if e["stepId"] is not None} <= set(steps)
-    enders = [e["type"] for e in events if e["type"] in ("execution.completed", "execution.failed",
-                                                         "execution.cancelled")]
+    enders = [
+        e["type"] for e in events if e["type"] in ("execution.completed", "execution.failed", "execution.cancelled")
+    ]
     if view["status"] == "running":
         assert enders == []
         assert any(s["status"] == "waiting" for s in steps.values())
@@ -131,8 +150,15 @@ def test_acknowledged_work_survives_kill_9(tmp_path):
             warm = Api(client)
             warm.create(body)
             warm_execution = warm.dispatch(body["definitionId"])  # first requests warm the process up
-            warm.ok(DECIDE, {"executionId": warm_execution, "stepId": warm.step(warm_execution, "review")["stepId"],
-                             "reviewerId": "ann", "decision": "approve"})
+            warm.ok(
+                DECIDE,
+                {
+                    "executionId": warm_execution,
+                    "stepId": warm.step(warm_execution, "review")["stepId"],
+                    "reviewerId": "ann",
+                    "decision": "approve",
+                },
+            )
             # an SLA deadline that falls due around the restart: the timer index must be rebuilt
             sla_body = human_definition("durable-sla", reviewers=REVIEWERS, sla_ms=int(MAX_LOAD_S * 1000) + 1500)
             warm.create(sla_body)
@@ -175,8 +201,9 @@ def test_acknowledged_work_survives_kill_9(tmp_path):
             # every execution is whole: statuses, steps, successors and events agree
             listed = {e["executionId"]: e for e in all_executions(api)}
             assert set(load.dispatches.values()) <= set(listed)
-            views = {eid: check_consistent(api, eid, item["status"]) for eid, item in listed.items()
-                     if eid != sla_execution}  # (its SLA may fire at any moment now)
+            views = {
+                eid: check_consistent(api, eid, item["status"]) for eid, item in listed.items() if eid != sla_execution
+            }  # (its SLA may fire at any moment now)
 
             # every acknowledged decision is in effect
             for execution_id, step_id, reviewer, decision, result in load.decisions:
@@ -185,8 +212,10 @@ def test_acknowledged_work_survives_kill_9(tmp_path):
                 if result["resumeScheduled"]:
                     assert step["status"] == "completed" and step["output"]["decision"] == decision
                 if step["status"] == "waiting":
-                    replay = api.ok(DECIDE, {"executionId": execution_id, "stepId": step_id,
-                                             "reviewerId": reviewer, "decision": decision})
+                    replay = api.ok(
+                        DECIDE,
+                        {"executionId": execution_id, "stepId": step_id, "reviewerId": reviewer, "decision": decision},
+                    )
                     assert replay["recorded"] is False and replay["rejectionReason"] == "idempotent", replay
                 else:
                     assert step["status"] == "completed"
@@ -194,19 +223,30 @@ def test_acknowledged_work_survives_kill_9(tmp_path):
                     assert mine["decision"] == decision
 
             # the SLA timer runs again after the restart, from the stored deadline
-            wait_for(lambda: any(e["type"] == "step.breached" for e in api.events(sla_execution)), timeout=20,
-                     what="the SLA breach after the restart")
+            wait_for(
+                lambda: any(e["type"] == "step.breached" for e in api.events(sla_execution)),
+                timeout=20,
+                what="the SLA breach after the restart",
+            )
             assert check_consistent(api, sla_execution, "completed")["steps"][0]["status"] == "breached"
 
             # the restarted server takes new decisions on the steps still waiting
-            waiting = [v for v in views.values()
-                       if v["status"] == "running" and v["definitionId"] == body["definitionId"]]
+            waiting = [
+                v for v in views.values() if v["status"] == "running" and v["definitionId"] == body["definitionId"]
+            ]
             assert waiting, "expected some executions to be left waiting"
             for view in waiting[:6]:
                 step_id = view["steps"][0]["stepId"]
                 for reviewer in ("ann", "bob"):
-                    api.ok(DECIDE, {"executionId": view["executionId"], "stepId": step_id, "reviewerId": reviewer,
-                                    "decision": "approve"})
+                    api.ok(
+                        DECIDE,
+                        {
+                            "executionId": view["executionId"],
+                            "stepId": step_id,
+                            "reviewerId": reviewer,
+                            "decision": "approve",
+                        },
+                    )
                 after = check_consistent(api, view["executionId"], "completed")
                 assert [s["nodeId"] for s in after["steps"]] == ["review", "approved"]
                 assert api.events(view["executionId"])[-1]["type"] == "execution.completed"

@@ -9,16 +9,46 @@ import httpx
 import pytest
 
 from api.support import (
-    AGENT_RESOLUTION, DECIDE, DEF_CREATE, DEF_DELETE, DEF_GET, DEF_LIST, DEF_UPDATE, DISPATCH, EVENTS, EXEC_CANCEL,
-    EXEC_GET, EXEC_LIST, RESOLVE, STEP_CANCEL, expect_error, human_definition, uid,
+    AGENT_RESOLUTION,
+    DECIDE,
+    DEF_CREATE,
+    DEF_DELETE,
+    DEF_GET,
+    DEF_LIST,
+    DEF_UPDATE,
+    DISPATCH,
+    EVENTS,
+    EXEC_CANCEL,
+    EXEC_GET,
+    EXEC_LIST,
+    RESOLVE,
+    STEP_CANCEL,
+    expect_error,
+    human_definition,
+    uid,
 )
 
-ALL_PATHS = [DEF_CREATE, DEF_GET, DEF_LIST, DEF_UPDATE, DEF_DELETE, DISPATCH, EXEC_GET, EXEC_LIST, EXEC_CANCEL,
-             EVENTS, RESOLVE, DECIDE, AGENT_RESOLUTION, STEP_CANCEL]
+ALL_PATHS = [
+    DEF_CREATE,
+    DEF_GET,
+    DEF_LIST,
+    DEF_UPDATE,
+    DEF_DELETE,
+    DISPATCH,
+    EXEC_GET,
+    EXEC_LIST,
+    EXEC_CANCEL,
+    EVENTS,
+    RESOLVE,
+    DECIDE,
+    AGENT_RESOLUTION,
+    STEP_CANCEL,
+]
 LIMIT = 1024 * 1024
 
 
 # ---------------------------------------------------------------- the envelope
+
 
 @pytest.mark.parametrize("path", ALL_PATHS)
 def test_unwrapped_body_is_invalid_argument(api, path):
@@ -26,17 +56,28 @@ def test_unwrapped_body_is_invalid_argument(api, path):
     assert "data" in message
 
 
-@pytest.mark.parametrize("raw", [b"[]", b"[{\"data\": {}}]", b"\"data\"", b"42", b"null", b"true"])
+@pytest.mark.parametrize("raw", [b"[]", b'[{"data": {}}]', b'"data"', b"42", b"null", b"true"])
 def test_non_object_body_is_invalid_argument(api, raw):
     api.err(DEF_LIST, body=raw, code="INVALID_ARGUMENT")
 
 
-@pytest.mark.parametrize("raw", [
-    b"", b"{", b"{\"data\": {}", b"{'data': {}}", b"{\"data\": {},}", b"data=1", b"\xff\xfe\x00",
-    b"{\"data\": {\"pageSize\": NaN}}", b"{\"data\": {\"pageSize\": Infinity}}", b"{\"data\": {\"x\": -Infinity}}",
-    b"{\"data\": {\"pageSize\": 1" + b"0" * 5000 + b"}}",
-    b"{\"data\": " + b"[" * 50_000 + b"]" * 50_000 + b"}",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"",
+        b"{",
+        b'{"data": {}',
+        b"{'data': {}}",
+        b'{"data": {},}',
+        b"data=1",
+        b"\xff\xfe\x00",
+        b'{"data": {"pageSize": NaN}}',
+        b'{"data": {"pageSize": Infinity}}',
+        b'{"data": {"x": -Infinity}}',
+        b'{"data": {"pageSize": 1' + b"0" * 5000 + b"}}",
+        b'{"data": ' + b"[" * 50_000 + b"]" * 50_000 + b"}",
+    ],
+)
 def test_malformed_json_is_invalid_argument(api, raw):
     message = api.err(DEF_LIST, body=raw, code="INVALID_ARGUMENT")
     assert "body" in message or "data" in message
@@ -77,9 +118,9 @@ def test_out_of_range_number_is_refused_not_echoed_as_infinity(api):
     expect_error(resp, "INVALID_ARGUMENT")
     api.err(DEF_GET, {"definitionId": body["definitionId"]}, "NOT_FOUND")
     # ordinary floats and big integers are fine
-    ok = human_definition(uid("num"), custom={"f": 1.5e300, "i": 10 ** 40, "neg": -0.0})
+    ok = human_definition(uid("num"), custom={"f": 1.5e300, "i": 10**40, "neg": -0.0})
     view = api.create(ok)
-    assert view["custom"] == {"f": 1.5e300, "i": 10 ** 40, "neg": -0.0}
+    assert view["custom"] == {"f": 1.5e300, "i": 10**40, "neg": -0.0}
 
 
 def test_lone_surrogates_are_invalid_argument(api):
@@ -97,10 +138,19 @@ def test_lone_surrogates_are_invalid_argument(api):
         (DEF_LIST, b'{"data": {}, "\\ud800": 1}', "body"),
         (DEF_CREATE, (definition + ', "custom": {"x": ["\\ud800"]}}}').encode(), "data.custom.x[0]"),
         (DEF_CREATE, (definition + ', "custom": {"\\ud83d": 1}}}').encode(), "data.custom"),
-        (DISPATCH, ('{"data": {"definitionId": "%s", "triggerContext": {"t": "a\\udc00b"}}}'
-                    % body["definitionId"]).encode(), "data.triggerContext.t"),
-        (RESOLVE, ('{"data": {"executionId": "%s", "stepId": "%s", "action": "force-complete", "actorId": "a", '
-                   '"output": {"o": "\\ud800"}}}' % (execution_id, step_id)).encode(), "data.output.o"),
+        (
+            DISPATCH,
+            ('{"data": {"definitionId": "%s", "triggerContext": {"t": "a\\udc00b"}}}' % body["definitionId"]).encode(),
+            "data.triggerContext.t",
+        ),
+        (
+            RESOLVE,
+            (
+                '{"data": {"executionId": "%s", "stepId": "%s", "action": "force-complete", "actorId": "a", '
+                '"output": {"o": "\\ud800"}}}' % (execution_id, step_id)
+            ).encode(),
+            "data.output.o",
+        ),
     ]
     for path, raw, where in cases:
         message = api.err(path, body=raw, code="INVALID_ARGUMENT")
@@ -109,11 +159,12 @@ def test_lone_surrogates_are_invalid_argument(api):
     assert api.step(execution_id, "review")["status"] == "waiting"
     assert len(api.ok(EXEC_LIST, {"definitionId": body["definitionId"]})["items"]) == 1
     # a proper surrogate pair is just a character
-    view = api.create(human_definition(uid("emoji"), custom={"e": "\U0001F600"}))
-    assert view["custom"] == {"e": "\U0001F600"}
+    view = api.create(human_definition(uid("emoji"), custom={"e": "\U0001f600"}))
+    assert view["custom"] == {"e": "\U0001f600"}
 
 
 # ---------------------------------------------------------------- body size
+
 
 def test_body_over_one_mib_is_413(api, anon):
     big = b'{"data": {"x": "' + b"a" * LIMIT + b'"}}'
@@ -138,6 +189,7 @@ def test_body_over_one_mib_is_413(api, anon):
 
 
 # ---------------------------------------------------------------- authentication
+
 
 def test_authentication_failures_look_the_same(server, api):
     key, token = server.creds_a["apiKey"], server.creds_a["authToken"]
@@ -173,8 +225,18 @@ def test_authentication_failures_look_the_same(server, api):
 
 # ---------------------------------------------------------------- routing
 
-@pytest.mark.parametrize("path", ["/v2/workflow/definitions/nope", "/v2/nope", "/", "/v1/workflow/definitions/get",
-                                  "/v2/workflow/definitions/get/extra", "/openapi.yaml"])
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/v2/workflow/definitions/nope",
+        "/v2/nope",
+        "/",
+        "/v1/workflow/definitions/get",
+        "/v2/workflow/definitions/get/extra",
+        "/openapi.yaml",
+    ],
+)
 def test_unknown_path_is_404_not_found(api, anon, path):
     for client in (api, anon):
         resp = client.post(path, {})
@@ -200,6 +262,7 @@ def test_wrong_method_on_openapi_names_get(api):
 
 # ---------------------------------------------------------------- status code mapping
 
+
 def test_status_codes_follow_semantics_1(api):
     """One real request per reachable code; expect_error checks code and HTTP status together."""
     body = human_definition(uid("codes"))
@@ -210,8 +273,12 @@ def test_status_codes_follow_semantics_1(api):
         (DEF_GET, {"definitionId": 5}, "INVALID_ARGUMENT", 400),
         (DEF_CREATE, body, "ALREADY_EXISTS", 409),
         (DEF_GET, {"definitionId": uid("nope")}, "NOT_FOUND", 404),
-        (RESOLVE, {"executionId": execution_id, "stepId": step_id, "action": "reviewer-approve",
-                   "actorId": "mallory"}, "PERMISSION_DENIED", 403),
+        (
+            RESOLVE,
+            {"executionId": execution_id, "stepId": step_id, "action": "reviewer-approve", "actorId": "mallory"},
+            "PERMISSION_DENIED",
+            403,
+        ),
         (DEF_UPDATE, dict(body, ifVersion=9), "FAILED_PRECONDITION", 400),
     ]
     for path, data, code, status in checks:
@@ -222,8 +289,21 @@ def test_status_codes_follow_semantics_1(api):
     assert ok.status_code == 200 and ok.headers["content-type"].startswith("application/json")
 
 
-WEIRD_VALUES = [None, True, -1, 2 ** 63, 10 ** 30, 1.5, "", "x" * 3000, "\u0000é☃𝄞", [], [None], {},
-                {"$ref": "#", "__proto__": 1}]
+WEIRD_VALUES = [
+    None,
+    True,
+    -1,
+    2**63,
+    10**30,
+    1.5,
+    "",
+    "x" * 3000,
+    "\u0000é☃𝄞",
+    [],
+    [None],
+    {},
+    {"$ref": "#", "__proto__": 1},
+]
 
 
 @pytest.fixture(scope="module")
@@ -242,8 +322,14 @@ def valid_payloads(api):
         DEF_LIST: {"pageSize": 5, "tags": ["t"], "status": "active", "scope": {"level": "apiKey"}},
         DEF_UPDATE: body | {"ifVersion": 1},
         DEF_DELETE: {"definitionId": definition_id},
-        DISPATCH: {"definitionId": definition_id, "idempotencyKey": "k", "correlationId": "c",
-                   "triggerContext": {}, "webhookUrl": "https://example.com/h", "webhookSecret": "s"},
+        DISPATCH: {
+            "definitionId": definition_id,
+            "idempotencyKey": "k",
+            "correlationId": "c",
+            "triggerContext": {},
+            "webhookUrl": "https://example.com/h",
+            "webhookSecret": "s",
+        },
         EXEC_GET: {"executionId": execution_id},
         EXEC_LIST: {"definitionId": definition_id, "status": "running", "pageSize": 5},
         EXEC_CANCEL: {"executionId": execution_id, "reason": "r"},
@@ -272,23 +358,33 @@ def test_never_a_5xx_for_bad_input(api, valid_payloads, path):
 def test_never_a_5xx_for_extreme_values_that_pass_validation(api):
     """Values the schema accepts must not break the store (BIGINT columns, JSON text); an SLA
     past the schema's bound is a field error, not a broken deadline."""
-    too_long = human_definition(uid("huge"), sla_ms=10 ** 20)
+    too_long = human_definition(uid("huge"), sla_ms=10**20)
     message = api.err(DEF_CREATE, too_long)
     assert "data.nodes[0].slaMs" in message
-    body = human_definition(uid("huge"), sla_ms=366 * 24 * 3_600_000, custom={"n": 10 ** 30})
+    body = human_definition(uid("huge"), sla_ms=366 * 24 * 3_600_000, custom={"n": 10**30})
     api.create(body)
-    execution_id = api.dispatch(body["definitionId"], triggerContext={"n": 10 ** 30, "s": "é☃𝄞\u0000"},
-                                correlationId="é☃𝄞")
+    execution_id = api.dispatch(
+        body["definitionId"], triggerContext={"n": 10**30, "s": "é☃𝄞\u0000"}, correlationId="é☃𝄞"
+    )
     view = api.execution(execution_id)
     assert view["steps"][0]["status"] == "waiting" and view["correlationId"] == "é☃𝄞"
-    events = api.ok(EVENTS, {"executionId": execution_id, "sinceSeq": 10 ** 30})
+    events = api.ok(EVENTS, {"executionId": execution_id, "sinceSeq": 10**30})
     assert events["events"] == [] and events["hasMore"] is False
-    api.ok(DECIDE, {"executionId": execution_id, "stepId": view["steps"][0]["stepId"], "reviewerId": "ann",
-                    "decision": "approve", "reason": "é☃𝄞\u0000"})
+    api.ok(
+        DECIDE,
+        {
+            "executionId": execution_id,
+            "stepId": view["steps"][0]["stepId"],
+            "reviewerId": "ann",
+            "decision": "approve",
+            "reason": "é☃𝄞\u0000",
+        },
+    )
     assert api.execution(execution_id)["status"] == "completed"
 
 
 # ---------------------------------------------------------------- workspace isolation
+
 
 def test_workspace_isolation(api, api_b):
     body = human_definition(uid("iso"), tags=["isolation"])

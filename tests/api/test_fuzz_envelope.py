@@ -12,24 +12,43 @@ from hypothesis import strategies as st
 
 from api.support import HTTP_STATUS
 
-READS = ["/v2/workflow/definitions/get", "/v2/workflow/definitions/list", "/v2/workflow/executions/get",
-         "/v2/workflow/executions/getEvents", "/v2/users/get", "/v2/commentannotations/get",
-         "/v2/commentannotations/count/get", "/v2/activities/get", "/v2/agents/get"]
-CONTENT_TYPES = ["application/json", "application/json; charset=utf-16", "text/plain", "application/xml",
-                 "multipart/form-data; boundary=x", "application/x-www-form-urlencoded", "",
-                 "*/*; q=\u00e9".encode("latin-1")]
+READS = [
+    "/v2/workflow/definitions/get",
+    "/v2/workflow/definitions/list",
+    "/v2/workflow/executions/get",
+    "/v2/workflow/executions/getEvents",
+    "/v2/users/get",
+    "/v2/commentannotations/get",
+    "/v2/commentannotations/count/get",
+    "/v2/activities/get",
+    "/v2/agents/get",
+]
+CONTENT_TYPES = [
+    "application/json",
+    "application/json; charset=utf-16",
+    "text/plain",
+    "application/xml",
+    "multipart/form-data; boundary=x",
+    "application/x-www-form-urlencoded",
+    "",
+    "*/*; q=\u00e9".encode("latin-1"),
+]
 HTTP = settings(max_examples=80, deadline=None, database=None, suppress_health_check=list(HealthCheck))
 
-json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-                           lambda inner: st.lists(inner, max_size=3)
-                           | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=15)
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=15,
+)
 bodies = st.one_of(
     st.binary(max_size=300),
     json_values.map(lambda v: json.dumps(v).encode()),
-    st.dictionaries(st.sampled_from(["definitionId", "executionId", "organizationId", "pageSize", "x"]),
-                    json_values, max_size=3).map(lambda d: json.dumps({"data": d}).encode()),
+    st.dictionaries(
+        st.sampled_from(["definitionId", "executionId", "organizationId", "pageSize", "x"]), json_values, max_size=3
+    ).map(lambda d: json.dumps({"data": d}).encode()),
     st.tuples(st.binary(max_size=6), st.integers(0, 40)).map(
-        lambda jc: (b'{"data": {"pageSize": 1}}'[:jc[1]] + jc[0] + b'{"data": {"pageSize": 1}}'[jc[1]:])),
+        lambda jc: b'{"data": {"pageSize": 1}}'[: jc[1]] + jc[0] + b'{"data": {"pageSize": 1}}'[jc[1] :]
+    ),
 )
 
 

@@ -25,8 +25,13 @@ from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import (
-    content_type_conformance, ignored_auth, negative_data_rejection, response_headers_conformance,
-    response_schema_conformance, status_code_conformance, unsupported_method,
+    content_type_conformance,
+    ignored_auth,
+    negative_data_rejection,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+    unsupported_method,
 )
 
 from api.support import Api, human_definition, serve_fresh, uid
@@ -34,20 +39,33 @@ from api.support import Api, human_definition, serve_fresh, uid
 EXAMPLES = int(os.environ.get("COLLAB_FUZZ_EXAMPLES", "25"))
 # Refusals of schema-valid data that JSON Schema cannot express, each stated in the operation's
 # description: ids repeated inside a list of objects, cursors this API did not return, the
-# linter's graph rules, a field that must equal another (scope ids, an organization's id), URLs that are not pages, a provider
+# linter's graph rules, a field that must equal another (scope ids, an organization's id), URLs that are not
+# pages, a provider
 # this server lacks, minCount against expectedResolutions, an organization a visibility needs,
 # `__` in a node or group id (a pattern would need a lookahead, which generators do not read).
 # One more, a difference of regex dialects rather than a rule: Python's `$` also matches before a
 # final newline, so the generator may send "a@b\n" for the email pattern, which JSON Schema's
 # (ECMA-262) `$` and the server both refuse.
-DOCUMENTED = re.compile("|".join([
-    r"email: string should match pattern",
-    r"is given more than once", r"repeats activities\[", r"not a cursor this API returned",
-    r"not a page token this API returned", r"^definition failed validation",
-    r"must equal id when type is organization", r"no entry is a page URL", r"is not configured on this server",
-    r"must be <= expectedResolutions", r"required for organizationPrivate visibility", r"must not contain '__'",
-    r"disagrees with the top-level", r"required when scope\.level is",
-]))
+DOCUMENTED = re.compile(
+    "|".join(
+        [
+            r"email: string should match pattern",
+            r"is given more than once",
+            r"repeats activities\[",
+            r"not a cursor this API returned",
+            r"not a page token this API returned",
+            r"^definition failed validation",
+            r"must equal id when type is organization",
+            r"no entry is a page URL",
+            r"is not configured on this server",
+            r"must be <= expectedResolutions",
+            r"required for organizationPrivate visibility",
+            r"must not contain '__'",
+            r"disagrees with the top-level",
+            r"required when scope\.level is",
+        ]
+    )
+)
 
 
 @schemathesis.check
@@ -64,9 +82,17 @@ def positive_data_accepted(ctx, response, case):
     return None
 
 
-CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance,
-          response_headers_conformance, negative_data_rejection, positive_data_accepted, ignored_auth,
-          unsupported_method]
+CHECKS = [
+    not_a_server_error,
+    status_code_conformance,
+    content_type_conformance,
+    response_schema_conformance,
+    response_headers_conformance,
+    negative_data_rejection,
+    positive_data_accepted,
+    ignored_auth,
+    unsupported_method,
+]
 ACT = "/v2/activities"
 
 
@@ -98,19 +124,54 @@ def known_ids(fuzz_api):
     api.ok("/v2/users/add", {"organizationId": org, "users": [{"userId": "ann", "name": "Ann"}]})
     api.ok("/v2/folders/add", {"organizationId": org, "folders": [{"folderId": folder}]})
     api.ok("/v2/documents/add", {"organizationId": org, "folderId": folder, "documents": [{"documentId": doc}]})
-    api.ok("/v2/organizations/usergroups/add", {"organizationId": org, "organizationUserGroups": [
-        {"groupId": group, "groupName": "G"}]})
-    api.ok("/v2/commentannotations/add", {"organizationId": org, "documentId": doc, "commentAnnotations": [
-        {"annotationId": "fz-annotation", "commentData": [{"commentText": "x", "from": {"userId": "ann"}}]}]})
-    api.ok(f"{ACT}/add", {"organizationId": org, "activities": [
-        {"id": "fz-activity", "featureType": "f", "actionType": "a", "documentId": doc,
-         "targetEntityId": "fz-target"}]})
+    api.ok(
+        "/v2/organizations/usergroups/add",
+        {"organizationId": org, "organizationUserGroups": [{"groupId": group, "groupName": "G"}]},
+    )
+    api.ok(
+        "/v2/commentannotations/add",
+        {
+            "organizationId": org,
+            "documentId": doc,
+            "commentAnnotations": [
+                {"annotationId": "fz-annotation", "commentData": [{"commentText": "x", "from": {"userId": "ann"}}]}
+            ],
+        },
+    )
+    api.ok(
+        f"{ACT}/add",
+        {
+            "organizationId": org,
+            "activities": [
+                {
+                    "id": "fz-activity",
+                    "featureType": "f",
+                    "actionType": "a",
+                    "documentId": doc,
+                    "targetEntityId": "fz-target",
+                }
+            ],
+        },
+    )
     agent_id = api.ok("/v2/agents/create", {"name": "Fuzz", "instructions": "Check."})["data"]["agentId"]
-    return {"definitionId": definition["definitionId"], "executionId": execution_id, "stepId": step_id,
-            "organizationId": org, "documentId": doc, "documentIds": [doc], "folderId": folder,
-            "folderIds": [folder], "userId": "ann", "userIds": ["ann"], "organizationUserGroupId": group,
-            "organizationUserGroupIds": [group], "agentId": agent_id, "annotationIds": ["fz-annotation"],
-            "activityIds": ["fz-activity"], "targetEntityId": "fz-target"}
+    return {
+        "definitionId": definition["definitionId"],
+        "executionId": execution_id,
+        "stepId": step_id,
+        "organizationId": org,
+        "documentId": doc,
+        "documentIds": [doc],
+        "folderId": folder,
+        "folderIds": [folder],
+        "userId": "ann",
+        "userIds": ["ann"],
+        "organizationUserGroupId": group,
+        "organizationUserGroupIds": [group],
+        "agentId": agent_id,
+        "annotationIds": ["fz-annotation"],
+        "activityIds": ["fz-activity"],
+        "targetEntityId": "fz-target",
+    }
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +188,7 @@ def _paths() -> list[str]:
 def _whole(value):
     """The value with whole floats written as integers (2.0 -> 2): the description says an
     integer has no fraction, which JSON Schema cannot (to it 2.0 is an integer)."""
-    if isinstance(value, float) and value.is_integer() and abs(value) <= 2 ** 53:
+    if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
         return int(value)
     if isinstance(value, dict):
         return {k: _whole(v) for k, v in value.items()}
@@ -151,12 +212,15 @@ def test_every_endpoint_answers_as_documented(path, fuzz_schema, fuzz_server, kn
     creds = fuzz_server.creds_a
     headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
     operation = fuzz_schema[path]["POST"]
-    cases = st.one_of(st.tuples(operation.as_strategy(GenerationMode.POSITIVE), st.booleans()),
-                      st.tuples(operation.as_strategy(GenerationMode.NEGATIVE), st.none()))
+    cases = st.one_of(
+        st.tuples(operation.as_strategy(GenerationMode.POSITIVE), st.booleans()),
+        st.tuples(operation.as_strategy(GenerationMode.NEGATIVE), st.none()),
+    )
 
     @given(case_and_aim=cases)
-    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck)
+    )
     def fuzz(case_and_aim):
         case, aim = case_and_aim
         if aim is not None:  # a positive case
@@ -171,11 +235,13 @@ def test_every_endpoint_answers_as_documented(path, fuzz_schema, fuzz_server, kn
 
 # ---------------------------------------------------------------- what the fuzz found
 
+
 def test_activity_with_an_explicit_null_id_gets_a_generated_id(fuzz_api):
     """`"id": null` counts as no id: a generated id, not a 500 from a null key in the store."""
     org = uid("org")
-    added = fuzz_api.ok(f"{ACT}/add", {"organizationId": org, "activities": [
-        {"id": None, "featureType": "f", "actionType": "a"}]})["data"]
+    added = fuzz_api.ok(
+        f"{ACT}/add", {"organizationId": org, "activities": [{"id": None, "featureType": "f", "actionType": "a"}]}
+    )["data"]
     (activity_id,) = added
     assert added[activity_id]["success"] is True and activity_id.startswith("act_")
     records = fuzz_api.ok(f"{ACT}/get", {"organizationId": org})["data"]

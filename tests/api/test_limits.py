@@ -17,17 +17,44 @@ import httpx
 import pytest
 
 from api.support import (
-    DEF_CREATE, DEF_LIST, DISPATCH, Api, Server, expect_error, human_definition, uid, wait_for,
+    DEF_CREATE,
+    DEF_LIST,
+    DISPATCH,
+    Api,
+    Server,
+    expect_error,
+    human_definition,
+    uid,
+    wait_for,
 )
 from toolkit.services.workspaces import create_workspace as workspace_create
 from toolkit.store import Store
 
 RATE, BODY_S, HEAD_S, IN_FLIGHT, TOTAL, MAX_HEAD, DELAY = 10, 1, 1, 3, 5, 4096, 0.3
-LIMITS = ("--rate-limit", str(RATE), "--rate-burst", str(RATE), "--max-in-flight", str(IN_FLIGHT),
-          "--refusal-delay", str(DELAY),
-          "--max-in-flight-total", str(TOTAL), "--max-definitions", "3", "--max-executions", "4",
-          "--body-timeout", str(BODY_S), "--head-timeout", str(HEAD_S), "--max-header-bytes", str(MAX_HEAD),
-          "--max-connections", "40")
+LIMITS = (
+    "--rate-limit",
+    str(RATE),
+    "--rate-burst",
+    str(RATE),
+    "--max-in-flight",
+    str(IN_FLIGHT),
+    "--refusal-delay",
+    str(DELAY),
+    "--max-in-flight-total",
+    str(TOTAL),
+    "--max-definitions",
+    "3",
+    "--max-executions",
+    "4",
+    "--body-timeout",
+    str(BODY_S),
+    "--head-timeout",
+    str(HEAD_S),
+    "--max-header-bytes",
+    str(MAX_HEAD),
+    "--max-connections",
+    "40",
+)
 TENANTS = ("flood", "calm", "quota", "slow", "slow2")
 
 
@@ -57,6 +84,7 @@ def retry_after(resp: httpx.Response) -> int:
 
 # ------------------------------------------------------------------ raw HTTP/1.1
 
+
 def connect(srv: Server) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", srv.port), timeout=15)
     return sock
@@ -66,9 +94,13 @@ def stalled_post(srv: Server, tenant: str) -> socket.socket:
     """A POST whose head is complete and whose body never comes."""
     creds = srv.tenants[tenant]
     sock = connect(srv)
-    sock.sendall((f"POST {DEF_LIST} HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\n"
-                  f"content-length: 100\r\nx-service-api-key: {creds['apiKey']}\r\n"
-                  f"x-service-auth-token: {creds['authToken']}\r\n\r\n{{\"data\"").encode())
+    sock.sendall(
+        (
+            f"POST {DEF_LIST} HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\n"
+            f"content-length: 100\r\nx-service-api-key: {creds['apiKey']}\r\n"
+            f'x-service-auth-token: {creds["authToken"]}\r\n\r\n{{"data"'
+        ).encode()
+    )
     return sock
 
 
@@ -95,8 +127,10 @@ def assert_envelope(body: dict, code: str) -> str:
 
 # ------------------------------------------------------------------ rate
 
+
 def test_a_burst_over_the_rate_is_refused_while_another_workspace_is_served(limited):
     with client(limited, "flood") as a, client(limited, "calm") as b:
+
         def flood(_):
             return a.post(DEF_LIST, json={"data": {}})
 
@@ -123,8 +157,12 @@ def test_a_burst_over_the_rate_is_refused_while_another_workspace_is_served(limi
 
         # Waiting as told is enough to be served again.
         wait = max(retry_after(r) for r in refused if "rate limit" in r.json()["error"]["message"])
-        served = wait_for(lambda: a.post(DEF_LIST, json={"data": {}}).status_code == 200, timeout=wait + 5,
-                          interval=0.2, what="the flooding workspace to be served again")
+        served = wait_for(
+            lambda: a.post(DEF_LIST, json={"data": {}}).status_code == 200,
+            timeout=wait + 5,
+            interval=0.2,
+            what="the flooding workspace to be served again",
+        )
         assert served
 
 
@@ -137,9 +175,11 @@ def test_requests_without_valid_credentials_still_get_401(limited):
 
 # ------------------------------------------------------------------ in flight, late bodies
 
+
 def test_in_flight_limit_then_late_bodies_get_408(limited):
     held = [stalled_post(limited, "slow") for _ in range(IN_FLIGHT)]
     with client(limited, "slow") as slow, client(limited, "calm") as calm:
+
         def refused():
             resp = slow.post(DEF_LIST, json={"data": {}})
             return resp if resp.status_code == 429 else None
@@ -153,14 +193,18 @@ def test_in_flight_limit_then_late_bodies_get_408(limited):
             status, headers, body = answer(sock)
             assert status == 408 and headers["connection"] == "close", (status, headers)
             assert f"within {BODY_S} s" in assert_envelope(body, "INVALID_ARGUMENT")
-        wait_for(lambda: slow.post(DEF_LIST, json={"data": {}}).status_code == 200, timeout=10,
-                 what="the slots to be given back")
+        wait_for(
+            lambda: slow.post(DEF_LIST, json={"data": {}}).status_code == 200,
+            timeout=10,
+            what="the slots to be given back",
+        )
 
 
 def test_server_wide_in_flight_limit_is_503_unavailable(limited):
     held = [stalled_post(limited, "slow") for _ in range(IN_FLIGHT)]
     held += [stalled_post(limited, "slow2") for _ in range(TOTAL - IN_FLIGHT)]
     with client(limited, "calm") as calm:
+
         def refused():
             resp = calm.post(DEF_LIST, json={"data": {}})
             return resp if resp.status_code == 503 else None
@@ -170,11 +214,15 @@ def test_server_wide_in_flight_limit_is_503_unavailable(limited):
         assert retry_after(resp) == 1
         for sock in held:
             assert answer(sock)[0] == 408
-        wait_for(lambda: calm.post(DEF_LIST, json={"data": {}}).status_code == 200, timeout=10,
-                 what="the server to take requests again")
+        wait_for(
+            lambda: calm.post(DEF_LIST, json={"data": {}}).status_code == 200,
+            timeout=10,
+            what="the server to take requests again",
+        )
 
 
 # ------------------------------------------------------------------ quotas
+
 
 def test_stored_definitions_and_executions_quotas(limited):
     with client(limited, "quota") as http:
@@ -219,6 +267,7 @@ def test_quotas_hold_after_a_restart(tmp_path):
 
 
 # ------------------------------------------------------------------ request heads (item 7)
+
 
 def test_oversize_headers_get_the_json_error(limited):
     with client(limited, "calm") as calm:

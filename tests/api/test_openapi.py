@@ -8,9 +8,25 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from api.support import (
-    AGENT_RESOLUTION, DECIDE, DEF_CREATE, DEF_DELETE, DEF_GET, DEF_LIST, DEF_UPDATE, DISPATCH, EVENTS, EXEC_CANCEL,
-    EXEC_GET, EXEC_LIST, HTTP_STATUS, RESOLVE, STEP_CANCEL, blocking_agent_definition, expect_error,
-    human_definition, uid,
+    AGENT_RESOLUTION,
+    DECIDE,
+    DEF_CREATE,
+    DEF_DELETE,
+    DEF_GET,
+    DEF_LIST,
+    DEF_UPDATE,
+    DISPATCH,
+    EVENTS,
+    EXEC_CANCEL,
+    EXEC_GET,
+    EXEC_LIST,
+    HTTP_STATUS,
+    RESOLVE,
+    STEP_CANCEL,
+    blocking_agent_definition,
+    expect_error,
+    human_definition,
+    uid,
 )
 from server import Settings, create_app
 from toolkit.services.operations import OPERATIONS
@@ -29,7 +45,7 @@ def doc(server):
 
 def resolve_ref(doc, ref: str) -> dict:
     assert ref.startswith(PREFIX), ref
-    name = ref[len(PREFIX):]
+    name = ref[len(PREFIX) :]
     assert name in doc["components"]["schemas"], f"{ref} does not resolve"
     return doc["components"]["schemas"][name]
 
@@ -44,7 +60,9 @@ def test_document_is_openapi_3_1(doc):
     assert doc["info"]["title"] and doc["info"]["version"]
     schemes = doc["components"]["securitySchemes"]
     assert {(s["type"], s["in"], s["name"]) for s in schemes.values()} == {
-        ("apiKey", "header", "x-service-api-key"), ("apiKey", "header", "x-service-auth-token")}
+        ("apiKey", "header", "x-service-api-key"),
+        ("apiKey", "header", "x-service-auth-token"),
+    }
     error = doc["components"]["schemas"]["Error"]
     assert set(error["properties"]["error"]["properties"]) == {"message", "status"}
     Draft202012Validator.check_schema({**error, "components": doc["components"]})
@@ -88,7 +106,7 @@ def test_every_reference_resolves(doc):
                 walk(value)
 
     walk(doc)
-    for name, schema in doc["components"]["schemas"].items():
+    for schema in doc["components"]["schemas"].values():
         Draft202012Validator.check_schema({**schema, "components": doc["components"]})
 
 
@@ -125,23 +143,38 @@ def test_live_requests_and_answers_match_the_document(api, doc):
         assert not errors, f"{path} answer does not match the document: {errors[0].message} in {resp.text[:500]}"
         return resp.json().get("result")
 
-    body = human_definition(uid("doc"), tags=["doc"], description="documented", custom={"k": 1},
-                            triggers=[{"triggerId": "t", "eventName": "e", "filters": {}}])
+    body = human_definition(
+        uid("doc"),
+        tags=["doc"],
+        description="documented",
+        custom={"k": 1},
+        triggers=[{"triggerId": "t", "eventName": "e", "filters": {}}],
+    )
     body["edges"][0] = {"from": {"kind": "node", "nodeId": "review"}, "to": "approved", "on": "approve"}
     check(DEF_CREATE, body)
     check(DEF_GET, {"definitionId": body["definitionId"]})
     check(DEF_LIST, {"tags": ["doc"], "pageSize": 1})
     check(DEF_UPDATE, dict(body, ifVersion=1))
-    execution_id = check(DISPATCH, {"definitionId": body["definitionId"], "idempotencyKey": uid("k"),
-                                    "triggerContext": {"a": 1}})["executionId"]
+    execution_id = check(
+        DISPATCH, {"definitionId": body["definitionId"], "idempotencyKey": uid("k"), "triggerContext": {"a": 1}}
+    )["executionId"]
     step_id = api.step(execution_id, "review")["stepId"]
     check(EXEC_GET, {"executionId": execution_id})
     check(EXEC_LIST, {"definitionId": body["definitionId"], "pageSize": 1})
     check(EVENTS, {"executionId": execution_id, "sinceSeq": 0, "pageSize": 10})
     check(DECIDE, {"executionId": execution_id, "stepId": step_id, "reviewerId": "zed", "decision": "approve"})
     check(DECIDE, {"executionId": execution_id, "stepId": step_id, "reviewerId": "bob", "decision": "approve"})
-    check(RESOLVE, {"executionId": execution_id, "stepId": step_id, "action": "force-approve", "actorId": "ops",
-                    "reason": "r", "output": {"x": 1}})
+    check(
+        RESOLVE,
+        {
+            "executionId": execution_id,
+            "stepId": step_id,
+            "action": "force-approve",
+            "actorId": "ops",
+            "reason": "r",
+            "output": {"x": 1},
+        },
+    )
     check(EXEC_GET, {"executionId": execution_id})
     check(EVENTS, {"executionId": execution_id})
     second = check(DISPATCH, {"definitionId": body["definitionId"]})["executionId"]
@@ -153,8 +186,16 @@ def test_live_requests_and_answers_match_the_document(api, doc):
     gate = blocking_agent_definition(uid("docgate"))
     check(DEF_CREATE, gate)
     gated = check(DISPATCH, {"definitionId": gate["definitionId"]})["executionId"]
-    check(AGENT_RESOLUTION, {"executionId": gated, "stepId": api.step(gated, "gate")["stepId"], "resolutionId": "r:1",
-                             "status": "success", "output": {"decision": "approve"}})
+    check(
+        AGENT_RESOLUTION,
+        {
+            "executionId": gated,
+            "stepId": api.step(gated, "gate")["stepId"],
+            "resolutionId": "r:1",
+            "status": "success",
+            "output": {"decision": "approve"},
+        },
+    )
     check(EXEC_GET, {"executionId": gated})
     check(DEF_DELETE, {"definitionId": gate["definitionId"]})
     check(DEF_GET, {"definitionId": gate["definitionId"]})

@@ -10,9 +10,9 @@ import threading
 from pathlib import Path
 
 import duckdb
+from faults.audit import INVARIANTS
 
 from api.support import DECIDE, EXEC_GET, Api, Server, collab_bin, human_definition, serve_fresh, uid, wait_for
-from faults.audit import INVARIANTS
 from toolkit.analytics import open_mirror
 
 TOKEN = "operator-" + "x" * 32
@@ -20,8 +20,7 @@ TOKEN = "operator-" + "x" * 32
 
 def decide(api: Api, execution_id: str, decision: str = "approve") -> None:
     step = api.step(execution_id, "review")
-    api.ok(DECIDE, {"executionId": execution_id, "stepId": step["stepId"], "reviewerId": "ann",
-                    "decision": decision})
+    api.ok(DECIDE, {"executionId": execution_id, "stepId": step["stepId"], "reviewerId": "ann", "decision": decision})
 
 
 def gone(api: Api, execution_id: str) -> bool:
@@ -56,8 +55,11 @@ def test_the_server_prunes_by_its_retention_setting_and_keeps_every_waiting_exec
                 with open_mirror(mirror) as view:
                     return {r[0] for r in view.execute("SELECT execution_id FROM executions").fetchall()}
 
-            wait_for(lambda: not mirrored() & set(finished) and set(waiting[1:]) <= mirrored(), timeout=60,
-                     what="the mirror without the pruned executions")
+            wait_for(
+                lambda: not mirrored() & set(finished) and set(waiting[1:]) <= mirrored(),
+                timeout=60,
+                what="the mirror without the pruned executions",
+            )
             assert not gone(api, waiting[1]) and not gone(api, waiting[2])
     finally:
         srv.stop()
@@ -113,8 +115,13 @@ def test_a_backup_under_concurrent_writes_restores_to_a_database_that_passes_the
     with srv.client() as client:  # workspace credentials do not open it; neither does a wrong token
         assert client.post("/admin/backup").status_code == 401
         assert client.post("/admin/backup", headers={"authorization": "Bearer nope"}).status_code == 401
-        assert client.post("/admin/backup", headers={"x-service-api-key": srv.creds_a["apiKey"],
-                                                     "x-service-auth-token": srv.creds_a["authToken"]}).status_code == 401
+        assert (
+            client.post(
+                "/admin/backup",
+                headers={"x-service-api-key": srv.creds_a["apiKey"], "x-service-auth-token": srv.creds_a["authToken"]},
+            ).status_code
+            == 401
+        )
     refused = collab("backup", "--db", str(srv.db), "--to", str(tmp_path / "direct.duckdb"))
     assert refused.returncode == 2 and "--server" in refused.stderr
     srv.stop()

@@ -62,16 +62,28 @@ def test_readyz_is_503_over_the_outbox_bound(tmp_path):
     creds = create_workspace(tmp_path / "outbox.duckdb")
     port = free_port()
     policy = WebhookPolicy(allow_loopback=True, extra_ports=frozenset({port}))
-    settings = Settings(db=tmp_path / "outbox.duckdb", readiness=Readiness(outbox_backlog=1), mirror_every_s=None,
-                        delivery=DeliverySettings(policy=policy, retry_delays_ms=(60_000,)))
+    settings = Settings(
+        db=tmp_path / "outbox.duckdb",
+        readiness=Readiness(outbox_backlog=1),
+        mirror_every_s=None,
+        delivery=DeliverySettings(policy=policy, retry_delays_ms=(60_000,)),
+    )
     with InProcess(settings) as srv:
         headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
         with httpx.Client(base_url=srv.url, headers=headers) as http:
             assert http.post(DEF_CREATE, json={"data": human_definition("held-back")}).status_code == 200
             assert ready(srv.url).status_code == 200
             for _ in range(2):
-                answer = http.post(DISPATCH, json={"data": {"definitionId": "held-back", "webhookSecret": "s" * 16,
-                                                            "webhookUrl": f"https://127.0.0.1:{port}/h"}})
+                answer = http.post(
+                    DISPATCH,
+                    json={
+                        "data": {
+                            "definitionId": "held-back",
+                            "webhookSecret": "s" * 16,
+                            "webhookUrl": f"https://127.0.0.1:{port}/h",
+                        }
+                    },
+                )
                 assert answer.status_code == 200, answer.text
         answer = ready(srv.url)
         assert answer.status_code == 503 and answer.text.startswith("not ready: outbox: "), answer.text

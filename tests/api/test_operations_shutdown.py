@@ -34,9 +34,11 @@ def receive_all(sock: socket.socket) -> bytes:
 
 def start_request(srv, body: bytes, request_id: str) -> socket.socket:
     """A dispatch whose head and first bytes are sent; the rest of the body is still to come."""
-    head = (f"POST {DISPATCH} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
-            f"x-service-api-key: {srv.creds_a['apiKey']}\r\nx-service-auth-token: {srv.creds_a['authToken']}\r\n"
-            f"x-request-id: {request_id}\r\ncontent-length: {len(body)}\r\n\r\n").encode()
+    head = (
+        f"POST {DISPATCH} HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\n"
+        f"x-service-api-key: {srv.creds_a['apiKey']}\r\nx-service-auth-token: {srv.creds_a['authToken']}\r\n"
+        f"x-request-id: {request_id}\r\ncontent-length: {len(body)}\r\n\r\n"
+    ).encode()
     sock = socket.create_connection(("127.0.0.1", srv.port), timeout=60)
     sock.sendall(head + body[:7])
     return sock
@@ -90,10 +92,24 @@ def test_sigterm_under_load_exits_0_and_keeps_every_acknowledged_write(tmp_path)
                     execution_id = answer.json()["result"]["executionId"]
                     with lock:
                         acked[execution_id] = False
-                    step = next(s for s in http.post("/v2/workflow/executions/get", json={
-                        "data": {"executionId": execution_id}}).json()["result"]["steps"] if s["status"] == "waiting")
-                    decided = http.post(DECIDE, json={"data": {"executionId": execution_id, "stepId": step["stepId"],
-                                                               "reviewerId": "ann", "decision": "approve"}})
+                    step = next(
+                        s
+                        for s in http.post(
+                            "/v2/workflow/executions/get", json={"data": {"executionId": execution_id}}
+                        ).json()["result"]["steps"]
+                        if s["status"] == "waiting"
+                    )
+                    decided = http.post(
+                        DECIDE,
+                        json={
+                            "data": {
+                                "executionId": execution_id,
+                                "stepId": step["stepId"],
+                                "reviewerId": "ann",
+                                "decision": "approve",
+                            }
+                        },
+                    )
                     if decided.status_code == 200 and decided.json()["result"]["recorded"]:
                         with lock:
                             acked[execution_id] = True
@@ -116,8 +132,10 @@ def test_sigterm_under_load_exits_0_and_keeps_every_acknowledged_write(tmp_path)
         srv.stop()
     with duckdb.connect(str(srv.db), read_only=True) as con:
         status = dict(con.execute("SELECT execution_id, status FROM executions").fetchall())
-        gaps = con.execute("SELECT execution_id FROM events GROUP BY execution_id "
-                           "HAVING count(*) <> max(seq) OR count(DISTINCT seq) <> count(*)").fetchall()
+        gaps = con.execute(
+            "SELECT execution_id FROM events GROUP BY execution_id "
+            "HAVING count(*) <> max(seq) OR count(DISTINCT seq) <> count(*)"
+        ).fetchall()
     assert gaps == []
     for execution_id, decided in acked.items():
         assert execution_id in status, f"acknowledged dispatch {execution_id} lost"

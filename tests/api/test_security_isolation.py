@@ -15,9 +15,26 @@ import uuid
 import pytest
 
 from api.support import (
-    AGENT_RESOLUTION, DECIDE, DEF_CREATE, DEF_DELETE, DEF_GET, DEF_LIST, DEF_UPDATE, DISPATCH, EVENTS, EXEC_CANCEL,
-    EXEC_GET, EXEC_LIST, HTTP_STATUS, RESOLVE, STEP_CANCEL, Api, blocking_agent_definition, human_definition,
-    serve_fresh, uid,
+    AGENT_RESOLUTION,
+    DECIDE,
+    DEF_CREATE,
+    DEF_DELETE,
+    DEF_GET,
+    DEF_LIST,
+    DEF_UPDATE,
+    DISPATCH,
+    EVENTS,
+    EXEC_CANCEL,
+    EXEC_GET,
+    EXEC_LIST,
+    HTTP_STATUS,
+    RESOLVE,
+    STEP_CANCEL,
+    Api,
+    blocking_agent_definition,
+    human_definition,
+    serve_fresh,
+    uid,
 )
 
 DELIVERIES, REDRIVE = "/v2/workflow/deliveries/list", "/v2/workflow/deliveries/redrive"
@@ -61,22 +78,52 @@ def a_world(pair):
     person = {"userId": "ann", "name": marker, "email": f"{marker}@a.example"}
     api.ok(UADD, {"organizationId": org, "users": [person]})
     api.ok(FADD, {"organizationId": org, "folders": [{"folderId": folder, "folderName": marker}]})
-    api.ok(DADD, {"organizationId": org, "folderId": folder,
-                  "documents": [{"documentId": doc, "documentName": marker}]})
+    api.ok(
+        DADD, {"organizationId": org, "folderId": folder, "documents": [{"documentId": doc, "documentName": marker}]}
+    )
     api.ok(UADD, {"organizationId": org, "documentId": doc, "users": [person]})
     api.ok(UADD, {"organizationId": org, "folderId": folder, "users": [person]})
     api.ok(GADD, {"organizationId": org, "organizationUserGroups": [{"groupId": group, "groupName": marker}]})
     api.ok(GUADD, {"organizationId": org, "organizationUserGroupId": group, "userIds": ["ann"]})
-    api.ok(f"{AN}/add", {"organizationId": org, "documentId": doc, "commentAnnotations": [
-        {"annotationId": "iso-ann", "commentData": [{"commentText": marker, "from": {"userId": "ann"},
-                                                     "triggerActivities": True}]}]})
-    api.ok(f"{AC}/add", {"organizationId": org, "activities": [
-        {"id": "iso-act", "featureType": "f", "actionType": marker, "documentId": doc, "targetEntityId": "t"}]})
+    api.ok(
+        f"{AN}/add",
+        {
+            "organizationId": org,
+            "documentId": doc,
+            "commentAnnotations": [
+                {
+                    "annotationId": "iso-ann",
+                    "commentData": [{"commentText": marker, "from": {"userId": "ann"}, "triggerActivities": True}],
+                }
+            ],
+        },
+    )
+    api.ok(
+        f"{AC}/add",
+        {
+            "organizationId": org,
+            "activities": [
+                {"id": "iso-act", "featureType": "f", "actionType": marker, "documentId": doc, "targetEntityId": "t"}
+            ],
+        },
+    )
     agent = api.ok(f"{AG}/create", {"name": marker, "description": marker, "instructions": marker})
     agent_id = agent["data"]["agentId"]
-    return {"marker": marker, "org": org, "doc": doc, "folder": folder, "group": group, "human": human,
-            "gate": gate, "execution": execution_id, "step": step_id, "gated": gated, "gate_step": gate_step,
-            "hooked": hooked, "agent": agent_id}
+    return {
+        "marker": marker,
+        "org": org,
+        "doc": doc,
+        "folder": folder,
+        "group": group,
+        "human": human,
+        "gate": gate,
+        "execution": execution_id,
+        "step": step_id,
+        "gated": gated,
+        "gate_step": gate_step,
+        "hooked": hooked,
+        "agent": agent_id,
+    }
 
 
 def snapshot(api, w) -> dict:
@@ -90,13 +137,19 @@ def snapshot(api, w) -> dict:
         "definitions": [api.ok(DEF_GET, {"definitionId": d["definitionId"]}) for d in (w["human"], w["gate"])],
         "executions": [api.execution(e) for e in (w["execution"], w["gated"], w["hooked"])],
         "events": [api.events(e) for e in (w["execution"], w["gated"])],
-        "users": [users(), users(documentId=doc), users(folderId=w["folder"]),
-                  users(organizationUserGroupIds=[w["group"]])],
+        "users": [
+            users(),
+            users(documentId=doc),
+            users(folderId=w["folder"]),
+            users(organizationUserGroupIds=[w["group"]]),
+        ],
         "annotations": api.ok(f"{AN}/get", {"organizationId": org, "documentId": doc})["data"],
         "counts": api.ok(f"{AN}/count/get", {"organizationId": org, "documentIds": [doc], "userId": "ann"})["data"],
         "activities": api.ok(f"{AC}/get", {"organizationId": org})["data"],
-        "agent": [api.ok(f"{AG}/get", {"agentId": w["agent"]})["data"],
-                  api.ok(f"{AG}/get", {"agentId": w["agent"], "version": 1})["data"]],
+        "agent": [
+            api.ok(f"{AG}/get", {"agentId": w["agent"]})["data"],
+            api.ok(f"{AG}/get", {"agentId": w["agent"], "version": 1})["data"],
+        ],
         "deduplicated": api.ok(DISPATCH, {"definitionId": w["human"]["definitionId"], "idempotencyKey": "iso"}),
     }
 
@@ -117,14 +170,26 @@ def refusals(w) -> dict[str, dict]:
         EVENTS: {"executionId": ex},
         RESOLVE: {"executionId": ex, "stepId": step, "action": "force-approve", "actorId": "mallory"},
         DECIDE: {"executionId": ex, "stepId": step, "reviewerId": "ann", "decision": "approve"},
-        AGENT_RESOLUTION: {"executionId": w["gated"], "stepId": w["gate_step"], "resolutionId": "r:1",
-                           "status": "success", "output": {"decision": "approve"}},
+        AGENT_RESOLUTION: {
+            "executionId": w["gated"],
+            "stepId": w["gate_step"],
+            "resolutionId": "r:1",
+            "status": "success",
+            "output": {"decision": "approve"},
+        },
         STEP_CANCEL: {"executionId": ex, "stepId": step, "actorId": "mallory"},
         DELIVERIES: {"executionId": w["hooked"]},
         REDRIVE: {"executionId": w["hooked"]},
-        PREM: {"userId": "ann", "permissions": {"resources": [
-            {"type": "organization", "id": org}, {"type": "document", "id": doc, "organizationId": org},
-            {"type": "folder", "id": folder, "organizationId": org}]}},
+        PREM: {
+            "userId": "ann",
+            "permissions": {
+                "resources": [
+                    {"type": "organization", "id": org},
+                    {"type": "document", "id": doc, "organizationId": org},
+                    {"type": "folder", "id": folder, "organizationId": org},
+                ]
+            },
+        },
         UUPD: {"organizationId": org, "users": [{"userId": "ann", "name": "hijacked"}]},
         UDEL: {"organizationId": org, "userIds": ["ann"]},
         UGET: {"organizationId": org},
@@ -155,10 +220,16 @@ def own_creations(w) -> dict[str, dict]:
         DADD: {"organizationId": org, "folderId": folder, "documents": [{"documentId": doc}]},
         GADD: {"organizationId": org, "organizationUserGroups": [{"groupId": w["group"], "groupName": "B"}]},
         PADD: {"userId": "ann", "permissions": {"resources": [{"type": "organization", "id": org}]}},
-        TOKEN: {"userId": "ann", "userProperties": {"name": "Ann", "email": "ann@b.example"},
-                "permissions": {"resources": [{"type": "organization", "id": org}]}},
-        f"{AN}/add": {"organizationId": org, "documentId": doc, "commentAnnotations": [
-            {"annotationId": "iso-ann", "commentData": [{"commentText": "B's own"}]}]},
+        TOKEN: {
+            "userId": "ann",
+            "userProperties": {"name": "Ann", "email": "ann@b.example"},
+            "permissions": {"resources": [{"type": "organization", "id": org}]},
+        },
+        f"{AN}/add": {
+            "organizationId": org,
+            "documentId": doc,
+            "commentAnnotations": [{"annotationId": "iso-ann", "commentData": [{"commentText": "B's own"}]}],
+        },
         f"{AC}/add": {"organizationId": org, "activities": [{"id": "iso-act", "featureType": "f", "actionType": "b"}]},
         f"{AG}/create": {"name": "B's own"},
         f"{AG}/prompt/validate": {"prompt": "Flag every sentence that names a competitor."},
@@ -193,8 +264,22 @@ def b_answer(api_b, path: str, data: dict, marker: str):
 def test_the_sweep_covers_every_route():
     from toolkit.services.operations import OPERATIONS
 
-    world = {k: "x" for k in ("org", "doc", "folder", "group", "execution", "step", "gated", "gate_step", "hooked",
-                              "agent", "marker")}
+    world = {
+        k: "x"
+        for k in (
+            "org",
+            "doc",
+            "folder",
+            "group",
+            "execution",
+            "step",
+            "gated",
+            "gate_step",
+            "hooked",
+            "agent",
+            "marker",
+        )
+    }
     world["human"] = world["gate"] = {"definitionId": "x", "tags": ["x"]}
     covered = refusals(world).keys() | own_creations(world).keys()
     assert covered == {e.path for e in OPERATIONS}

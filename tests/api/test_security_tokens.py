@@ -40,8 +40,14 @@ def issued(tmp_path_factory):
     srv = Server(db, root / "server.log").start()
     try:
         with srv.client(creds) as client:
-            token = Api(client).ok(TOKEN, {"userId": "ann", "userProperties": {"name": "Ann", "email": "a@x.io"},
-                                           "permissions": {"resources": [{"type": "organization", "id": "acme"}]}})
+            token = Api(client).ok(
+                TOKEN,
+                {
+                    "userId": "ann",
+                    "userProperties": {"name": "Ann", "email": "a@x.io"},
+                    "permissions": {"resources": [{"type": "organization", "id": "acme"}]},
+                },
+            )
     finally:
         srv.stop()
     token = token["data"]["token"]
@@ -65,8 +71,26 @@ def refused(token, issued, match: str | None = None) -> str:
     return str(err.value)
 
 
-@pytest.mark.parametrize("alg", ["none", "None", "NONE", "nOnE", "", None, "HS384", "HS512", "hs256", "HS256 ",
-                                 "RS256", "RS512", "ES256", "PS256", "EdDSA"])
+@pytest.mark.parametrize(
+    "alg",
+    [
+        "none",
+        "None",
+        "NONE",
+        "nOnE",
+        "",
+        None,
+        "HS384",
+        "HS512",
+        "hs256",
+        "HS256 ",
+        "RS256",
+        "RS512",
+        "ES256",
+        "PS256",
+        "EdDSA",
+    ],
+)
 def test_any_algorithm_but_hs256_is_refused_even_when_signed_with_the_secret(issued, alg):
     """The key-confusion attack: a header naming another algorithm over a signature made with the
     workspace secret (a verifier that let the header choose would accept it)."""
@@ -84,9 +108,15 @@ def test_an_rsa_signed_token_is_refused(issued):
     refused(jwt.encode(issued["claims"], key, algorithm="RS256"), issued, "algorithm")
 
 
-@pytest.mark.parametrize("header", [{"jku": "https://attacker.example/jwks.json", "kid": "attacker"},
-                                    {"x5u": "https://attacker.example/cert.pem"}, {"kid": "../../secret"},
-                                    {"jwk": {"kty": "oct", "k": b64(b"attacker-key-0123456789-0123456789")}}])
+@pytest.mark.parametrize(
+    "header",
+    [
+        {"jku": "https://attacker.example/jwks.json", "kid": "attacker"},
+        {"x5u": "https://attacker.example/cert.pem"},
+        {"kid": "../../secret"},
+        {"jwk": {"kty": "oct", "k": b64(b"attacker-key-0123456789-0123456789")}},
+    ],
+)
 def test_key_headers_do_not_choose_the_key(issued, header):
     attacker_key = "attacker-key-0123456789-0123456789"
     forged = hmac_signed({"alg": "HS256", "typ": "JWT", **header}, issued["claims"], attacker_key)
@@ -104,9 +134,21 @@ def test_a_missing_required_claim_is_refused(issued, claim):
     refused(hmac_signed({"alg": "HS256"}, claims, issued["secret"]), issued, f"'{claim}'")
 
 
-@pytest.mark.parametrize("change", [{"exp": "9999999999"}, {"exp": True}, {"exp": None}, {"iat": "0"},
-                                    {"sub": 7}, {"sub": ""}, {"sub": None}, {"iss": "someone-else"},
-                                    {"iss": ["collab-workflows"]}, {"nbf": "0"}])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"exp": "9999999999"},
+        {"exp": True},
+        {"exp": None},
+        {"iat": "0"},
+        {"sub": 7},
+        {"sub": ""},
+        {"sub": None},
+        {"iss": "someone-else"},
+        {"iss": ["collab-workflows"]},
+        {"nbf": "0"},
+    ],
+)
 def test_a_mistyped_or_foreign_claim_is_refused(issued, change):
     refused(hmac_signed({"alg": "HS256"}, {**issued["claims"], **change}, issued["secret"]), issued)
 
@@ -123,9 +165,16 @@ def test_not_yet_valid_and_expired_are_refused_at_the_given_time(issued):
         verify_user_token(stale, issued["secret"])  # against the wall clock
 
 
-@pytest.mark.parametrize("mangle", [
-    lambda t: t + ".x", lambda t: t.rsplit(".", 1)[0], lambda t: " " + t, lambda t: t.replace(".", "..", 1),
-    lambda t: t[:-2], lambda t: b64(["not", "an", "object"]).join(t.split(".")[::2]),
-])
+@pytest.mark.parametrize(
+    "mangle",
+    [
+        lambda t: t + ".x",
+        lambda t: t.rsplit(".", 1)[0],
+        lambda t: " " + t,
+        lambda t: t.replace(".", "..", 1),
+        lambda t: t[:-2],
+        lambda t: b64(["not", "an", "object"]).join(t.split(".")[::2]),
+    ],
+)
 def test_structurally_broken_tokens_are_refused(issued, mangle):
     refused(mangle(issued["token"]), issued)

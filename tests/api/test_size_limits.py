@@ -30,10 +30,24 @@ def forged(text: str) -> str:
 
 # Positions no list holds (a 500 on five endpoints before), and malformed numbers. Users have
 # their own token format (a JSON list). Agents list built-in agents first, at keys -4…-1.
-FORGED = [forged(f"k{2**63}"), forged(f"k{2**64 + 5}"), forged(f"k-{2**63 + 1}"), forged("k-99"),
-          forged("k" + "9" * 400), forged("k1_000"), forged(" k5"), forged("k 5"), "!!!", forged("k")]
-USERS_FORGED = [forged(json.dumps(["p", 2**63])), forged(json.dumps(["p", -(2**70)])), forged(json.dumps(["p", -1])),
-                forged(json.dumps(["p", 10**400]))]
+FORGED = [
+    forged(f"k{2**63}"),
+    forged(f"k{2**64 + 5}"),
+    forged(f"k-{2**63 + 1}"),
+    forged("k-99"),
+    forged("k" + "9" * 400),
+    forged("k1_000"),
+    forged(" k5"),
+    forged("k 5"),
+    "!!!",
+    forged("k"),
+]
+USERS_FORGED = [
+    forged(json.dumps(["p", 2**63])),
+    forged(json.dumps(["p", -(2**70)])),
+    forged(json.dumps(["p", -1])),
+    forged(json.dumps(["p", 10**400])),
+]
 
 
 @pytest.mark.parametrize("path, body, field", LISTS, ids=[p for p, _, _ in LISTS])
@@ -65,23 +79,32 @@ def test_the_largest_valid_cursor_is_an_empty_page(api):
 HUGE = "x" * 1_000_000
 
 
-@pytest.mark.parametrize("path, data, field", [
-    (EXEC_GET, {"executionId": HUGE}, "executionId"),
-    (EVENTS, {"executionId": HUGE}, "executionId"),
-    ("/v2/workflow/executions/cancel", {"executionId": HUGE}, "executionId"),
-    (DEF_GET, {"definitionId": HUGE}, "definitionId"),
-    (DISPATCH, {"definitionId": HUGE}, "definitionId"),
-    (DISPATCH, {"definitionId": "abc", "organizationId": HUGE}, "organizationId"),
-    (EXEC_LIST, {"definitionId": HUGE}, "definitionId"),
-    (EXEC_LIST, {"cursor": HUGE}, "cursor"),
-    ("/v2/workflow/steps/recordReviewerDecision",
-     {"executionId": "e", "stepId": HUGE, "reviewerId": "ann", "decision": "approve"}, "stepId"),
-    ("/v2/workflow/steps/recordReviewerDecision",
-     {"executionId": "e", "stepId": "s", "reviewerId": HUGE, "decision": "approve"}, "reviewerId"),
-    ("/v2/workflow/steps/cancel", {"executionId": "e", "stepId": HUGE, "actorId": "ops"}, "stepId"),
-    ("/v2/workflow/deliveries/list", {"executionId": HUGE}, "executionId"),
-    ("/v2/workflow/deliveries/redrive", {"eventIds": [HUGE]}, "eventIds[0]"),
-])
+@pytest.mark.parametrize(
+    "path, data, field",
+    [
+        (EXEC_GET, {"executionId": HUGE}, "executionId"),
+        (EVENTS, {"executionId": HUGE}, "executionId"),
+        ("/v2/workflow/executions/cancel", {"executionId": HUGE}, "executionId"),
+        (DEF_GET, {"definitionId": HUGE}, "definitionId"),
+        (DISPATCH, {"definitionId": HUGE}, "definitionId"),
+        (DISPATCH, {"definitionId": "abc", "organizationId": HUGE}, "organizationId"),
+        (EXEC_LIST, {"definitionId": HUGE}, "definitionId"),
+        (EXEC_LIST, {"cursor": HUGE}, "cursor"),
+        (
+            "/v2/workflow/steps/recordReviewerDecision",
+            {"executionId": "e", "stepId": HUGE, "reviewerId": "ann", "decision": "approve"},
+            "stepId",
+        ),
+        (
+            "/v2/workflow/steps/recordReviewerDecision",
+            {"executionId": "e", "stepId": "s", "reviewerId": HUGE, "decision": "approve"},
+            "reviewerId",
+        ),
+        ("/v2/workflow/steps/cancel", {"executionId": "e", "stepId": HUGE, "actorId": "ops"}, "stepId"),
+        ("/v2/workflow/deliveries/list", {"executionId": HUGE}, "executionId"),
+        ("/v2/workflow/deliveries/redrive", {"eventIds": [HUGE]}, "eventIds[0]"),
+    ],
+)
 def test_huge_ids_are_refused_without_being_echoed(api, path, data, field):
     message = api.err(path, data)
     assert f"data.{field}" in message and f"at most {MAX_ID_CHARS} characters" in message
@@ -95,6 +118,7 @@ def test_an_id_at_the_limit_is_looked_up(api):
 
 # ---------------------------------------------------------------- pages
 
+
 def test_a_page_stops_at_its_byte_cap_and_the_rest_follows(api):
     """Eight annotations of about 900 KB: a page of them stops past 4 MiB with a token for the
     rest (it used to answer them all at once), and paging on returns every one exactly once."""
@@ -102,9 +126,16 @@ def test_a_page_stops_at_its_byte_cap_and_the_rest_follows(api):
     big = [{"commentText": "y" * 100_000} for _ in range(9)]  # comments are at most 100,000 characters
     ids = [f"big-{i}" for i in range(8)]
     for i, annotation_id in enumerate(ids):
-        added = api.ok("/v2/commentannotations/add", {
-            "organizationId": org, "documentId": doc, "createOrganization": i == 0, "createDocument": i == 0,
-            "commentAnnotations": [{"annotationId": annotation_id, "commentData": big}]})
+        added = api.ok(
+            "/v2/commentannotations/add",
+            {
+                "organizationId": org,
+                "documentId": doc,
+                "createOrganization": i == 0,
+                "createDocument": i == 0,
+                "commentAnnotations": [{"annotationId": annotation_id, "commentData": big}],
+            },
+        )
         assert added["data"][annotation_id]["success"], added
     seen, token, pages = [], None, 0
     while True:
@@ -164,6 +195,7 @@ def test_an_agents_page_stops_at_its_byte_cap(api):
 
 
 # ---------------------------------------------------------------- messages
+
 
 def test_a_message_about_many_problems_is_truncated_with_a_count(api):
     """500 edges to nowhere: every one is a lint error, the message names the first ones and

@@ -24,8 +24,15 @@ def test_readme_quickstart(tmp_path):
             assert [s["nodeId"] for s in steps] == ["draft", "legal-review", "brand-review"]
             assert [s["status"] for s in steps] == ["completed", "waiting", "waiting"]
             for step, reviewer in ((steps[1], "alice@legal"), (steps[2], "bob@brand")):
-                result = api.ok(DECIDE, {"executionId": execution_id, "stepId": step["stepId"],
-                                         "reviewerId": reviewer, "decision": "approve"})
+                result = api.ok(
+                    DECIDE,
+                    {
+                        "executionId": execution_id,
+                        "stepId": step["stepId"],
+                        "reviewerId": reviewer,
+                        "decision": "approve",
+                    },
+                )
                 assert result["recorded"] is True
             types = [e["type"] for e in api.events(execution_id)]
             assert types[0] == "execution.dispatched" and types[-1] == "execution.completed"
@@ -34,8 +41,12 @@ def test_readme_quickstart(tmp_path):
             assert final["status"] == "completed"
             assert [s["nodeId"] for s in final["steps"]][-1] == "publish"
             # the README says to stop the server before `workspace create`: a running one holds the file
-            busy = subprocess.run([collab_bin(), "workspace", "create", "--db", str(db), "--json"],
-                                  capture_output=True, text=True, timeout=120)
+            busy = subprocess.run(
+                [collab_bin(), "workspace", "create", "--db", str(db), "--json"],
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert busy.returncode != 0 and busy.stdout == ""
             assert "is a server running on it" in busy.stderr and "Traceback" not in busy.stderr
             assert api.execution(execution_id) == final  # and the server is unaffected

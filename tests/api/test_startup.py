@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import subprocess
 
-from api.support import collab_bin, serve_fresh
 from processes import free_port
+
+from api.support import collab_bin, serve_fresh
 
 
 def test_a_second_server_on_a_held_duckdb_file_says_so_in_one_line(tmp_path):
     first = serve_fresh(tmp_path, "held")
     try:
-        proc = subprocess.run([collab_bin(), "serve", "--db", str(first.db), "--port", str(free_port())],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [collab_bin(), "serve", "--db", str(first.db), "--port", str(free_port())],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         first.stop()
     assert proc.returncode != 0

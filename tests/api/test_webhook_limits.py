@@ -26,8 +26,14 @@ HUGE_MB = 300
 
 def _flags(*receivers: Receiver) -> tuple[str, ...]:
     ports = [arg for r in receivers for arg in ("--webhook-allow-port", str(r.port))]
-    return ("--webhook-allow-loopback", "--webhook-ca-bundle", str(receivers[0].ca_path),
-            "--webhook-retry-delays", FAST, *ports)
+    return (
+        "--webhook-allow-loopback",
+        "--webhook-ca-bundle",
+        str(receivers[0].ca_path),
+        "--webhook-retry-delays",
+        FAST,
+        *ports,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +70,11 @@ def _deliveries(api: Api, execution_id: str) -> list[dict]:
 
 def _settled(api: Api, execution_id: str, status: str, count: int = 2) -> list[dict]:
     """Every delivery of the execution (dispatched + awaiting-approval by default) in ``status``."""
+
     def check():
         items = _deliveries(api, execution_id)
         return items if len(items) == count and all(d["status"] == status for d in items) else None
+
     return wait_for(check, timeout=30, what=f"the deliveries of {execution_id} to be {status}")
 
 
@@ -79,20 +87,23 @@ def _hook(api: Api, url: str) -> str:
 # ---------------------------------------------------------------------------- dispatch refuses what delivery cannot use
 
 
-@pytest.mark.parametrize("url, problem", [
-    ("https://0177.0.0.1/hook", "an IPv4 address is four decimal numbers"),
-    ("https://0x7f.1/hook", "an IPv4 address is four decimal numbers"),
-    ("https://127.1/hook", "an IPv4 address is four decimal numbers"),
-    ("https://2130706433/hook", "an IPv4 address is four decimal numbers"),
-    ("https://exa\u200bmple.com/hook", "host name label"),
-    ("https://[2002:7f00:1::]/hook", "a 6to4 address embedding 127.0.0.1"),
-    ("https://[64:ff9b::a9fe:a9fe]/hook", "a NAT64 address embedding 169.254.169.254"),
-    ("https://[::ffff:10.0.0.1]/hook", "a private address"),
-    ("https://[::10.0.0.1]/hook", "an IPv4-compatible address embedding 10.0.0.1"),
-    ("https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook", "a Teredo address"),
-    ("https://127.0.0.1/hook", "a loopback address"),
-    ("https://hooks.example.com:8443/hook", "port 8443 is not allowed"),
-])
+@pytest.mark.parametrize(
+    "url, problem",
+    [
+        ("https://0177.0.0.1/hook", "an IPv4 address is four decimal numbers"),
+        ("https://0x7f.1/hook", "an IPv4 address is four decimal numbers"),
+        ("https://127.1/hook", "an IPv4 address is four decimal numbers"),
+        ("https://2130706433/hook", "an IPv4 address is four decimal numbers"),
+        ("https://exa\u200bmple.com/hook", "host name label"),
+        ("https://[2002:7f00:1::]/hook", "a 6to4 address embedding 127.0.0.1"),
+        ("https://[64:ff9b::a9fe:a9fe]/hook", "a NAT64 address embedding 169.254.169.254"),
+        ("https://[::ffff:10.0.0.1]/hook", "a private address"),
+        ("https://[::10.0.0.1]/hook", "an IPv4-compatible address embedding 10.0.0.1"),
+        ("https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook", "a Teredo address"),
+        ("https://127.0.0.1/hook", "a loopback address"),
+        ("https://hooks.example.com:8443/hook", "port 8443 is not allowed"),
+    ],
+)
 def test_dispatch_refuses_urls_the_deliverer_could_not_use(api, url, problem):
     definition_id = uid("poison")
     api.create(human_definition(definition_id))
@@ -102,8 +113,9 @@ def test_dispatch_refuses_urls_the_deliverer_could_not_use(api, url, problem):
 
 
 def test_only_port_443_and_the_ports_the_operator_lists_are_called(api, limited, receiver):
-    message = api.err(DISPATCH, {"definitionId": uid("nodef"), "webhookUrl": receiver.url("/port"),
-                                 "webhookSecret": SECRET})
+    message = api.err(
+        DISPATCH, {"definitionId": uid("nodef"), "webhookUrl": receiver.url("/port"), "webhookSecret": SECRET}
+    )
     assert f"port {receiver.port} is not allowed" in message and "--webhook-allow-port" in message
     _, hooked = limited  # started with --webhook-allow-port <the receiver's port>
     execution_id = _hook(hooked, receiver.url("/port"))
@@ -130,28 +142,40 @@ def test_a_row_that_breaks_its_attempts_fails_them_and_never_stalls_other_worksp
         receiver.release()
     receiver.respond = lambda path, attempt: 200
     with duckdb.connect(str(srv.db)) as db:
-        for execution_id, url in ((octal, "https://0177.0.0.1/hook"), (bad_port, "https://localhost:8443/hook"),
-                                  (invisible, "https://exa\u200bmple.com/hook")):
+        for execution_id, url in (
+            (octal, "https://0177.0.0.1/hook"),
+            (bad_port, "https://localhost:8443/hook"),
+            (invisible, "https://exa\u200bmple.com/hook"),
+        ):
             db.execute("UPDATE outbox SET url = ? WHERE execution_id = ?", [url, execution_id])
         db.execute("UPDATE executions SET webhook_secret = NULL WHERE execution_id = ?", [no_secret])
         # A held attempt may have timed out (and counted) before the stop on a slow machine.
-        before = {e: (n, failed) for e, n, failed in db.execute("SELECT event_id, attempts, failures FROM outbox")
-                  .fetchall()}
+        before = {
+            e: (n, failed) for e, n, failed in db.execute("SELECT event_id, attempts, failures FROM outbox").fetchall()
+        }
     srv.start()
     try:
         with srv.client(srv.creds_a) as client_a, srv.client(srv.creds_b) as client_b:
             a, b = Api(client_a), Api(client_b)
             fine = _hook(b, receiver.url("/fine"))
             _settled(b, fine, "delivered")
-            for execution_id, reason in ((octal, "0177.0.0.1"), (bad_port, "port 8443 is not allowed"),
-                                         (invisible, "host name label")):
+            for execution_id, reason in (
+                (octal, "0177.0.0.1"),
+                (bad_port, "port 8443 is not allowed"),
+                (invisible, "host name label"),
+            ):
                 dead = _settled(a, execution_id, "dead")
-                assert all(d["attempts"] == before[d["eventId"]][0] + 1 and "destination refused" in d["lastError"]
-                           and reason in d["lastError"] for d in dead), [(d["attempts"], d["lastError"]) for d in dead]
+                assert all(
+                    d["attempts"] == before[d["eventId"]][0] + 1
+                    and "destination refused" in d["lastError"]
+                    and reason in d["lastError"]
+                    for d in dead
+                ), [(d["attempts"], d["lastError"]) for d in dead]
             dead = _settled(a, no_secret, "dead")  # after the whole schedule: 6 failed attempts in a row
             expected = {e: attempts + 6 - failures for e, (attempts, failures) in before.items()}
-            assert all(d["attempts"] == expected[d["eventId"]] and d["lastError"].startswith("AttributeError")
-                       for d in dead), [(d["attempts"], d["lastError"]) for d in dead]
+            assert all(
+                d["attempts"] == expected[d["eventId"]] and d["lastError"].startswith("AttributeError") for d in dead
+            ), [(d["attempts"], d["lastError"]) for d in dead]
             assert _deliveries(a, no_secret) == dead  # and no more attempts
         assert len(receiver.received("/fine")) == 2
         assert srv.log().count("Traceback") <= 12, "one logged error per failed attempt at most"
@@ -192,13 +216,15 @@ def _peak_rss_kb(pid: int) -> int:
 
 def test_a_huge_answer_is_not_read(limited, receiver):
     srv, hooked = limited
+
     async def chunks():
         block = b"x" * (1 << 20)
         for _ in range(HUGE_MB):
             yield block
 
-    receiver.respond = lambda path, attempt: (StreamingResponse(chunks(), media_type="application/octet-stream")
-                                              if path == "/huge" else 200)
+    receiver.respond = lambda path, attempt: (
+        StreamingResponse(chunks(), media_type="application/octet-stream") if path == "/huge" else 200
+    )
     before = _peak_rss_kb(srv.proc.pid)
     execution_id = _hook(hooked, receiver.url("/huge"))
     delivered = _settled(hooked, execution_id, "delivered")
@@ -242,16 +268,20 @@ def test_an_operator_dead_letters_or_purges_a_workspaces_outbox(tmp_path, receiv
             a, b = Api(client_a), Api(client_b)
             a1, a2 = _hook(a, receiver.url("/stuck-a")), _hook(a, receiver.url("/stuck-a"))
             b1 = _hook(b, receiver.url("/stuck-b"))
-        wait_for(lambda: len(receiver.received("/stuck-a")) >= 2 and receiver.received("/stuck-b"),
-                 what="the held deliveries")
+        wait_for(
+            lambda: len(receiver.received("/stuck-a")) >= 2 and receiver.received("/stuck-b"),
+            what="the held deliveries",
+        )
         srv.stop()
     finally:
         receiver.release()
     receiver.respond = lambda path, attempt: 200
     db = str(srv.db)
     with duckdb.connect(db, read_only=True) as con:
-        ws_a, ws_b = (con.execute("SELECT workspace_id FROM executions WHERE execution_id = ?", [e]).fetchone()[0]
-                      for e in (a1, b1))
+        ws_a, ws_b = (
+            con.execute("SELECT workspace_id FROM executions WHERE execution_id = ?", [e]).fetchone()[0]
+            for e in (a1, b1)
+        )
     code, out, err = _collab(capsys, "summary", "--db", db, "--json")
     assert code == 0, err
     counts = {r["workspaceId"]: (r["pending"], r["dead"]) for r in json.loads(out)}
@@ -259,7 +289,9 @@ def test_an_operator_dead_letters_or_purges_a_workspaces_outbox(tmp_path, receiv
     code, out, _ = _collab(capsys, "summary", "--db", db)
     assert code == 0 and out.splitlines()[0].split() == ["workspace", "label", "pending", "dead", "delivered"]
     assert {line.split()[0]: line.split()[-3:] for line in out.splitlines()[1:]} == {
-        ws_a: ["4", "0", "0"], ws_b: ["2", "0", "0"]}
+        ws_a: ["4", "0", "0"],
+        ws_b: ["2", "0", "0"],
+    }
 
     code, out, _ = _collab(capsys, "dead-letter", "--db", db, "--workspace", ws_a)
     assert code == 0 and out.startswith("4 pending deliveries dead-lettered"), out

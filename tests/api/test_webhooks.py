@@ -11,7 +11,15 @@ import pytest
 
 from api.receiver import Receiver
 from api.support import (
-    DECIDE, DISPATCH, EXEC_GET, Api, Server, human_definition, serve_fresh, uid, wait_for,
+    DECIDE,
+    DISPATCH,
+    EXEC_GET,
+    Api,
+    Server,
+    human_definition,
+    serve_fresh,
+    uid,
+    wait_for,
 )
 from toolkit.webhooks import iso_timestamp, verify_webhook_signature
 
@@ -22,8 +30,19 @@ FAST = "100,100,100,100,100"  # the schedule's five waits, shortened from 2 s â€
 
 def _server(root, receiver: Receiver, name: str) -> Server:
     """A server with two workspaces whose deliveries may reach the test receiver on loopback."""
-    return serve_fresh(root, name, ("--webhook-allow-loopback", "--webhook-ca-bundle", str(receiver.ca_path),
-                                    "--webhook-retry-delays", FAST, "--webhook-allow-port", str(receiver.port)))
+    return serve_fresh(
+        root,
+        name,
+        (
+            "--webhook-allow-loopback",
+            "--webhook-ca-bundle",
+            str(receiver.ca_path),
+            "--webhook-retry-delays",
+            FAST,
+            "--webhook-allow-port",
+            str(receiver.port),
+        ),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -78,13 +97,15 @@ def _settled(api: Api, execution_id: str, count: int, status: str = "delivered")
     def check():
         items = _deliveries(api, executionId=execution_id)
         return items if len(items) == count and all(d["status"] == status for d in items) else None
+
     return wait_for(check, timeout=30, what=f"{count} deliveries of {execution_id} to be {status}")
 
 
 def _decide(api: Api, execution_id: str, reviewer: str, decision: str) -> None:
     step = api.ok(EXEC_GET, {"executionId": execution_id})["steps"][0]
-    api.ok(DECIDE, {"executionId": execution_id, "stepId": step["stepId"], "reviewerId": reviewer,
-                    "decision": decision})
+    api.ok(
+        DECIDE, {"executionId": execution_id, "stepId": step["stepId"], "reviewerId": reviewer, "decision": decision}
+    )
 
 
 # ---------------------------------------------------------------------------- delivery
@@ -106,9 +127,15 @@ def test_every_external_event_is_posted_signed_in_seq_order(hooked, receiver):
         assert request.headers["x-service-attempt"] == "1"
         assert request.headers["content-type"] == "application/json"
         assert json.loads(request.body) == {
-            "event": event["type"], "executionId": execution_id, "definitionId": definition_id,
-            "stepId": event["stepId"], "seq": event["seq"], "timestamp": iso_timestamp(event["timestamp"]),
-            "correlationId": "campaign-7", "data": event["data"]}
+            "event": event["type"],
+            "executionId": execution_id,
+            "definitionId": definition_id,
+            "stepId": event["stepId"],
+            "seq": event["seq"],
+            "timestamp": iso_timestamp(event["timestamp"]),
+            "correlationId": "campaign-7",
+            "data": event["data"],
+        }
 
 
 def test_internal_events_and_executions_without_webhook_are_not_delivered(hooked, receiver):
@@ -146,8 +173,11 @@ def test_a_later_event_waits_while_an_earlier_one_is_retried(hooked, receiver):
 def test_the_schedule_ends_in_the_dead_letters_and_redrive_sends_again(hooked, receiver):
     receiver.respond = lambda path, attempt: 500 if path == "/down" else 200
     _, execution_id = _start(hooked, receiver, "/down")
-    dead = wait_for(lambda: [d for d in _deliveries(hooked, status="dead") if d["executionId"] == execution_id],
-                    timeout=30, what="a dead letter")
+    dead = wait_for(
+        lambda: [d for d in _deliveries(hooked, status="dead") if d["executionId"] == execution_id],
+        timeout=30,
+        what="a dead letter",
+    )
     head = dead[0]
     assert head["attempts"] == 6 and head["lastError"] == "HTTP 500" and head["deadAt"] is not None
     assert head["nextAttemptAt"] is None
@@ -157,8 +187,11 @@ def test_the_schedule_ends_in_the_dead_letters_and_redrive_sends_again(hooked, r
     receiver.respond = lambda path, attempt: 200
     redriven = hooked.ok(REDRIVE, {"eventIds": [head["eventId"], "evt_unknown_1"]})
     assert redriven == {"redriven": 1, "eventIds": [head["eventId"]]}
-    wait_for(lambda: _deliveries(hooked, executionId=execution_id)[0]["status"] == "delivered", timeout=30,
-             what="the redriven delivery")
+    wait_for(
+        lambda: _deliveries(hooked, executionId=execution_id)[0]["status"] == "delivered",
+        timeout=30,
+        what="the redriven delivery",
+    )
     last = [r for r in receiver.received("/down") if r.headers["x-service-event-id"] == head["eventId"]][-1]
     assert last.headers["x-service-attempt"] == "7" and last.status == 200
 
@@ -171,8 +204,11 @@ def test_the_schedule_ends_in_the_dead_letters_and_redrive_sends_again(hooked, r
 def test_private_and_link_local_addresses_are_refused_at_dispatch_even_with_loopback_allowed(hooked):
     definition_id = uid("ssrf")
     hooked.create(human_definition(definition_id))
-    for url, kind in (("https://10.0.0.7/hook", "private"), ("https://169.254.169.254/latest/meta-data", "link-local"),
-                      ("https://[fd00::1]/hook", "private")):
+    for url, kind in (
+        ("https://10.0.0.7/hook", "private"),
+        ("https://169.254.169.254/latest/meta-data", "link-local"),
+        ("https://[fd00::1]/hook", "private"),
+    ):
         message = hooked.err(DISPATCH, {"definitionId": definition_id, "webhookUrl": url, "webhookSecret": SECRET})
         assert "data.webhookUrl" in message and f"a {kind} address" in message, message
     assert hooked.ok("/v2/workflow/executions/list", {"definitionId": definition_id})["items"] == []
@@ -189,15 +225,18 @@ def test_a_name_resolving_to_loopback_is_refused_at_delivery_without_the_test_se
 # ---------------------------------------------------------------------------- input and isolation
 
 
-@pytest.mark.parametrize("url, problem", [
-    ("http://hooks.example.com/x", "must be an https URL"),
-    ("https://hooks.example.com/x\r\nX-Injected: yes", "whitespace or control characters"),
-    ("https://hooks.example.com/x%0d%0a\nHost: evil", "whitespace or control characters"),
-    ("https://hooks.example.com/a b", "whitespace or control characters"),
-    ("https://user:pw@hooks.example.com/x", "must not carry credentials"),
-    ("https:///x", "must name a host"),
-    ("https://hooks.example.com:70000/x", "not a valid URL"),
-])
+@pytest.mark.parametrize(
+    "url, problem",
+    [
+        ("http://hooks.example.com/x", "must be an https URL"),
+        ("https://hooks.example.com/x\r\nX-Injected: yes", "whitespace or control characters"),
+        ("https://hooks.example.com/x%0d%0a\nHost: evil", "whitespace or control characters"),
+        ("https://hooks.example.com/a b", "whitespace or control characters"),
+        ("https://user:pw@hooks.example.com/x", "must not carry credentials"),
+        ("https:///x", "must name a host"),
+        ("https://hooks.example.com:70000/x", "not a valid URL"),
+    ],
+)
 def test_bad_webhook_urls_are_refused_at_dispatch(api, url, problem):
     definition_id = uid("badurl")
     api.create(human_definition(definition_id))
@@ -213,18 +252,31 @@ def test_url_and_secret_come_together(api):
     assert "webhookSecret" in message
 
 
-@pytest.mark.parametrize("data, field", [
-    ({}, "eventIds"), ({"eventIds": []}, "eventIds"), ({"eventIds": [""]}, "eventIds"),
-    ({"eventIds": "evt_1"}, "eventIds"), ({"executionId": 7}, "executionId"), ({"eventIds": ["e"] * 101}, "eventIds"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({}, "eventIds"),
+        ({"eventIds": []}, "eventIds"),
+        ({"eventIds": [""]}, "eventIds"),
+        ({"eventIds": "evt_1"}, "eventIds"),
+        ({"executionId": 7}, "executionId"),
+        ({"eventIds": ["e"] * 101}, "eventIds"),
+    ],
+)
 def test_redrive_input_is_checked(api, data, field):
     assert f"data.{field}" in api.err(REDRIVE, data)
 
 
-@pytest.mark.parametrize("data, field", [
-    ({"status": "lost"}, "status"), ({"pageSize": 0}, "pageSize"), ({"pageSize": 101}, "pageSize"),
-    ({"cursor": "not-a-cursor"}, "cursor"), ({"executionId": ""}, "executionId"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"status": "lost"}, "status"),
+        ({"pageSize": 0}, "pageSize"),
+        ({"pageSize": 101}, "pageSize"),
+        ({"cursor": "not-a-cursor"}, "cursor"),
+        ({"executionId": ""}, "executionId"),
+    ],
+)
 def test_list_input_is_checked(api, data, field):
     assert f"data.{field}" in api.err(LIST, data)
 

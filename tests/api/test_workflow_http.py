@@ -9,9 +9,27 @@ import time
 import pytest
 
 from api.support import (
-    AGENT_RESOLUTION, DECIDE, DEF_CREATE, DEF_DELETE, DEF_GET, DEF_LIST, DEF_UPDATE, DISPATCH, EVENTS, EXEC_CANCEL,
-    EXEC_GET, EXEC_LIST, EXTERNAL_TYPES, RESOLVE, STEP_CANCEL, blocking_agent_definition,
-    expect_error, external_agent_definition, human_definition, uid, wait_for,
+    AGENT_RESOLUTION,
+    DECIDE,
+    DEF_CREATE,
+    DEF_DELETE,
+    DEF_GET,
+    DEF_LIST,
+    DEF_UPDATE,
+    DISPATCH,
+    EVENTS,
+    EXEC_CANCEL,
+    EXEC_GET,
+    EXEC_LIST,
+    EXTERNAL_TYPES,
+    RESOLVE,
+    STEP_CANCEL,
+    blocking_agent_definition,
+    expect_error,
+    external_agent_definition,
+    human_definition,
+    uid,
+    wait_for,
 )
 from toolkit import examples
 
@@ -20,6 +38,7 @@ REJECT_AST = {"op": "eq", "args": [{"var": "output.decision"}, "reject"]}
 
 
 # ---------------------------------------------------------------- shared definitions
+
 
 @pytest.fixture(scope="module")
 def human_def(api):
@@ -54,8 +73,11 @@ def last_seq(api, execution_id) -> int:
 
 
 def events_of(api, execution_id, type_=None, step_id=None):
-    return [e for e in api.events(execution_id)
-            if (type_ is None or e["type"] == type_) and (step_id is None or e["stepId"] == step_id)]
+    return [
+        e
+        for e in api.events(execution_id)
+        if (type_ is None or e["type"] == type_) and (step_id is None or e["stepId"] == step_id)
+    ]
 
 
 def children(execution, step_id):
@@ -63,6 +85,7 @@ def children(execution, step_id):
 
 
 # ================================================================ definitions: create
+
 
 def rich_definition(definition_id: str) -> dict:
     """Bare-string and object endpoints in unusual key orders, a loop, an exhausted route, a
@@ -76,10 +99,19 @@ def rich_definition(definition_id: str) -> dict:
         "custom": {"owner": "qa", "nested": {"b": 2, "a": 1}},
         "triggers": [{"triggerId": "t-1", "eventName": "doc.created", "filters": {"z": 1, "a": [1, 2]}}],
         "nodes": [
-            {"nodeId": "draft", "type": "agent", "name": "Draft", "description": "Writes  it.",
-             "config": {"agentId": "writer", "mockOutput": {"decision": "approve"}, "extraKey": {"kept": True}}},
-            {"nodeId": "review", "type": "human", "name": "Review",
-             "config": {"reviewers": [{"userId": "ann", "mandatory": True}], "commentBody": "Please look."}},
+            {
+                "nodeId": "draft",
+                "type": "agent",
+                "name": "Draft",
+                "description": "Writes  it.",
+                "config": {"agentId": "writer", "mockOutput": {"decision": "approve"}, "extraKey": {"kept": True}},
+            },
+            {
+                "nodeId": "review",
+                "type": "human",
+                "name": "Review",
+                "config": {"reviewers": [{"userId": "ann", "mandatory": True}], "commentBody": "Please look."},
+            },
             {"nodeId": "fallback", "type": "agent", "config": {"agentId": "escalation"}},
             {"nodeId": "notify", "type": "agent", "config": {"agentId": "notifier"}},
             {"nodeId": "check-a", "type": "agent", "config": {"agentId": "checker-a"}},
@@ -89,8 +121,11 @@ def rich_definition(definition_id: str) -> dict:
         "groups": [{"groupId": "checks", "memberNodeIds": ["check-a", "check-b"], "onQuorumMet": "waitAll"}],
         "edges": [
             {"from": "draft", "to": {"kind": "node", "nodeId": "review"}, "on": "approve"},
-            {"to": {"groupId": "checks", "kind": "group"}, "on": "approve",
-             "from": {"nodeId": "review", "kind": "node"}},
+            {
+                "to": {"groupId": "checks", "kind": "group"},
+                "on": "approve",
+                "from": {"nodeId": "review", "kind": "node"},
+            },
             {"on": "reject", "loop": {"maxIterations": 2}, "to": "draft", "from": "review"},
             {"from": "review", "to": "fallback", "on": "exhausted"},
             {"from": "review", "on": "custom", "when": when, "to": "notify"},
@@ -121,12 +156,22 @@ def test_create_returns_the_definition_view(api):
     assert forward[("draft", "review", "approve")]["when"] == APPROVE_AST
     assert forward[("review", "notify", "custom")]["when"] == APPROVE_AST
     assert forward[("review", "fallback", "exhausted")]["when"] is None
-    assert {("review", "check-a", "approve"), ("review", "check-b", "approve"),
-            ("check-a", "final", "always"), ("check-b", "final", "always")} <= set(forward)
+    assert {
+        ("review", "check-a", "approve"),
+        ("review", "check-b", "approve"),
+        ("check-a", "final", "always"),
+        ("check-b", "final", "always"),
+    } <= set(forward)
     assert ("review", "draft", "reject") not in forward  # a loop-back is not a forward edge
-    assert compiled["loops"] == [{"loopId": "loop_review__to__draft", "entryNodeId": "draft",
-                                  "bodyNodeIds": compiled["loops"][0]["bodyNodeIds"], "maxIterations": 2,
-                                  "onExhausted": {"routeToNodeId": "fallback"}}]
+    assert compiled["loops"] == [
+        {
+            "loopId": "loop_review__to__draft",
+            "entryNodeId": "draft",
+            "bodyNodeIds": compiled["loops"][0]["bodyNodeIds"],
+            "maxIterations": 2,
+            "onExhausted": {"routeToNodeId": "fallback"},
+        }
+    ]
     assert sorted(compiled["loops"][0]["bodyNodeIds"]) == ["draft", "review"]
     # get and list show the same view
     assert api.ok(DEF_GET, {"definitionId": body["definitionId"]}) == view
@@ -153,19 +198,24 @@ def test_create_existing_id_is_already_exists(api):
     assert api.ok(DEF_GET, {"definitionId": body["definitionId"]}) == first  # unchanged
 
 
-@pytest.mark.parametrize("mutate, path", [
-    (lambda b: b["nodes"][1]["config"].pop("agentId"), "data.nodes[1].config.agentId"),
-    (lambda b: b.update(definitionId="Bad_Id"), "data.definitionId"),
-    (lambda b: b.pop("name"), "data.name"),
-    (lambda b: b.update(name="x" * 201), "data.name"),
-    (lambda b: b["edges"][0].update(on="sometimes"), "data.edges[0].on"),
-    (lambda b: b["nodes"][0].update(slaMs="300"), "data.nodes[0].slaMs"),
-    (lambda b: b.update(tags=["t"] * 21), "data.tags"),
-    (lambda b: b.update(nodes=[]), "data.nodes"),
-    (lambda b: b["nodes"][0]["config"]["reviewers"][0].update(mandatory="yes"),
-     "data.nodes[0].config.reviewers[0].mandatory"),
-    (lambda b: b.update(colour="blue"), "data.colour"),
-])
+@pytest.mark.parametrize(
+    "mutate, path",
+    [
+        (lambda b: b["nodes"][1]["config"].pop("agentId"), "data.nodes[1].config.agentId"),
+        (lambda b: b.update(definitionId="Bad_Id"), "data.definitionId"),
+        (lambda b: b.pop("name"), "data.name"),
+        (lambda b: b.update(name="x" * 201), "data.name"),
+        (lambda b: b["edges"][0].update(on="sometimes"), "data.edges[0].on"),
+        (lambda b: b["nodes"][0].update(slaMs="300"), "data.nodes[0].slaMs"),
+        (lambda b: b.update(tags=["t"] * 21), "data.tags"),
+        (lambda b: b.update(nodes=[]), "data.nodes"),
+        (
+            lambda b: b["nodes"][0]["config"]["reviewers"][0].update(mandatory="yes"),
+            "data.nodes[0].config.reviewers[0].mandatory",
+        ),
+        (lambda b: b.update(colour="blue"), "data.colour"),
+    ],
+)
 def test_create_schema_error_names_the_field_path(api, mutate, path):
     body = human_definition(uid("schema"))
     mutate(body)
@@ -180,15 +230,18 @@ def _no_reject_path(b):
     b["nodes"] = [n for n in b["nodes"] if n["nodeId"] != "rejected"]
 
 
-@pytest.mark.parametrize("mutate, key", [
-    (_no_reject_path, "APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH"),
-    (lambda b: b["edges"][0].update(when='{"op": "eq", "args": [1, 1]}'), "APPROVAL_EDGE_WHEN_REQUIRES_CUSTOM"),
-    (lambda b: b["edges"][0].update(on="custom"), "APPROVAL_EDGE_CUSTOM_REQUIRES_WHEN"),
-    (lambda b: b["edges"][0].update(on="custom", when='{"op": "nope", "args": []}'), "APPROVAL_EDGE_WHEN_INVALID"),
-    (lambda b: b["edges"][0].update(loop={"maxIterations": 2}), "APPROVAL_EDGE_LOOP_REQUIRES_REJECT"),
-    (lambda b: b["edges"].append({"from": "approved", "to": "review"}), "cycle-detected"),
-    (lambda b: b["edges"].append({"from": "approved", "to": "ghost"}), "dangling-edge"),
-])
+@pytest.mark.parametrize(
+    "mutate, key",
+    [
+        (_no_reject_path, "APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH"),
+        (lambda b: b["edges"][0].update(when='{"op": "eq", "args": [1, 1]}'), "APPROVAL_EDGE_WHEN_REQUIRES_CUSTOM"),
+        (lambda b: b["edges"][0].update(on="custom"), "APPROVAL_EDGE_CUSTOM_REQUIRES_WHEN"),
+        (lambda b: b["edges"][0].update(on="custom", when='{"op": "nope", "args": []}'), "APPROVAL_EDGE_WHEN_INVALID"),
+        (lambda b: b["edges"][0].update(loop={"maxIterations": 2}), "APPROVAL_EDGE_LOOP_REQUIRES_REJECT"),
+        (lambda b: b["edges"].append({"from": "approved", "to": "review"}), "cycle-detected"),
+        (lambda b: b["edges"].append({"from": "approved", "to": "ghost"}), "dangling-edge"),
+    ],
+)
 def test_create_lint_error_names_the_validation_key(api, mutate, key):
     body = human_definition(uid("lint"))
     mutate(body)
@@ -205,8 +258,12 @@ def test_scope_rules(api):
     assert "documentId" in message
     api.err(DEF_CREATE, human_definition(uid("scope"), scope={"level": "galaxy"}))
     # top-level and scope ids must agree
-    api.err(DEF_CREATE, human_definition(uid("scope"), scope={"level": "organization", "organizationId": "org-1"},
-                                         organizationId="org-2"))
+    api.err(
+        DEF_CREATE,
+        human_definition(
+            uid("scope"), scope={"level": "organization", "organizationId": "org-1"}, organizationId="org-2"
+        ),
+    )
     # either place works; echoed ids are namespaced hashes, never the literal strings
     top = api.create(human_definition(uid("scope"), scope={"level": "organization"}, organizationId="org-1"))
     inner = api.create(human_definition(uid("scope"), scope={"level": "organization", "organizationId": "org-1"}))
@@ -215,13 +272,15 @@ def test_scope_rules(api):
         assert view["scope"]["organizationId"] not in (None, "org-1")
         assert view["scope"]["documentId"] is None
     assert top["scope"] == inner["scope"]
-    doc = api.create(human_definition(uid("scope"), scope={"level": "document", "organizationId": "org-1",
-                                                           "documentId": "doc-1"}))
+    doc = api.create(
+        human_definition(uid("scope"), scope={"level": "document", "organizationId": "org-1", "documentId": "doc-1"})
+    )
     assert doc["scope"]["organizationId"] == top["scope"]["organizationId"]
     assert doc["scope"]["documentId"] not in (None, "doc-1")
 
 
 # ================================================================ definitions: get, list
+
 
 def test_get_unknown_definition_is_not_found(api):
     api.err(DEF_GET, {"definitionId": "no-such-definition"}, "NOT_FOUND")
@@ -267,10 +326,19 @@ def test_list_pages_each_item_exactly_once_and_filters_by_tags(api):
         assert view["compiled"]["forwardEdges"] and view["status"] == "active"
 
 
-@pytest.mark.parametrize("request_data", [
-    {"pageSize": 0}, {"pageSize": 101}, {"pageSize": "2"}, {"cursor": "not-a-cursor"}, {"cursor": 5},
-    {"status": "deleted"}, {"tags": "x"}, {"scope": {"level": "planet"}},
-])
+@pytest.mark.parametrize(
+    "request_data",
+    [
+        {"pageSize": 0},
+        {"pageSize": 101},
+        {"pageSize": "2"},
+        {"cursor": "not-a-cursor"},
+        {"cursor": 5},
+        {"status": "deleted"},
+        {"tags": "x"},
+        {"scope": {"level": "planet"}},
+    ],
+)
 def test_list_definitions_rejects_bad_arguments(api, request_data):
     api.err(DEF_LIST, request_data, "INVALID_ARGUMENT")
 
@@ -283,6 +351,7 @@ def test_list_definitions_by_scope(api):
 
 
 # ================================================================ definitions: update, delete
+
 
 def test_update_checks_if_version_and_bumps_the_version(api):
     body = human_definition(uid("upd"))
@@ -353,6 +422,7 @@ def test_delete_tombstones_and_blocks_dispatch(api):
 
 # ================================================================ executions: dispatch
 
+
 def test_dispatch_defaults_and_idempotency(api, human_def):
     result = api.ok(DISPATCH, {"definitionId": human_def})
     assert set(result) == {"executionId", "correlationId", "deduplicated"}
@@ -361,8 +431,10 @@ def test_dispatch_defaults_and_idempotency(api, human_def):
     assert execution["correlationId"] == result["executionId"] and execution["idempotencyKey"] is None
 
     key = uid("idem")
-    first = api.ok(DISPATCH, {"definitionId": human_def, "idempotencyKey": key, "correlationId": "corr-1",
-                              "triggerContext": {"doc": "d-1"}})
+    first = api.ok(
+        DISPATCH,
+        {"definitionId": human_def, "idempotencyKey": key, "correlationId": "corr-1", "triggerContext": {"doc": "d-1"}},
+    )
     assert first["deduplicated"] is False and first["correlationId"] == "corr-1"
     before = last_seq(api, first["executionId"])
     again = api.ok(DISPATCH, {"definitionId": human_def, "idempotencyKey": key, "correlationId": "corr-2"})
@@ -381,44 +453,74 @@ def test_dispatch_scope_must_match(api):
     org = uid("org")
     body = human_definition(uid("scoped"), scope={"level": "organization", "organizationId": org})
     api.create(body)
-    assert "organizationId" in api.err(DISPATCH, {"definitionId": body["definitionId"], "organizationId": "other-org"},
-                                       "FAILED_PRECONDITION")
+    assert "organizationId" in api.err(
+        DISPATCH, {"definitionId": body["definitionId"], "organizationId": "other-org"}, "FAILED_PRECONDITION"
+    )
     api.dispatch(body["definitionId"], organizationId=org)
     api.dispatch(body["definitionId"])  # defaults to the definition's scope
-    doc_body = human_definition(uid("docscoped"), scope={"level": "document", "organizationId": org,
-                                                         "documentId": "doc-7"})
+    doc_body = human_definition(
+        uid("docscoped"), scope={"level": "document", "organizationId": org, "documentId": "doc-7"}
+    )
     api.create(doc_body)
-    assert "documentId" in api.err(DISPATCH, {"definitionId": doc_body["definitionId"], "documentId": "doc-8"},
-                                   "FAILED_PRECONDITION")
+    assert "documentId" in api.err(
+        DISPATCH, {"definitionId": doc_body["definitionId"], "documentId": "doc-8"}, "FAILED_PRECONDITION"
+    )
     api.dispatch(doc_body["definitionId"], organizationId=org, documentId="doc-7")
 
 
-@pytest.mark.parametrize("request_data, code", [
-    ({"definitionId": "no-such-definition"}, "NOT_FOUND"),
-    ({}, "INVALID_ARGUMENT"),
-    ({"definitionId": ""}, "INVALID_ARGUMENT"),
-    ({"definitionId": "x", "idempotencyKey": ""}, "INVALID_ARGUMENT"),
-    ({"definitionId": "x", "triggerContext": [1]}, "INVALID_ARGUMENT"),
-    ({"definitionId": "x", "webhookUrl": "https://hooks.example.com/x"}, "INVALID_ARGUMENT"),
-    ({"definitionId": "x", "webhookUrl": "http://hooks.example.com/x", "webhookSecret": "s"}, "INVALID_ARGUMENT"),
-    ({"definitionId": "x", "correlationId": "c" * 257}, "INVALID_ARGUMENT"),
-])
+@pytest.mark.parametrize(
+    "request_data, code",
+    [
+        ({"definitionId": "no-such-definition"}, "NOT_FOUND"),
+        ({}, "INVALID_ARGUMENT"),
+        ({"definitionId": ""}, "INVALID_ARGUMENT"),
+        ({"definitionId": "x", "idempotencyKey": ""}, "INVALID_ARGUMENT"),
+        ({"definitionId": "x", "triggerContext": [1]}, "INVALID_ARGUMENT"),
+        ({"definitionId": "x", "webhookUrl": "https://hooks.example.com/x"}, "INVALID_ARGUMENT"),
+        ({"definitionId": "x", "webhookUrl": "http://hooks.example.com/x", "webhookSecret": "s"}, "INVALID_ARGUMENT"),
+        ({"definitionId": "x", "correlationId": "c" * 257}, "INVALID_ARGUMENT"),
+    ],
+)
 def test_dispatch_errors(api, request_data, code):
     api.err(DISPATCH, request_data, code)
 
 
 # ================================================================ executions: get, list, cancel
 
+
 def test_get_execution_view(api, human_def):
     execution_id = api.dispatch(human_def, correlationId="c-view", idempotencyKey=uid("k"))
     view = api.execution(execution_id)
-    assert set(view) == {"executionId", "status", "startedAt", "completedAt", "cancelledAt", "definitionId",
-                         "definitionVersion", "correlationId", "idempotencyKey", "failureReason", "steps"}
+    assert set(view) == {
+        "executionId",
+        "status",
+        "startedAt",
+        "completedAt",
+        "cancelledAt",
+        "definitionId",
+        "definitionVersion",
+        "correlationId",
+        "idempotencyKey",
+        "failureReason",
+        "steps",
+    }
     assert view["status"] == "running" and view["definitionId"] == human_def and view["definitionVersion"] == 1
     assert isinstance(view["startedAt"], int) and view["completedAt"] is None and view["cancelledAt"] is None
     (step,) = view["steps"]
-    assert set(step) == {"stepId", "nodeId", "nodeType", "status", "groupId", "startedAt", "completedAt", "output",
-                         "error", "input", "iteration", "reviewerIds"}
+    assert set(step) == {
+        "stepId",
+        "nodeId",
+        "nodeType",
+        "status",
+        "groupId",
+        "startedAt",
+        "completedAt",
+        "output",
+        "error",
+        "input",
+        "iteration",
+        "reviewerIds",
+    }
     assert step["nodeId"] == "review" and step["nodeType"] == "human" and step["status"] == "waiting"
     assert step["stepId"].startswith("step_review_")
     assert step["input"] == {} and step["iteration"] == 1 and step["reviewerIds"] == ["ann", "bob"]
@@ -437,10 +539,20 @@ def test_step_input_and_iteration_in_a_loop(api):
     brand = next(s for s in steps if s["nodeId"] == "brand-review")
     assert legal["groupId"] == "review-board" and legal["reviewerIds"] == ["alice@legal"]
     assert brand["reviewerIds"] == ["bob@brand"]
-    api.ok(DECIDE, {"executionId": execution_id, "stepId": legal["stepId"], "reviewerId": "alice@legal",
-                    "decision": "reject", "reason": "missing disclaimer"})
-    api.ok(DECIDE, {"executionId": execution_id, "stepId": brand["stepId"], "reviewerId": "bob@brand",
-                    "decision": "approve"})
+    api.ok(
+        DECIDE,
+        {
+            "executionId": execution_id,
+            "stepId": legal["stepId"],
+            "reviewerId": "alice@legal",
+            "decision": "reject",
+            "reason": "missing disclaimer",
+        },
+    )
+    api.ok(
+        DECIDE,
+        {"executionId": execution_id, "stepId": brand["stepId"], "reviewerId": "bob@brand", "decision": "approve"},
+    )
     view = api.execution(execution_id)
     drafts = [s for s in view["steps"] if s["nodeId"] == "draft"]
     assert [d["iteration"] for d in drafts] == [1, 2]
@@ -499,8 +611,11 @@ def test_cancel_execution(api, human_def):
     assert events_of(api, execution_id, "step.cancelled", step["stepId"])
     assert "cancelled" in api.err(EXEC_CANCEL, {"executionId": execution_id}, "FAILED_PRECONDITION")
     # commands on an ended execution are refused
-    api.err(DECIDE, {"executionId": execution_id, "stepId": step["stepId"], "reviewerId": "ann",
-                     "decision": "approve"}, "FAILED_PRECONDITION")
+    api.err(
+        DECIDE,
+        {"executionId": execution_id, "stepId": step["stepId"], "reviewerId": "ann", "decision": "approve"},
+        "FAILED_PRECONDITION",
+    )
     # a completed execution cannot be cancelled either
     done, done_step = waiting_human(api, human_def)
     api.ok(DECIDE, {"executionId": done, "stepId": done_step["stepId"], "reviewerId": "ann", "decision": "approve"})
@@ -511,6 +626,7 @@ def test_cancel_execution(api, human_def):
 
 
 # ================================================================ executions: getEvents
+
 
 def test_get_events_paging_and_cursor(api, human_def):
     execution_id, step = waiting_human(api, human_def)
@@ -525,8 +641,13 @@ def test_get_events_paging_and_cursor(api, human_def):
     assert seqs == sorted(set(seqs)) and seqs[0] >= 1
     assert max(seqs) > len(seqs)  # internal events consumed numbers: the visible stream has gaps
     assert {e["type"] for e in events} <= EXTERNAL_TYPES
-    assert [e["type"] for e in events] == ["execution.dispatched", "step.awaiting-approval", "step.completed",
-                                           "step.completed", "execution.completed"]
+    assert [e["type"] for e in events] == [
+        "execution.dispatched",
+        "step.awaiting-approval",
+        "step.completed",
+        "step.completed",
+        "execution.completed",
+    ]
     for event in events:
         assert set(event) == {"eventId", "seq", "type", "stepId", "timestamp", "correlationId", "data"}
         assert isinstance(event["timestamp"], int) and event["correlationId"] == execution_id
@@ -559,9 +680,17 @@ def test_get_events_paging_and_cursor(api, human_def):
     assert api.ok(EVENTS, {"executionId": execution_id, "pageSize": 500})["events"] == events
 
 
-@pytest.mark.parametrize("request_data", [
-    {"pageSize": 0}, {"pageSize": 501}, {"pageSize": 1.5}, {"sinceSeq": -1}, {"sinceSeq": "3"}, {"cursor": 1},
-])
+@pytest.mark.parametrize(
+    "request_data",
+    [
+        {"pageSize": 0},
+        {"pageSize": 501},
+        {"pageSize": 1.5},
+        {"sinceSeq": -1},
+        {"sinceSeq": "3"},
+        {"cursor": 1},
+    ],
+)
 def test_get_events_rejects_bad_arguments(api, human_def, request_data):
     execution_id = api.dispatch(human_def)
     api.err(EVENTS, {"executionId": execution_id, **request_data}, "INVALID_ARGUMENT")
@@ -574,19 +703,33 @@ def test_get_events_unknown_execution(api):
 
 # ================================================================ steps/resolve
 
+
 def resolve(api, execution_id, step_id, action, actor="operator-1", **extra):
-    return api.post(RESOLVE, {"executionId": execution_id, "stepId": step_id, "action": action, "actorId": actor,
-                              **extra})
+    return api.post(
+        RESOLVE, {"executionId": execution_id, "stepId": step_id, "action": action, "actorId": actor, **extra}
+    )
 
 
 def test_force_approve_human_step(api, human_def):
     execution_id, step = waiting_human(api, human_def)
     before = last_seq(api, execution_id)
-    result = api.ok(RESOLVE, {"executionId": execution_id, "stepId": step["stepId"], "action": "force-approve",
-                              "actorId": "operator-1", "reason": "urgent",
-                              "output": {"decision": "reject", "approved": False, "note": "kept"}})
-    assert result == {"resolved": True, "executionId": execution_id, "stepId": step["stepId"],
-                      "action": "force-approve"}
+    result = api.ok(
+        RESOLVE,
+        {
+            "executionId": execution_id,
+            "stepId": step["stepId"],
+            "action": "force-approve",
+            "actorId": "operator-1",
+            "reason": "urgent",
+            "output": {"decision": "reject", "approved": False, "note": "kept"},
+        },
+    )
+    assert result == {
+        "resolved": True,
+        "executionId": execution_id,
+        "stepId": step["stepId"],
+        "action": "force-approve",
+    }
     view = api.execution(execution_id)
     done = next(s for s in view["steps"] if s["stepId"] == step["stepId"])
     assert done["status"] == "completed"
@@ -607,8 +750,10 @@ def test_force_approve_human_step(api, human_def):
 def test_force_reject_human_step(api, human_def):
     execution_id, step = waiting_human(api, human_def)
     before = last_seq(api, execution_id)
-    api.ok(RESOLVE, {"executionId": execution_id, "stepId": step["stepId"], "action": "force-reject",
-                     "actorId": "operator-2"})
+    api.ok(
+        RESOLVE,
+        {"executionId": execution_id, "stepId": step["stepId"], "action": "force-reject", "actorId": "operator-2"},
+    )
     view = api.execution(execution_id)
     done = next(s for s in view["steps"] if s["stepId"] == step["stepId"])
     assert done["status"] == "completed" and done["output"]["decision"] == "reject"
@@ -637,8 +782,10 @@ def test_reviewer_approve_and_reject(api, human_def):
     assert api.step(execution_id, "approved")["status"] == "completed"
 
     execution_id, step = waiting_human(api, human_def)
-    assert resolve(api, execution_id, step["stepId"], "reviewer-reject", actor="ann",
-                   reason="not ready").status_code == 200
+    assert (
+        resolve(api, execution_id, step["stepId"], "reviewer-reject", actor="ann", reason="not ready").status_code
+        == 200
+    )
     done = api.step(execution_id, "review")
     assert done["output"]["decision"] == "reject" and done["output"]["approvalReply"]["reason"] == "not ready"
     assert "rejectorMandatory" not in done["output"]
@@ -651,8 +798,16 @@ def test_force_complete_and_force_fail_on_a_running_step(api, external_def):
     assert work["status"] == "running"
     before = last_seq(api, execution_id)
     sent = {"result": {"pages": 3}, "decision": "approve"}
-    api.ok(RESOLVE, {"executionId": execution_id, "stepId": work["stepId"], "action": "force-complete",
-                     "actorId": "ops", "output": sent})
+    api.ok(
+        RESOLVE,
+        {
+            "executionId": execution_id,
+            "stepId": work["stepId"],
+            "action": "force-complete",
+            "actorId": "ops",
+            "output": sent,
+        },
+    )
     view = api.execution(execution_id)
     done = next(s for s in view["steps"] if s["stepId"] == work["stepId"])
     assert done["status"] == "completed" and done["output"] == sent  # stored exactly
@@ -662,8 +817,17 @@ def test_force_complete_and_force_fail_on_a_running_step(api, external_def):
 
     execution_id = api.dispatch(external_def)
     work = api.step(execution_id, "work")
-    api.ok(RESOLVE, {"executionId": execution_id, "stepId": work["stepId"], "action": "force-fail",
-                     "actorId": "ops", "reason": "gave up", "output": {"partial": True}})
+    api.ok(
+        RESOLVE,
+        {
+            "executionId": execution_id,
+            "stepId": work["stepId"],
+            "action": "force-fail",
+            "actorId": "ops",
+            "reason": "gave up",
+            "output": {"partial": True},
+        },
+    )
     view = api.execution(execution_id)
     failed = next(s for s in view["steps"] if s["stepId"] == work["stepId"])
     assert failed["status"] == "failed" and failed["output"] == {"partial": True}
@@ -678,16 +842,25 @@ def test_force_complete_and_force_fail_on_a_running_step(api, external_def):
 def test_force_complete_and_force_fail_on_a_waiting_step(api, human_def):
     execution_id, step = waiting_human(api, human_def)
     sent = {"decision": "reject", "why": "operator decided"}
-    api.ok(RESOLVE, {"executionId": execution_id, "stepId": step["stepId"], "action": "force-complete",
-                     "actorId": "ops", "output": sent})
+    api.ok(
+        RESOLVE,
+        {
+            "executionId": execution_id,
+            "stepId": step["stepId"],
+            "action": "force-complete",
+            "actorId": "ops",
+            "output": sent,
+        },
+    )
     view = api.execution(execution_id)
     done = next(s for s in view["steps"] if s["stepId"] == step["stepId"])
     assert done["status"] == "completed" and done["output"] == sent
     assert [s["nodeId"] for s in children(view, step["stepId"])] == ["rejected"]
 
     execution_id, step = waiting_human(api, human_def)
-    api.ok(RESOLVE, {"executionId": execution_id, "stepId": step["stepId"], "action": "force-complete",
-                     "actorId": "ops"})
+    api.ok(
+        RESOLVE, {"executionId": execution_id, "stepId": step["stepId"], "action": "force-complete", "actorId": "ops"}
+    )
     assert api.step(execution_id, "review")["output"] == {}
 
     execution_id, step = waiting_human(api, human_def)
@@ -706,8 +879,16 @@ def test_force_complete_and_force_fail_on_a_waiting_step(api, human_def):
     execution_id = api.dispatch(body["definitionId"])
     gate = api.step(execution_id, "gate")
     assert gate["status"] == "waiting"
-    api.ok(RESOLVE, {"executionId": execution_id, "stepId": gate["stepId"], "action": "force-complete",
-                     "actorId": "ops", "output": {"decision": "approve"}})
+    api.ok(
+        RESOLVE,
+        {
+            "executionId": execution_id,
+            "stepId": gate["stepId"],
+            "action": "force-complete",
+            "actorId": "ops",
+            "output": {"decision": "approve"},
+        },
+    )
     assert api.step(execution_id, "pass")["status"] == "completed"
 
 
@@ -717,17 +898,29 @@ def test_resolve_refusals(api, human_def, external_def):
     assert "ex_missing" in expect(resolve(api, "ex_missing", step["stepId"], "force-approve"), "NOT_FOUND")
     expect(resolve(api, execution_id, "step_missing", "force-approve"), "NOT_FOUND")
     # bad arguments
-    for extra in ({"action": "approve"}, {"actorId": ""}, {"actorId": "a" * 257}, {"reason": "r" * 2001},
-                  {"output": "done"}, {"note": 1}):
-        payload = {"executionId": execution_id, "stepId": step["stepId"], "action": "force-approve",
-                   "actorId": "ops", **extra}
+    for extra in (
+        {"action": "approve"},
+        {"actorId": ""},
+        {"actorId": "a" * 257},
+        {"reason": "r" * 2001},
+        {"output": "done"},
+        {"note": 1},
+    ):
+        payload = {
+            "executionId": execution_id,
+            "stepId": step["stepId"],
+            "action": "force-approve",
+            "actorId": "ops",
+            **extra,
+        }
         api.err(RESOLVE, payload, "INVALID_ARGUMENT")
     payload = {"executionId": execution_id, "stepId": step["stepId"], "actorId": "ops"}
     api.err(RESOLVE, payload, "INVALID_ARGUMENT")  # no action
     assert api.step(execution_id, "review")["status"] == "waiting"
     # a terminal step cannot be resolved, by any action
-    api.ok(RESOLVE, {"executionId": execution_id, "stepId": step["stepId"], "action": "force-approve",
-                     "actorId": "ops"})
+    api.ok(
+        RESOLVE, {"executionId": execution_id, "stepId": step["stepId"], "action": "force-approve", "actorId": "ops"}
+    )
     for action in ("force-approve", "force-reject", "force-complete", "force-fail"):
         expect(resolve(api, execution_id, step["stepId"], action), "FAILED_PRECONDITION")
     expect(resolve(api, execution_id, step["stepId"], "reviewer-approve", actor="ann"), "FAILED_PRECONDITION")
@@ -751,8 +944,14 @@ def test_every_resolve_action_on_every_state(api, human_def, external_def):
     """The api-v2 §3 table: which (action, step type, step state) pairs are allowed."""
     gate_def = api.create(blocking_agent_definition(uid("gate")))["definitionId"]
     allowed = {
-        ("human", "waiting"): {"force-approve", "force-reject", "force-complete", "force-fail", "reviewer-approve",
-                               "reviewer-reject"},
+        ("human", "waiting"): {
+            "force-approve",
+            "force-reject",
+            "force-complete",
+            "force-fail",
+            "reviewer-approve",
+            "reviewer-reject",
+        },
         ("agent", "running"): {"force-complete", "force-fail"},
         ("blocking agent", "waiting"): {"force-complete", "force-fail"},
     }
@@ -780,21 +979,33 @@ def test_every_resolve_action_on_every_state(api, human_def, external_def):
 
 # ================================================================ steps/recordReviewerDecision
 
+
 def decide(api, execution_id, step_id, reviewer, decision="approve", **extra):
-    return api.ok(DECIDE, {"executionId": execution_id, "stepId": step_id, "reviewerId": reviewer,
-                           "decision": decision, **extra})
+    return api.ok(
+        DECIDE, {"executionId": execution_id, "stepId": step_id, "reviewerId": reviewer, "decision": decision, **extra}
+    )
 
 
 def test_reviewer_decisions(api, human_def):
     execution_id, step = waiting_human(api, human_def)
     sid = step["stepId"]
-    assert decide(api, execution_id, sid, "bob") == {"recorded": True, "aggregatorStatus": "pending",
-                                                    "resumeScheduled": False}
+    assert decide(api, execution_id, sid, "bob") == {
+        "recorded": True,
+        "aggregatorStatus": "pending",
+        "resumeScheduled": False,
+    }
     assert decide(api, execution_id, sid, "bob", "reject") == {
-        "recorded": False, "aggregatorStatus": "pending", "resumeScheduled": False, "rejectionReason": "idempotent"}
+        "recorded": False,
+        "aggregatorStatus": "pending",
+        "resumeScheduled": False,
+        "rejectionReason": "idempotent",
+    }
     assert decide(api, execution_id, sid, "zed") == {
-        "recorded": False, "aggregatorStatus": "pending", "resumeScheduled": False,
-        "rejectionReason": "unknown-responder"}
+        "recorded": False,
+        "aggregatorStatus": "pending",
+        "resumeScheduled": False,
+        "rejectionReason": "unknown-responder",
+    }
     assert api.step(execution_id, "review")["status"] == "waiting"
     result = decide(api, execution_id, sid, "ann", reason="fine")
     assert result == {"recorded": True, "aggregatorStatus": "resolved", "resumeScheduled": True}
@@ -807,9 +1018,16 @@ def test_reviewer_decisions(api, human_def):
     assert output["resumeKey"] == events_of(api, execution_id, "step.awaiting-approval")[0]["data"]["resumeKey"]
     # replays after the step ended are still idempotent; a new reviewer decision is refused
     assert decide(api, execution_id, sid, "ann") == {
-        "recorded": False, "aggregatorStatus": "resolved", "resumeScheduled": False, "rejectionReason": "idempotent"}
-    api.err(DECIDE, {"executionId": execution_id, "stepId": sid, "reviewerId": "zed", "decision": "approve"},
-            "FAILED_PRECONDITION")
+        "recorded": False,
+        "aggregatorStatus": "resolved",
+        "resumeScheduled": False,
+        "rejectionReason": "idempotent",
+    }
+    api.err(
+        DECIDE,
+        {"executionId": execution_id, "stepId": sid, "reviewerId": "zed", "decision": "approve"},
+        "FAILED_PRECONDITION",
+    )
     assert api.execution(execution_id)["status"] == "completed"
 
 
@@ -840,12 +1058,16 @@ def test_reviewer_decision_refusals(api, human_def, external_def):
     # not a human step
     agent_execution = api.dispatch(external_def)
     work = api.step(agent_execution, "work")
-    message = api.err(DECIDE, {"executionId": agent_execution, "stepId": work["stepId"], "reviewerId": "ann",
-                               "decision": "approve"}, "FAILED_PRECONDITION")
+    message = api.err(
+        DECIDE,
+        {"executionId": agent_execution, "stepId": work["stepId"], "reviewerId": "ann", "decision": "approve"},
+        "FAILED_PRECONDITION",
+    )
     assert "human" in message
 
 
 # ================================================================ steps/recordAgentResolution
+
 
 def resolution(api, execution_id, step_id, resolution_id, status="success", **extra):
     return {"executionId": execution_id, "stepId": step_id, "resolutionId": resolution_id, "status": status, **extra}
@@ -874,7 +1096,10 @@ def test_agent_resolutions_min_resolved(api, quorum_def):
     assert api.execution(execution_id)["status"] == "completed"
     # replays after the end answer the current status; a new resolution is refused
     assert api.ok(AGENT_RESOLUTION, resolution(api, execution_id, sid, "run:1")) == {
-        "recorded": False, "aggregatorStatus": "resolved", "resumeScheduled": False}
+        "recorded": False,
+        "aggregatorStatus": "resolved",
+        "resumeScheduled": False,
+    }
     api.err(AGENT_RESOLUTION, resolution(api, execution_id, sid, "run:3"), "FAILED_PRECONDITION")
 
 
@@ -883,8 +1108,12 @@ def test_agent_resolutions_failures_and_rejects(api, quorum_def):
     execution_id = api.dispatch(quorum_def)
     sid = api.step(execution_id, "safety-panel")["stepId"]
     api.err(AGENT_RESOLUTION, resolution(api, execution_id, sid, "f1", "failure"), "INVALID_ARGUMENT")
-    assert api.ok(AGENT_RESOLUTION, resolution(api, execution_id, sid, "f1", "failure", errorMessage="timeout"))[
-        "aggregatorStatus"] == "pending"
+    assert (
+        api.ok(AGENT_RESOLUTION, resolution(api, execution_id, sid, "f1", "failure", errorMessage="timeout"))[
+            "aggregatorStatus"
+        ]
+        == "pending"
+    )
     result = api.ok(AGENT_RESOLUTION, resolution(api, execution_id, sid, "f2", "failure", errorMessage="crash"))
     assert result == {"recorded": True, "aggregatorStatus": "failed", "resumeScheduled": True}
     failed = api.step(execution_id, "safety-panel")
@@ -919,32 +1148,48 @@ def test_agent_resolution_refusals(api, quorum_def, human_def):
     article = next(s for s in steps if s["nodeId"] == "generate-article")
     panel = next(s for s in steps if s["nodeId"] == "safety-panel")
     # not a blocking agent step (a completed non-blocking agent; a human step)
-    assert "blocking" in api.err(AGENT_RESOLUTION, resolution(api, execution_id, article["stepId"], "r1"),
-                                 "FAILED_PRECONDITION")
+    assert "blocking" in api.err(
+        AGENT_RESOLUTION, resolution(api, execution_id, article["stepId"], "r1"), "FAILED_PRECONDITION"
+    )
     human_execution, human_step = waiting_human(api, human_def)
     api.err(AGENT_RESOLUTION, resolution(api, human_execution, human_step["stepId"], "r1"), "FAILED_PRECONDITION")
     # unknown execution / step
     api.err(AGENT_RESOLUTION, resolution(api, "ex_missing", panel["stepId"], "r1"), "NOT_FOUND")
     api.err(AGENT_RESOLUTION, resolution(api, execution_id, "step_missing", "r1"), "NOT_FOUND")
     # bad arguments
-    for bad in ({"resolutionId": "has space"}, {"resolutionId": "x" * 201}, {"resolutionId": ""},
-                {"status": "done"}, {"output": {"text": "x" * 16_385}}, {"errorMessage": ""}, {"output": []}):
+    for bad in (
+        {"resolutionId": "has space"},
+        {"resolutionId": "x" * 201},
+        {"resolutionId": ""},
+        {"status": "done"},
+        {"output": {"text": "x" * 16_385}},
+        {"errorMessage": ""},
+        {"output": []},
+    ):
         api.err(AGENT_RESOLUTION, resolution(api, execution_id, panel["stepId"], "r1") | bad, "INVALID_ARGUMENT")
-    assert api.ok(AGENT_RESOLUTION, resolution(api, execution_id, panel["stepId"], "r1",
-                                               output={"text": "x" * 16_384}))["recorded"] is True
+    assert (
+        api.ok(AGENT_RESOLUTION, resolution(api, execution_id, panel["stepId"], "r1", output={"text": "x" * 16_384}))[
+            "recorded"
+        ]
+        is True
+    )
     # not waiting any more (cancelled): a new resolution is refused
     api.ok(STEP_CANCEL, {"executionId": execution_id, "stepId": panel["stepId"], "actorId": "ops"})
-    assert "cancelled" in api.err(AGENT_RESOLUTION, resolution(api, execution_id, panel["stepId"], "r2"),
-                                  "FAILED_PRECONDITION")
+    assert "cancelled" in api.err(
+        AGENT_RESOLUTION, resolution(api, execution_id, panel["stepId"], "r2"), "FAILED_PRECONDITION"
+    )
     assert api.ok(AGENT_RESOLUTION, resolution(api, execution_id, panel["stepId"], "r1"))["recorded"] is False
 
 
 # ================================================================ steps/cancel
 
+
 def test_cancel_step(api, human_def, external_def):
     execution_id, step = waiting_human(api, human_def)
-    result = api.ok(STEP_CANCEL, {"executionId": execution_id, "stepId": step["stepId"], "actorId": "ops",
-                                  "reason": "duplicate request"})
+    result = api.ok(
+        STEP_CANCEL,
+        {"executionId": execution_id, "stepId": step["stepId"], "actorId": "ops", "reason": "duplicate request"},
+    )
     assert result == {"cancelled": True, "stepId": step["stepId"], "executionId": execution_id}
     view = api.execution(execution_id)
     assert view["steps"][0]["status"] == "cancelled" and len(view["steps"]) == 1  # cancelled steps fire nothing
@@ -952,8 +1197,9 @@ def test_cancel_step(api, human_def, external_def):
     assert event["stepId"] == step["stepId"]
     assert event["data"]["actorId"] == "ops" and event["data"]["reason"] == "duplicate request"
     assert view["status"] == "completed"
-    api.err(STEP_CANCEL, {"executionId": execution_id, "stepId": step["stepId"], "actorId": "ops"},
-            "FAILED_PRECONDITION")
+    api.err(
+        STEP_CANCEL, {"executionId": execution_id, "stepId": step["stepId"], "actorId": "ops"}, "FAILED_PRECONDITION"
+    )
 
     execution_id = api.dispatch(external_def)
     work = api.step(execution_id, "work")
@@ -968,6 +1214,7 @@ def test_cancel_step(api, human_def, external_def):
 
 
 # ================================================================ SLA timers
+
 
 def test_sla_breach_fired_by_the_server_timer(api):
     body = human_definition(uid("sla"), sla_ms=300)
@@ -987,8 +1234,11 @@ def test_sla_breach_fired_by_the_server_timer(api):
     # a breach routes only through the `always` edge
     assert [s["nodeId"] for s in children(view, step["stepId"])] == ["escalate"]
     assert view["status"] == "completed"
-    assert api.err(DECIDE, {"executionId": execution_id, "stepId": step["stepId"], "reviewerId": "ann",
-                            "decision": "approve"}, "FAILED_PRECONDITION")
+    assert api.err(
+        DECIDE,
+        {"executionId": execution_id, "stepId": step["stepId"], "reviewerId": "ann", "decision": "approve"},
+        "FAILED_PRECONDITION",
+    )
     # a step decided before its deadline never breaches
     slow = human_definition(uid("sla"), sla_ms=1000)
     api.create(slow)
@@ -1033,6 +1283,7 @@ def test_trigger_context_reaches_predicates_and_webhooks_are_skipped(api):
 
 
 # ================================================================ event stream invariants
+
 
 def test_event_stream_invariants_across_the_session(api):
     """Every execution this workspace has: seq strictly increasing, only external types,

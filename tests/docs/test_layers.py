@@ -35,7 +35,7 @@ def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> str:
         return node.module or ""
     base = module.split(".")
     base = base if is_package else base[:-1]
-    base = base[:len(base) - node.level + 1]
+    base = base[: len(base) - node.level + 1]
     return ".".join(base + ([node.module] if node.module else []))
 
 

@@ -21,6 +21,7 @@ _RULE = re.compile(r"^([A-Za-z][\w-]*)\s*:(?!=)", re.M)
 
 def commands(parser: argparse.ArgumentParser | None = None) -> dict[str, set[str]]:
     """Each sub-command of `collab` with the names of its own sub-commands (empty if none)."""
+
     def subparsers(p: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
         for action in p._actions:  # argparse keeps sub-commands only here
             if isinstance(action, argparse._SubParsersAction):
@@ -47,8 +48,7 @@ def problems(readme: str, known: dict[str, set[str]], targets: set[str]) -> list
             found.append(f"README does not name `collab {command}`")
             continue
         found += [f"README does not name `collab {command} {s}`" for s in sorted(subs - named[command])]
-        found += [f"README names `collab {command} {s}`, which does not exist"
-                  for s in sorted(named[command] - subs)]
+        found += [f"README names `collab {command} {s}`, which does not exist" for s in sorted(named[command] - subs)]
     made = set(_MAKE.findall(readme))
     found += [f"README does not name `make {t}`" for t in sorted(targets - made)]
     found += [f"README names `make {t}`, which is no Makefile target" for t in sorted(made - targets)]
@@ -65,8 +65,11 @@ def test_the_check_reads_what_it_should():
     known = commands()
     assert {"lint", "serve", "workspace"} <= known.keys() and "create" in known["workspace"]
     assert {"test", "run", "serve"} <= make_targets((ROOT / "Makefile").read_text(encoding="utf-8"))
-    assert problems("`collab lint`, `collab workspace nope`, `make tset`", {"lint": set(), "workspace": {"create"}},
-                    {"test"}) == ["README does not name `collab workspace create`",
-                                  "README names `collab workspace nope`, which does not exist",
-                                  "README does not name `make test`",
-                                  "README names `make tset`, which is no Makefile target"]
+    assert problems(
+        "`collab lint`, `collab workspace nope`, `make tset`", {"lint": set(), "workspace": {"create"}}, {"test"}
+    ) == [
+        "README does not name `collab workspace create`",
+        "README names `collab workspace nope`, which does not exist",
+        "README does not name `make test`",
+        "README names `make tset`, which is no Makefile target",
+    ]

@@ -25,12 +25,19 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
 ARTIFACTS = ROOT / "tests" / "artifacts"
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--disable-dev-shm-usage"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 # Lab plugins that would reach for the network or pop notifications over the page.
-DISABLED_PLUGINS = ["@jupyterlab/apputils-extension:announcements",
-                    "@jupyterlab/extensionmanager-extension:plugin"]
+DISABLED_PLUGINS = ["@jupyterlab/apputils-extension:announcements", "@jupyterlab/extensionmanager-extension:plugin"]
 SKIP_VARIABLE = "COLLAB_SKIP_BROWSER"
 # The notebook on screen: the browser tests share one Lab, which keeps earlier notebooks open in hidden tabs.
 CURRENT = ".jp-NotebookPanel:not(.lm-mod-hidden)"
@@ -46,9 +53,11 @@ def chromium_path() -> str | None:
 
 
 def missing_browser_message() -> str:
-    return ("Chromium is not installed, so the browser test cannot run. `make test` installs it with apt-get "
-            "when run as root; otherwise install it ('sudo apt-get install chromium') or set "
-            f"{SKIP_VARIABLE}=1 to skip the browser test on a machine without a browser.")
+    return (
+        "Chromium is not installed, so the browser test cannot run. `make test` installs it with apt-get "
+        "when run as root; otherwise install it ('sudo apt-get install chromium') or set "
+        f"{SKIP_VARIABLE}=1 to skip the browser test on a machine without a browser."
+    )
 
 
 class JupyterLab:
@@ -73,31 +82,51 @@ class JupyterLab:
         config = self.workdir / "jupyter-config"
         (config / "labconfig").mkdir(parents=True, exist_ok=True)
         (config / "labconfig" / "page_config.json").write_text(
-            json.dumps({"disabledExtensions": {name: True for name in DISABLED_PLUGINS}}))
+            json.dumps({"disabledExtensions": {name: True for name in DISABLED_PLUGINS}})
+        )
         settings = self.workdir / "lab-settings" / "@jupyterlab" / "notebook-extension"
         settings.mkdir(parents=True, exist_ok=True)
         (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"autoStartDefaultKernel": True}))
-        env = {**os.environ, "JUPYTER_CONFIG_DIR": str(config), "JUPYTER_RUNTIME_DIR": str(self.workdir / "runtime"),
-               "IPYTHONDIR": str(self.workdir / "ipython"), "PYTHONUNBUFFERED": "1"}
+        env = {
+            **os.environ,
+            "JUPYTER_CONFIG_DIR": str(config),
+            "JUPYTER_RUNTIME_DIR": str(self.workdir / "runtime"),
+            "IPYTHONDIR": str(self.workdir / "ipython"),
+            "PYTHONUNBUFFERED": "1",
+        }
         env.pop("JUPYTER_TOKEN", None)
         return env
 
-    def start(self, timeout: float = 120) -> "JupyterLab":
+    def start(self, timeout: float = 120) -> JupyterLab:
         shutil.copytree(self.notebooks, self.root, ignore=shutil.ignore_patterns("exports", ".ipynb_checkpoints"))
         env = self._environment()
-        for _ in range(3):   # a free port can be taken between the probe and the bind: retry
+        for _ in range(3):  # a free port can be taken between the probe and the bind: retry
             self.port = free_port()
             log = open(self.log_path, "ab")
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.open_browser=False",
-                 "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={self.port}", "--ServerApp.port_retries=0",
-                 "--ServerApp.allow_root=True",
-                 f"--IdentityProvider.token={self.token}", f"--ServerApp.root_dir={self.root}",
-                 f"--LabApp.user_settings_dir={self.workdir / 'lab-settings'}",
-                 f"--LabApp.workspaces_dir={self.workdir / 'lab-workspaces'}",
-                 "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-                 "--LabApp.extension_manager=readonly"],
-                stdout=log, stderr=subprocess.STDOUT, env=env, cwd=self.root)
+                [
+                    sys.executable,
+                    "-m",
+                    "jupyterlab",
+                    "--no-browser",
+                    "--ServerApp.open_browser=False",
+                    "--ServerApp.ip=127.0.0.1",
+                    f"--ServerApp.port={self.port}",
+                    "--ServerApp.port_retries=0",
+                    "--ServerApp.allow_root=True",
+                    f"--IdentityProvider.token={self.token}",
+                    f"--ServerApp.root_dir={self.root}",
+                    f"--LabApp.user_settings_dir={self.workdir / 'lab-settings'}",
+                    f"--LabApp.workspaces_dir={self.workdir / 'lab-workspaces'}",
+                    "--LabApp.news_url=None",
+                    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                    "--LabApp.extension_manager=readonly",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                cwd=self.root,
+            )
             log.close()
             if self._wait_ready(timeout):
                 return self
@@ -105,8 +134,13 @@ class JupyterLab:
         raise RuntimeError(f"JupyterLab did not start; its log:\n{self.log()}")
 
     def _wait_ready(self, timeout: float) -> bool:
-        return wait_until_ready(self.proc, f"http://127.0.0.1:{self.port}/api/status", timeout,
-                                headers={"Authorization": f"token {self.token}"}, interval=0.2)
+        return wait_until_ready(
+            self.proc,
+            f"http://127.0.0.1:{self.port}/api/status",
+            timeout,
+            headers={"Authorization": f"token {self.token}"},
+            interval=0.2,
+        )
 
     def log(self) -> str:
         try:
@@ -117,14 +151,14 @@ class JupyterLab:
     def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
             return
-        self.proc.terminate()   # jupyter shuts its kernels down on SIGTERM
+        self.proc.terminate()  # jupyter shuts its kernels down on SIGTERM
         try:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=10)
 
-    def __enter__(self) -> "JupyterLab":
+    def __enter__(self) -> JupyterLab:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -141,8 +175,13 @@ def open_browser(profile_dir: Path, width: int = 1500, height: int = 1000):
         raise RuntimeError(missing_browser_message())
     with sync_playwright() as playwright:
         context = playwright.chromium.launch_persistent_context(
-            str(profile_dir), executable_path=executable, headless=True, args=CHROMIUM_ARGS,
-            viewport={"width": width, "height": height}, device_scale_factor=1)
+            str(profile_dir),
+            executable_path=executable,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": width, "height": height},
+            device_scale_factor=1,
+        )
         try:
             page = context.pages[0] if context.pages else context.new_page()
             page.set_default_timeout(60_000)
@@ -157,9 +196,9 @@ def open_notebook(page, lab: JupyterLab, name: str) -> None:
     page.locator(f"{CURRENT} .jp-Cell").first.wait_for(state="visible", timeout=90_000)
     wait_idle(page)
     page.locator(f"{CURRENT} .jp-Cell").first.click()
-    page.keyboard.press("Escape")            # command mode
+    page.keyboard.press("Escape")  # command mode
     if page.locator("#jp-left-stack").is_visible():
-        page.keyboard.press("Control+b")      # View > Show Left Sidebar: more room for the widgets
+        page.keyboard.press("Control+b")  # View > Show Left Sidebar: more room for the widgets
 
 
 _STATUS = "() => (document.querySelector('#jp-main-statusbar') || {}).innerText || ''"
@@ -178,7 +217,9 @@ def wait_idle(page, timeout_ms: int = 120_000) -> None:
         " const busy = [...document.querySelectorAll('.jp-NotebookPanel .jp-InputPrompt')]"
         "   .some(p => p.innerText.includes('*'));"
         " return /ipykernel\\)\\s*\\|\\s*Idle/.test(s) && !busy; }",
-        timeout=timeout_ms, polling=250)
+        timeout=timeout_ms,
+        polling=250,
+    )
 
 
 def run_all_cells(page) -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # tests/, for `e2e.lab`
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/, for `e2e.lab`
 
 from e2e.lab import CURRENT, ROOT, JupyterLab, open_browser, open_notebook, run_all_cells, wait_idle  # noqa: E402
 
@@ -56,8 +56,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="collab-screenshots-") as tmp:
         work = Path(tmp)
         with JupyterLab(work) as lab:
-            notebook = new_notebook(cells=[new_code_cell(src.strip()) for src in SCENE], metadata={
-                "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}})
+            notebook = new_notebook(
+                cells=[new_code_cell(src.strip()) for src in SCENE],
+                metadata={
+                    "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+                },
+            )
             nbformat.write(notebook, lab.root / "screenshots.ipynb")
             with open_browser(work / "profile", width=1500, height=1100) as page:
                 open_notebook(page, lab, "screenshots.ipynb")

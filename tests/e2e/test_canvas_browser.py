@@ -20,7 +20,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 try:
     from playwright.sync_api import expect
-except ImportError:   # the fixture reports it
+except ImportError:  # the fixture reports it
     expect = None
 
 from e2e.lab import ARTIFACTS, CURRENT, open_browser, open_notebook, run_all_cells, wait_idle
@@ -28,10 +28,12 @@ from e2e.lab import ARTIFACTS, CURRENT, open_browser, open_notebook, run_all_cel
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-CELLS = ["from toolkit.widgets import Designer\ndesigner = Designer('parallel-review')\ndesigner",
-         # a large definition (60 nodes), to see that its labels stay readable
-         f"import sys\nsys.path.insert(0, {str(BENCHMARKS)!r})\nfrom designer import workload\n"
-         "big = Designer(workload(60))\nbig"]
+CELLS = [
+    "from toolkit.widgets import Designer\ndesigner = Designer('parallel-review')\ndesigner",
+    # a large definition (60 nodes), to see that its labels stay readable
+    f"import sys\nsys.path.insert(0, {str(BENCHMARKS)!r})\nfrom designer import workload\n"
+    "big = Designer(workload(60))\nbig",
+]
 
 
 def box(locator) -> dict:
@@ -60,8 +62,10 @@ def zoom_of(canvas) -> float:
 
 
 def test_canvas_gestures_in_jupyterlab(lab, tmp_path):
-    notebook = new_notebook(cells=[new_code_cell(c) for c in CELLS], metadata={
-        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}})
+    notebook = new_notebook(
+        cells=[new_code_cell(c) for c in CELLS],
+        metadata={"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}},
+    )
     nbformat.write(notebook, lab.root / "canvas.ipynb")
     with open_browser(tmp_path / "profile", width=1500, height=1100) as page:
         try:
@@ -82,7 +86,7 @@ def test_canvas_gestures_in_jupyterlab(lab, tmp_path):
             page.wait_for_timeout(300)
             assert zoom_of(big) >= 0.85
             label = big.locator(".cc-node[data-key='node:s0-legal'] text").first
-            assert box(label)["height"] >= 9                           # pixels on screen
+            assert box(label)["height"] >= 9  # pixels on screen
 
             # select by click: the node is marked and its form opens
             node("legal-review").click()
@@ -102,7 +106,7 @@ def test_canvas_gestures_in_jupyterlab(lab, tmp_path):
             popup.locator("button.cc-type[data-type='human']").click()
             node("privacy-review").wait_for(state="attached")
             added = centre(node("privacy-review"))
-            assert abs(added[0] - spot[0]) < 30 and abs(added[1] - spot[1]) < 30   # where it was clicked
+            assert abs(added[0] - spot[0]) < 30 and abs(added[1] - spot[1]) < 30  # where it was clicked
             expect(designer.locator(".collab-node-list select")).to_have_value(re.compile(r"^privacy-review\s"))
 
             # connect by drag from the node's handle onto another node; the role chooser offers approve first
@@ -113,7 +117,7 @@ def test_canvas_gestures_in_jupyterlab(lab, tmp_path):
             popup.locator("button.cc-role[data-role='approve']").click()
             canvas.locator(".cc-edge[data-key='edge:4']").wait_for(state="attached")
             expect(lint).to_contain_text("APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH")
-            message = lint.locator(".cc-finding .cc-msg").first         # the message reads on full lines
+            message = lint.locator(".cc-finding .cc-msg").first  # the message reads on full lines
             assert box(message)["width"] > 400 and box(message)["height"] < 40
 
             # select from a lint finding: the node it concerns is selected and flashes
@@ -148,8 +152,10 @@ def test_canvas_gestures_in_jupyterlab(lab, tmp_path):
             fitted = zoom_of(canvas)
             page.mouse.move(*centre(node("draft")))
             page.mouse.wheel(0, -400)
-            page.wait_for_function("([el, k]) => !el.getAttribute('transform').includes(`scale(${k})`)",
-                                   arg=[canvas.locator("g.cc-view").element_handle(), fitted])
+            page.wait_for_function(
+                "([el, k]) => !el.getAttribute('transform').includes(`scale(${k})`)",
+                arg=[canvas.locator("g.cc-view").element_handle(), fitted],
+            )
             assert zoom_of(canvas) > fitted * 1.3
             canvas.locator("button.cc-fit").click()
             assert zoom_of(canvas) < fitted * 1.3
@@ -177,8 +183,10 @@ def test_canvas_gestures_in_jupyterlab(lab, tmp_path):
             designer.locator("input[placeholder='path/to/definition.json']").fill("moved.json")
             designer.get_by_role("button", name="Open file").click()
             node("publish").wait_for(state="attached")
-            page.wait_for_function("el => /translate\\(-?[\\d.]+,[1-9]/.test(el.getAttribute('transform'))",
-                                   arg=node("publish").element_handle())
+            page.wait_for_function(
+                "el => /translate\\(-?[\\d.]+,[1-9]/.test(el.getAttribute('transform'))",
+                arg=node("publish").element_handle(),
+            )
             again = re.search(r"translate\((-?[\d.e-]+),(-?[\d.e-]+)\)", node("publish").get_attribute("transform"))
             assert abs(float(again.group(1)) - dx) < 0.2 and abs(float(again.group(2)) - dy) < 0.2
 

@@ -13,7 +13,7 @@ import pytest
 
 try:
     from playwright.sync_api import expect
-except ImportError:   # the fixture reports it
+except ImportError:  # the fixture reports it
     expect = None
 
 from e2e.lab import ARTIFACTS, CURRENT, open_browser, open_notebook, run_all_cells, wait_idle

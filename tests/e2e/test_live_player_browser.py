@@ -16,7 +16,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 try:
     from playwright.sync_api import expect
-except ImportError:   # the fixture reports it
+except ImportError:  # the fixture reports it
     expect = None
 
 from e2e.lab import ARTIFACTS, CURRENT, open_browser, open_notebook, run_all_cells, wait_idle
@@ -24,7 +24,8 @@ from toolkit.client import HttpClient
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CELLS = ["""
+CELLS = [
+    """
 import json
 from pathlib import Path
 
@@ -38,18 +39,23 @@ client.create_definition(examples.load("parallel-review"))
 execution_id = client.dispatch("parallel-review")["executionId"]
 Path("live-server.json").write_text(json.dumps({"url": server.url, "executionId": execution_id,
                                                 **server.credentials}))
-""", """
+""",
+    """
 live = Player.from_client(client, execution_id, follow=True, poll_s=0.2)
 live
-"""]
+""",
+]
 
 
 def decide_waiting(client: HttpClient, execution_id: str, decision: str, iteration: int) -> None:
     """Wait for both reviews of round ``iteration``; the first approves, the last answers ``decision``."""
     deadline = time.monotonic() + 60
     while True:
-        steps = [s for s in client.get_execution(execution_id)["steps"]
-                 if s["status"] == "waiting" and s["iteration"] == iteration]
+        steps = [
+            s
+            for s in client.get_execution(execution_id)["steps"]
+            if s["status"] == "waiting" and s["iteration"] == iteration
+        ]
         if len(steps) == 2:
             break
         assert time.monotonic() < deadline, "the reviews never opened"
@@ -60,8 +66,10 @@ def decide_waiting(client: HttpClient, execution_id: str, decision: str, iterati
 
 
 def test_live_player_moves_while_the_server_decides_steps(lab, tmp_path):
-    notebook = new_notebook(cells=[new_code_cell(c.strip()) for c in CELLS], metadata={
-        "kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}})
+    notebook = new_notebook(
+        cells=[new_code_cell(c.strip()) for c in CELLS],
+        metadata={"kernelspec": {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}},
+    )
     nbformat.write(notebook, lab.root / "live.ipynb")
     with open_browser(tmp_path / "profile") as page:
         try:
@@ -71,12 +79,12 @@ def test_live_player_moves_while_the_server_decides_steps(lab, tmp_path):
             graph = player.locator(".collab-player-graph")
             expect(graph).to_contain_text("waiting for alice@legal", timeout=120_000)
             expect(player).to_contain_text("following the execution live")
-            wait_idle(page)                                   # from here on no cell runs
+            wait_idle(page)  # from here on no cell runs
 
             server = json.loads((lab.root / "live-server.json").read_text())
             with HttpClient(server["url"], server["apiKey"], server["authToken"]) as client:
                 decide_waiting(client, server["executionId"], "reject", 1)
-                expect(graph).to_contain_text("↺ iteration 2 of 3", timeout=60_000)   # the loop sent it back
+                expect(graph).to_contain_text("↺ iteration 2 of 3", timeout=60_000)  # the loop sent it back
                 expect(player.locator(".collab-player-caption")).not_to_contain_text("execution.completed")
                 decide_waiting(client, server["executionId"], "approve", 2)
             caption = player.locator(".collab-player-caption")
@@ -85,8 +93,12 @@ def test_live_player_moves_while_the_server_decides_steps(lab, tmp_path):
             expect(player).to_contain_text("execution completed: all 15 events")
             expect(player.get_by_role("button", name="✓ all events fetched")).to_be_disabled()
             expect(player.get_by_role("button", name="■ stop following")).to_be_hidden()
-            assert page.locator(f"{CURRENT} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
-                                ).count() == 0
+            assert (
+                page.locator(
+                    f"{CURRENT} .jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+                ).count()
+                == 0
+            )
         except Exception:
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "test_live_player_moves.png"), full_page=True)

@@ -37,8 +37,13 @@ def create_agent(ctx: Ctx) -> None:
     def acked(result):
         ctx.ledger.ids[name] = result["data"]["agentId"]
 
-    ctx.write(CREATE, {"name": name, "description": description, "instructions": f"Flag anything odd about {name}."},
-              {("agent", ctx.owner, name): (description, True, 1)}, ok=_success, on_ack=acked)
+    ctx.write(
+        CREATE,
+        {"name": name, "description": description, "instructions": f"Flag anything odd about {name}."},
+        {("agent", ctx.owner, name): (description, True, 1)},
+        ok=_success,
+        on_ack=acked,
+    )
 
 
 @operation(2)
@@ -48,9 +53,13 @@ def update_agent(ctx: Ctx) -> None:
         return create_agent(ctx)
     key = ctx.rng.choice(agents)
     _, enabled, version = ctx.ledger.value(key)
-    description, enabled = f"Checks {key[2]}, take {ctx.rng.randrange(10 ** 6)}", ctx.rng.random() < 0.7
-    ctx.write(UPDATE, {"agentId": ctx.ledger.ids[key[2]], "description": description, "enabled": enabled},
-              {key: (description, enabled, version)}, ok=_success)
+    description, enabled = f"Checks {key[2]}, take {ctx.rng.randrange(10**6)}", ctx.rng.random() < 0.7
+    ctx.write(
+        UPDATE,
+        {"agentId": ctx.ledger.ids[key[2]], "description": description, "enabled": enabled},
+        {key: (description, enabled, version)},
+        ok=_success,
+    )
 
 
 @operation(2)
@@ -60,8 +69,12 @@ def new_agent_version(ctx: Ctx) -> None:
         return create_agent(ctx)
     key = ctx.rng.choice(agents)
     description, enabled, version = ctx.ledger.value(key)
-    ctx.write(VERSION, {"agentId": ctx.ledger.ids[key[2]], "instructions": f"Version {version + 1}: be stricter."},
-              {key: (description, enabled, version + 1)}, ok=lambda r: r["data"]["version"] == version + 1)
+    ctx.write(
+        VERSION,
+        {"agentId": ctx.ledger.ids[key[2]], "instructions": f"Version {version + 1}: be stricter."},
+        {key: (description, enabled, version + 1)},
+        ok=lambda r: r["data"]["version"] == version + 1,
+    )
 
 
 @operation(1)
@@ -108,8 +121,10 @@ def agents_intact(ctx: Ctx) -> None:
         keys = ctx.ledger.keys("agent", owner)
         for name in sorted(set(by_name) | {k[2] for k in keys}):
             agent = by_name.get(name)
-            ctx.ledger.settle(("agent", owner, name),
-                              ABSENT if agent is None else (agent["description"], agent["enabled"], agent["version"]))
+            ctx.ledger.settle(
+                ("agent", owner, name),
+                ABSENT if agent is None else (agent["description"], agent["enabled"], agent["version"]),
+            )
             if agent is not None:
                 ctx.ledger.ids[name] = agent["agentId"]
         for key in ctx.ledger.keys("builtin", owner):

@@ -22,51 +22,94 @@ PRIMARY_KEYS = {
     "agents": "workspace_id, agent_id",
 }
 
-_EVENT_SPAN = ("SELECT x.execution_id, e.n, e.lo, e.hi, CAST(json_extract_string(x.state, '$.last_seq') AS BIGINT) "
-               "AS last FROM executions x LEFT JOIN (SELECT execution_id, count(*) AS n, min(seq) AS lo, "
-               "max(seq) AS hi FROM events GROUP BY 1) e USING (execution_id)")
+_EVENT_SPAN = (
+    "SELECT x.execution_id, e.n, e.lo, e.hi, CAST(json_extract_string(x.state, '$.last_seq') AS BIGINT) "
+    "AS last FROM executions x LEFT JOIN (SELECT execution_id, count(*) AS n, min(seq) AS lo, "
+    "max(seq) AS hi FROM events GROUP BY 1) e USING (execution_id)"
+)
 
 # (what went wrong, how to report it, the query listing the rows where it did)
 INVARIANTS = [
-    ("an event seq used twice in one execution", "duplicate",
-     "SELECT execution_id, seq, count(*) FROM events GROUP BY ALL HAVING count(*) > 1"),
-    ("an event id used twice", "duplicate",
-     "SELECT event_id, count(*) FROM events GROUP BY ALL HAVING count(*) > 1"),
-    ("a step id twice in one execution", "duplicate",
-     "SELECT execution_id, step_id, count(*) FROM steps GROUP BY ALL HAVING count(*) > 1"),
-    ("two executions for one idempotency key", "duplicate",
-     "SELECT definition_id, idempotency_key, count(*) FROM executions WHERE idempotency_key IS NOT NULL "
-     "GROUP BY workspace_id, definition_id, idempotency_key HAVING count(*) > 1"),
+    (
+        "an event seq used twice in one execution",
+        "duplicate",
+        "SELECT execution_id, seq, count(*) FROM events GROUP BY ALL HAVING count(*) > 1",
+    ),
+    ("an event id used twice", "duplicate", "SELECT event_id, count(*) FROM events GROUP BY ALL HAVING count(*) > 1"),
+    (
+        "a step id twice in one execution",
+        "duplicate",
+        "SELECT execution_id, step_id, count(*) FROM steps GROUP BY ALL HAVING count(*) > 1",
+    ),
+    (
+        "two executions for one idempotency key",
+        "duplicate",
+        "SELECT definition_id, idempotency_key, count(*) FROM executions WHERE idempotency_key IS NOT NULL "
+        "GROUP BY workspace_id, definition_id, idempotency_key HAVING count(*) > 1",
+    ),
     # seq runs 1..last_seq with no gap: the state and every event it counted were written together
-    ("events missing: fewer than the execution's last seq", "loss",
-     f"SELECT execution_id, n, hi, last FROM ({_EVENT_SPAN}) WHERE n IS NULL OR n < last OR hi < last"),
-    ("events beyond the execution's last seq, or not starting at 1", "problem",
-     f"SELECT execution_id, n, lo, hi, last FROM ({_EVENT_SPAN}) WHERE n > last OR hi > last OR lo <> 1"),
-    ("events of an execution that does not exist", "problem",
-     "SELECT DISTINCT execution_id FROM events WHERE execution_id NOT IN (SELECT execution_id FROM executions)"),
+    (
+        "events missing: fewer than the execution's last seq",
+        "loss",
+        f"SELECT execution_id, n, hi, last FROM ({_EVENT_SPAN}) WHERE n IS NULL OR n < last OR hi < last",
+    ),
+    (
+        "events beyond the execution's last seq, or not starting at 1",
+        "problem",
+        f"SELECT execution_id, n, lo, hi, last FROM ({_EVENT_SPAN}) WHERE n > last OR hi > last OR lo <> 1",
+    ),
+    (
+        "events of an execution that does not exist",
+        "problem",
+        "SELECT DISTINCT execution_id FROM events WHERE execution_id NOT IN (SELECT execution_id FROM executions)",
+    ),
     # one command row per version: the command log and the state were written together
-    ("command log and execution version disagree", "problem",
-     "SELECT x.execution_id, x.version, c.n, c.hi FROM executions x LEFT JOIN (SELECT execution_id, count(*) AS n, "
-     "count(DISTINCT version) AS d, max(version) AS hi FROM commands GROUP BY 1) c USING (execution_id) "
-     "WHERE c.n IS DISTINCT FROM x.version OR c.d IS DISTINCT FROM c.n OR c.hi IS DISTINCT FROM x.version"),
-    ("a user creation number used twice", "duplicate",
-     "SELECT workspace_id, seq, count(*) FROM users GROUP BY ALL HAVING count(*) > 1"),
-    ("a membership whose user number is not its user's", "problem",
-     "SELECT m.user_id, m.user_seq, u.seq FROM memberships m LEFT JOIN users u USING (workspace_id, user_id) "
-     "WHERE u.seq IS DISTINCT FROM m.user_seq"),
-    ("an annotation creation number used twice", "duplicate",
-     "SELECT workspace_id, seq, count(*) FROM annotations GROUP BY ALL HAVING count(*) > 1"),
-    ("an activity creation number used twice", "duplicate",
-     "SELECT workspace_id, seq, count(*) FROM activities GROUP BY ALL HAVING count(*) > 1"),
-    ("annotation counts disagree with the annotations", "problem",
-     "WITH truth AS (SELECT workspace_id, organization_id, document_id, status_id, visibility_type, "
-     "coalesce(visibility_org, '') AS visibility_org, count(*) AS n FROM annotations "
-     "WHERE visibility_type <> 'restricted' GROUP BY ALL) "
-     "SELECT document_id, status_id, truth.n, t.n FROM truth FULL JOIN annotation_tallies t "
-     "USING (workspace_id, organization_id, document_id, status_id, visibility_type, visibility_org) "
-     "WHERE truth.n IS DISTINCT FROM t.n AND NOT (truth.n IS NULL AND t.n = 0)"),
-] + [(f"a {table} primary key twice", "duplicate",
-      f"SELECT {key}, count(*) FROM {table} GROUP BY ALL HAVING count(*) > 1") for table, key in PRIMARY_KEYS.items()]
+    (
+        "command log and execution version disagree",
+        "problem",
+        "SELECT x.execution_id, x.version, c.n, c.hi FROM executions x LEFT JOIN (SELECT execution_id, count(*) AS n, "
+        "count(DISTINCT version) AS d, max(version) AS hi FROM commands GROUP BY 1) c USING (execution_id) "
+        "WHERE c.n IS DISTINCT FROM x.version OR c.d IS DISTINCT FROM c.n OR c.hi IS DISTINCT FROM x.version",
+    ),
+    (
+        "a user creation number used twice",
+        "duplicate",
+        "SELECT workspace_id, seq, count(*) FROM users GROUP BY ALL HAVING count(*) > 1",
+    ),
+    (
+        "a membership whose user number is not its user's",
+        "problem",
+        "SELECT m.user_id, m.user_seq, u.seq FROM memberships m LEFT JOIN users u USING (workspace_id, user_id) "
+        "WHERE u.seq IS DISTINCT FROM m.user_seq",
+    ),
+    (
+        "an annotation creation number used twice",
+        "duplicate",
+        "SELECT workspace_id, seq, count(*) FROM annotations GROUP BY ALL HAVING count(*) > 1",
+    ),
+    (
+        "an activity creation number used twice",
+        "duplicate",
+        "SELECT workspace_id, seq, count(*) FROM activities GROUP BY ALL HAVING count(*) > 1",
+    ),
+    (
+        "annotation counts disagree with the annotations",
+        "problem",
+        "WITH truth AS (SELECT workspace_id, organization_id, document_id, status_id, visibility_type, "
+        "coalesce(visibility_org, '') AS visibility_org, count(*) AS n FROM annotations "
+        "WHERE visibility_type <> 'restricted' GROUP BY ALL) "
+        "SELECT document_id, status_id, truth.n, t.n FROM truth FULL JOIN annotation_tallies t "
+        "USING (workspace_id, organization_id, document_id, status_id, visibility_type, visibility_org) "
+        "WHERE truth.n IS DISTINCT FROM t.n AND NOT (truth.n IS NULL AND t.n = 0)",
+    ),
+] + [
+    (
+        f"a {table} primary key twice",
+        "duplicate",
+        f"SELECT {key}, count(*) FROM {table} GROUP BY ALL HAVING count(*) > 1",
+    )
+    for table, key in PRIMARY_KEYS.items()
+]
 
 
 @check("offline")

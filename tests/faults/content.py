@@ -15,8 +15,12 @@ from faults.context import Ctx
 from faults.ledger import ABSENT
 from faults.registry import check, operation
 
-AADD, AGET, ACOUNT, ADEL = ("/v2/commentannotations/add", "/v2/commentannotations/get",
-                            "/v2/commentannotations/count/get", "/v2/commentannotations/delete")
+AADD, AGET, ACOUNT, ADEL = (
+    "/v2/commentannotations/add",
+    "/v2/commentannotations/get",
+    "/v2/commentannotations/count/get",
+    "/v2/commentannotations/delete",
+)
 LADD, LGET, LUPD, LDEL = "/v2/activities/add", "/v2/activities/get", "/v2/activities/update", "/v2/activities/delete"
 MAX_DOCS = 4
 
@@ -35,31 +39,50 @@ def _all_ok(ids):
 
 # ------------------------------------------------------------------ annotations
 
+
 @operation(4)
 def add_annotation(ctx: Ctx) -> None:
     org = org_of(ctx.owner)
     if ctx.ledger.value(("contentReader", ctx.owner)) is ABSENT:  # first: a member whose counts are checked
         reader = reader_of(ctx.owner)
-        ctx.write(UADD, {"organizationId": org, "users": [{"userId": reader, "name": "Reader"}]},
-                  {("contentReader", ctx.owner): True}, ok=lambda r: r["data"][reader]["success"])
+        ctx.write(
+            UADD,
+            {"organizationId": org, "users": [{"userId": reader, "name": "Reader"}]},
+            {("contentReader", ctx.owner): True},
+            ok=lambda r: r["data"][reader]["success"],
+        )
         return
     docs = ctx.state.setdefault("annotation_docs", [])
     if not docs or (len(docs) < MAX_DOCS and ctx.rng.random() < 0.2):
         docs.append(ctx.new_id("adoc"))
     doc, aid = ctx.rng.choice(docs), ctx.new_id("ann")
     trigger = ctx.rng.random() < 0.3
-    comments = [{"commentText": f"note {aid}", "triggerActivities": trigger, "from": {"userId": f"w{ctx.owner}-author"}}]
+    comments = [
+        {"commentText": f"note {aid}", "triggerActivities": trigger, "from": {"userId": f"w{ctx.owner}-author"}}
+    ]
     if ctx.rng.random() < 0.3:
-        comments[0]["agent"] = {"agentId": "spell-check", "agentName": "Spell check",
-                                "url": f"https://docs.example.com/{doc}#top"}
+        comments[0]["agent"] = {
+            "agentId": "spell-check",
+            "agentName": "Spell check",
+            "url": f"https://docs.example.com/{doc}#top",
+        }
     if ctx.rng.random() < 0.3:
         comments.append({"commentText": f"reply to {aid}"})
     facts = {("annotation", ctx.owner, doc, aid): f"note {aid}"}
     if trigger:
         facts[("commentActivity", ctx.owner, aid)] = True
-    ctx.write(AADD, {"organizationId": org, "documentId": doc, "createOrganization": True, "createDocument": True,
-                     "commentAnnotations": [{"annotationId": aid, "commentData": comments}]},
-              facts, ok=_all_ok([aid]))
+    ctx.write(
+        AADD,
+        {
+            "organizationId": org,
+            "documentId": doc,
+            "createOrganization": True,
+            "createDocument": True,
+            "commentAnnotations": [{"annotationId": aid, "commentData": comments}],
+        },
+        facts,
+        ok=_all_ok([aid]),
+    )
 
 
 @operation(1)
@@ -71,8 +94,12 @@ def delete_annotations(ctx: Ctx) -> None:
     mine = [k for k in present if k[2] == doc]
     keys = ctx.rng.sample(mine, min(len(mine), ctx.rng.randint(1, 3)))
     ids = [k[3] for k in keys]
-    ctx.write(ADEL, {"organizationId": org_of(ctx.owner), "documentId": doc, "annotationIds": ids},
-              {k: ABSENT for k in keys}, ok=_all_ok(ids))
+    ctx.write(
+        ADEL,
+        {"organizationId": org_of(ctx.owner), "documentId": doc, "annotationIds": ids},
+        {k: ABSENT for k in keys},
+        ok=_all_ok(ids),
+    )
 
 
 @operation(1)
@@ -88,14 +115,25 @@ def read_annotations(ctx: Ctx) -> None:
 
 # ------------------------------------------------------------------ activities
 
+
 @operation(3)
 def add_activity(ctx: Ctx) -> None:
     aid = ctx.new_id("act")
-    template = f"{{{{user}}}} changed {aid} ({ctx.rng.randrange(10 ** 6)})"
-    record = {"id": aid, "featureType": "document", "actionType": "document.update", "targetEntityId": f"entity-{aid}",
-              "displayMessageTemplate": template, "displayMessageTemplateData": {"user": "Ann"}}
-    ctx.write(LADD, {"organizationId": org_of(ctx.owner), "activities": [record]},
-              {("activity", ctx.owner, aid): template}, ok=_all_ok([aid]))
+    template = f"{{{{user}}}} changed {aid} ({ctx.rng.randrange(10**6)})"
+    record = {
+        "id": aid,
+        "featureType": "document",
+        "actionType": "document.update",
+        "targetEntityId": f"entity-{aid}",
+        "displayMessageTemplate": template,
+        "displayMessageTemplateData": {"user": "Ann"},
+    }
+    ctx.write(
+        LADD,
+        {"organizationId": org_of(ctx.owner), "activities": [record]},
+        {("activity", ctx.owner, aid): template},
+        ok=_all_ok([aid]),
+    )
 
 
 @operation(2)
@@ -104,10 +142,13 @@ def update_activity(ctx: Ctx) -> None:
     if not present:
         return add_activity(ctx)
     key = ctx.rng.choice(present)
-    template = f"{{{{user}}}} edited {key[2]} ({ctx.rng.randrange(10 ** 6)})"
-    ctx.write(LUPD, {"organizationId": org_of(ctx.owner), "activities": [{"id": key[2],
-                                                                          "displayMessageTemplate": template}]},
-              {key: template}, ok=_all_ok([key[2]]))
+    template = f"{{{{user}}}} edited {key[2]} ({ctx.rng.randrange(10**6)})"
+    ctx.write(
+        LUPD,
+        {"organizationId": org_of(ctx.owner), "activities": [{"id": key[2], "displayMessageTemplate": template}]},
+        {key: template},
+        ok=_all_ok([key[2]]),
+    )
 
 
 @operation(1)
@@ -117,11 +158,13 @@ def delete_activities(ctx: Ctx) -> None:
         return add_activity(ctx)
     keys = ctx.rng.sample(present, ctx.rng.randint(1, 3))
     ids = [k[2] for k in keys]
-    ctx.write(LDEL, {"organizationId": org_of(ctx.owner), "activityIds": ids}, {k: ABSENT for k in keys},
-              ok=_all_ok(ids))
+    ctx.write(
+        LDEL, {"organizationId": org_of(ctx.owner), "activityIds": ids}, {k: ABSENT for k in keys}, ok=_all_ok(ids)
+    )
 
 
 # ------------------------------------------------------------------ checks
+
 
 @check("online")
 def annotations_intact(ctx: Ctx) -> None:
@@ -135,8 +178,9 @@ def annotations_intact(ctx: Ctx) -> None:
                 present = isinstance(members, dict) and reader_of(owner) in members
                 ctx.ledger.settle(("contentReader", owner), True if present else ABSENT)
         # annotations whose add (which writes the annotation and its activity) was in flight
-        doubtful = ({k[3] for k in keys if ctx.ledger.in_doubt(k)}
-                    & {k[2] for k in ctx.ledger.keys("commentActivity", owner) if ctx.ledger.in_doubt(k)})
+        doubtful = {k[3] for k in keys if ctx.ledger.in_doubt(k)} & {
+            k[2] for k in ctx.ledger.keys("commentActivity", owner) if ctx.ledger.in_doubt(k)
+        }
         verdicts = {}
         totals = {}
         for doc in sorted({k[2] for k in keys}):
@@ -154,8 +198,9 @@ def annotations_intact(ctx: Ctx) -> None:
             for aid in set(texts) - {k[3] for k in mine}:
                 ctx.ledger.settle(("annotation", owner, doc, aid), texts[aid])
         if totals and ctx.ledger.value(("contentReader", owner)) is True:
-            counts = ctx.read(ACOUNT, {"organizationId": org, "documentIds": sorted(totals)[:30],
-                                       "userId": reader_of(owner)})
+            counts = ctx.read(
+                ACOUNT, {"organizationId": org, "documentIds": sorted(totals)[:30], "userId": reader_of(owner)}
+            )
             for doc, count in (counts or {"data": {}})["data"].items():
                 if count["total"] != totals[doc]:
                     ctx.report.problem(f"count of {org}/{doc} says {count['total']}, get lists {totals[doc]}")
@@ -182,5 +227,7 @@ def activities_intact(ctx: Ctx, owner, doubtful: set[str], annotation_verdicts: 
     for key in ctx.ledger.keys("commentActivity", owner):
         verdict = ctx.ledger.settle(key, True if key[2] in by_comment else ABSENT)
         if key[2] in doubtful and verdict != annotation_verdicts.get(key[2], verdict):
-            ctx.report.problem(f"annotation {key[2]} in flight at a kill: the annotation "
-                               f"{annotation_verdicts[key[2]]}, its activity {verdict} (half-applied)")
+            ctx.report.problem(
+                f"annotation {key[2]} in flight at a kill: the annotation "
+                f"{annotation_verdicts[key[2]]}, its activity {verdict} (half-applied)"
+            )

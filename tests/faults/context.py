@@ -16,7 +16,8 @@ from __future__ import annotations
 import json
 import random
 import time
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -42,7 +43,7 @@ def _short(value: Any, limit: int = 300) -> str:
 class Ctx:
     """One load worker (``owner`` is its number) or the harness itself (``owner`` ``"h"``)."""
 
-    def __init__(self, run: "Run", owner: Hashable, rng: random.Random, creds: dict | None = None) -> None:
+    def __init__(self, run: Run, owner: Hashable, rng: random.Random, creds: dict | None = None) -> None:
         self.run = run
         self.creds = creds  # the hostile worker's own workspace; None: the run's
         self.owner = owner
@@ -107,9 +108,17 @@ class Ctx:
                 pass
         return self._answer(path, data, resp, ())
 
-    def write(self, path: str, data: Any, facts: dict[tuple, Hashable] | None = None, *,
-              ok: Callable[[Any], bool] | None = None, on_ack: Callable[[Any], None] | None = None,
-              on_unknown: Callable[[], None] | None = None, allow: Iterable[str] = ()) -> Any:
+    def write(
+        self,
+        path: str,
+        data: Any,
+        facts: dict[tuple, Hashable] | None = None,
+        *,
+        ok: Callable[[Any], bool] | None = None,
+        on_ack: Callable[[Any], None] | None = None,
+        on_unknown: Callable[[], None] | None = None,
+        allow: Iterable[str] = (),
+    ) -> Any:
         """Send a write; when acknowledged, ``facts`` hold and ``on_ack(result)`` runs; when the
         server dies before answering, they become maybes, ``on_unknown()`` runs and
         :class:`ServerGone` is raised. Returns the result, or None when refused."""
@@ -156,8 +165,14 @@ class Ctx:
         self.report.problem(f"{path} {_short(data)}: answered {resp.status_code} {resp.text[:300]}")
         return None
 
-    def pages(self, path: str, data: dict, token_field: str = "pageToken", next_field: str = "nextPageToken",
-              items: str = "data") -> list | None:
+    def pages(
+        self,
+        path: str,
+        data: dict,
+        token_field: str = "pageToken",
+        next_field: str = "nextPageToken",
+        items: str = "data",
+    ) -> list | None:
         """Every item of a paged read (None if a page failed)."""
         out, token = [], None
         while True:

@@ -26,14 +26,14 @@ import random
 import threading
 import time
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import duckdb
-
 from api.receiver import Receiver
 from api.support import Server, create_workspace
+
 from faults import hostile
 from faults.context import Ctx, ServerGone
 from faults.ledger import Ledger, Report
@@ -46,15 +46,15 @@ for _family in FAMILIES:
 
 @dataclass
 class Config:
-    root: Path                                 # the database and the server logs go here
-    seconds: float = 60.0                      # the load, kills, restarts and checks (not the first start)
+    root: Path  # the database and the server logs go here
+    seconds: float = 60.0  # the load, kills, restarts and checks (not the first start)
     workers: int = 4
     seed: int = 0
-    load_s: tuple[float, float] = (4.0, 9.0)   # how long the load runs between two kills
+    load_s: tuple[float, float] = (4.0, 9.0)  # how long the load runs between two kills
     max_kills: int | None = None
-    crossing_sla_ms: int = 2500                # dispatched this long before a kill minus 1 s: due while down
+    crossing_sla_ms: int = 2500  # dispatched this long before a kill minus 1 s: due while down
     progress: Callable[[str], None] | None = None
-    server_args: tuple[str, ...] = ()          # more `collab serve` options (webhook settings, say)
+    server_args: tuple[str, ...] = ()  # more `collab serve` options (webhook settings, say)
     # Called with the Run while the server is down, after the offline checks: a test damages
     # the database file here to see the checks notice.
     while_down: Callable[[Run], None] | None = None
@@ -65,8 +65,8 @@ class Config:
     # One more worker, in its own workspace, sending the worst inputs it is allowed in every
     # other window of a few seconds (faults.hostile); the server then runs with the limits it meets.
     hostile: bool = False
-    poison_urls: bool = True          # the hostile worker dispatches with unparseable webhook URLs
-    maximal_predicates: bool = True   # … and the largest regex predicates the linter admits
+    poison_urls: bool = True  # the hostile worker dispatches with unparseable webhook URLs
+    maximal_predicates: bool = True  # … and the largest regex predicates the linter admits
 
 
 class Run:
@@ -122,11 +122,12 @@ class Harness:
         run.server = self._start()
         self.me = Ctx(run, "h", random.Random(f"{config.seed}/checks"))
         sla_definition = create_definition_of(self.me, "sla", config.crossing_sla_ms)
-        workers = [threading.Thread(target=self._work, args=(i,), name=f"fault-worker-{i}", daemon=True)
-                   for i in range(config.workers)]
+        workers = [
+            threading.Thread(target=self._work, args=(i,), name=f"fault-worker-{i}", daemon=True)
+            for i in range(config.workers)
+        ]
         if config.hostile:
-            workers.append(threading.Thread(target=self._work, args=("x",), name="fault-worker-hostile",
-                                            daemon=True))
+            workers.append(threading.Thread(target=self._work, args=("x",), name="fault-worker-hostile", daemon=True))
         self.up.set()
         for worker in workers:
             worker.start()
@@ -161,10 +162,17 @@ class Harness:
     def _start(self) -> Server:
         self.restarts += 1
         log = Path(self.config.root) / f"server-{self.restarts}.log"
-        hooks = ("--webhook-allow-loopback", "--webhook-ca-bundle", str(self.run_state.receiver.ca_path),
-                 "--webhook-retry-delays", "200,400,800,1600,3200",
-                 "--shutdown-timeout", f"{self.config.term_timeout_s:g}",
-                 "--webhook-allow-port", str(self.run_state.receiver.port))
+        hooks = (
+            "--webhook-allow-loopback",
+            "--webhook-ca-bundle",
+            str(self.run_state.receiver.ca_path),
+            "--webhook-retry-delays",
+            "200,400,800,1600,3200",
+            "--shutdown-timeout",
+            f"{self.config.term_timeout_s:g}",
+            "--webhook-allow-port",
+            str(self.run_state.receiver.port),
+        )
         limits = hostile.SERVER_ARGS if self.config.hostile else ()
         return Server(self.run_state.db, log, extra_args=hooks + limits + self.config.server_args).start()
 
@@ -186,8 +194,10 @@ class Harness:
                     self.report.problem(f"the harness's SLA dispatch failed while the server was up: {exc}")
                 sla_at = float("inf")
             if self.run_state.server.proc.poll() is not None:
-                self.report.problem(f"the server exited by itself (code {self.run_state.server.proc.returncode}); "
-                                    f"log: {self.run_state.server.log()[-2000:]}")
+                self.report.problem(
+                    f"the server exited by itself (code {self.run_state.server.proc.returncode}); "
+                    f"log: {self.run_state.server.log()[-2000:]}"
+                )
                 return
             time.sleep(0.05)
         if self.report.acknowledged == acked:
@@ -199,8 +209,10 @@ class Harness:
         if self.config.stop == "term":  # requests in flight are answered, then the server drains and exits 0
             code = run.server.terminate(timeout=self.config.term_timeout_s + 10)
             if code != 0:
-                self.report.problem(f"SIGTERM: the server exited with {code}, not 0 within "
-                                    f"{self.config.term_timeout_s:g} s; log: {run.server.log()[-2000:]}")
+                self.report.problem(
+                    f"SIGTERM: the server exited with {code}, not 0 within "
+                    f"{self.config.term_timeout_s:g} s; log: {run.server.log()[-2000:]}"
+                )
         else:
             run.server.kill9()  # whatever is in flight now never gets its answer
         killed = time.monotonic()
@@ -213,11 +225,13 @@ class Harness:
         restarted = time.monotonic()
         self._checks("online")
         self.report.kills += 1
-        self._say(f"kill {self.report.kills}: {self.report.sent} requests, {self.report.acknowledged} acknowledged, "
-                  f"{self.report.unknown} in flight at kills; offline checks {audited - killed:.1f} s, "
-                  f"restart {restarted - audited:.1f} s, online checks {time.monotonic() - restarted:.1f} s; "
-                  f"lost {len(self.report.lost)}, "
-                  f"duplicated {len(self.report.duplicated)}, problems {len(self.report.problems)}")
+        self._say(
+            f"kill {self.report.kills}: {self.report.sent} requests, {self.report.acknowledged} acknowledged, "
+            f"{self.report.unknown} in flight at kills; offline checks {audited - killed:.1f} s, "
+            f"restart {restarted - audited:.1f} s, online checks {time.monotonic() - restarted:.1f} s; "
+            f"lost {len(self.report.lost)}, "
+            f"duplicated {len(self.report.duplicated)}, problems {len(self.report.problems)}"
+        )
         self._resume()
 
     def _offline(self) -> None:

@@ -25,19 +25,20 @@ error codes the other engineers' input limits may give (listed per operation); n
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import httpx
-
 from api.support import DEF_CREATE, DEF_LIST, DISPATCH, EVENTS, EXEC_LIST
+
 from faults.context import Ctx
 from toolkit.limits import MAX_REGEX_PER_NODE, MAX_REGEX_PER_PREDICATE, REGEX_INPUT_CAP
 
 POISON_URL = "https://0177.0.0.1/hook"  # valid to urlsplit, an InvalidURL to httpx: refused at dispatch now
-BURST = 24                              # requests sent at once, over the server's in-flight limit of 8
-SLACK_S = 1.5                           # p99 allowed above the quiet p99, however small that is
-WINDOW_S = 2.0                          # the hostile worker is active in every other window this long
+BURST = 24  # requests sent at once, over the server's in-flight limit of 8
+SLACK_S = 1.5  # p99 allowed above the quiet p99, however small that is
+WINDOW_S = 2.0  # the hostile worker is active in every other window this long
 # What the server runs with when the hostile worker takes part (the normal workspace stays
 # inside them: four workers and the harness's own requests, at most five at once).
 SERVER_ARGS = ("--rate-limit", "100", "--rate-burst", "100", "--max-in-flight", "8")
@@ -56,6 +57,7 @@ def burst(ctx: Ctx) -> None:
     run = ctx.run
 
     with run.server.client(run.hostile_creds, timeout=60) as http:
+
         def one(_):
             try:
                 return http.post(DEF_LIST, json={"data": {"pageSize": 100}})
@@ -93,13 +95,22 @@ def predicate_definition(definition_id: str, maximal: bool) -> dict:
         per_edge = MAX_REGEX_PER_PREDICATE
         ops, edges, size = [regex] * per_edge, MAX_REGEX_PER_NODE // per_edge, REGEX_INPUT_CAP
     when = json.dumps({"op": "or", "args": ops})
-    nodes = [{"nodeId": "gen", "type": "agent",
-              "config": {"agentId": "writer", "mockOutput": {"text": ("ab" * size)[:size]}}},
-             {"nodeId": "done", "type": "agent", "config": {"agentId": "closer"}}]
+    nodes = [
+        {
+            "nodeId": "gen",
+            "type": "agent",
+            "config": {"agentId": "writer", "mockOutput": {"text": ("ab" * size)[:size]}},
+        },
+        {"nodeId": "done", "type": "agent", "config": {"agentId": "closer"}},
+    ]
     nodes += [{"nodeId": f"t{i}", "type": "agent", "config": {"agentId": f"tail-{i}"}} for i in range(edges)]
     links = [{"from": "gen", "to": f"t{i}", "on": "custom", "when": when} for i in range(edges)]
-    return {"definitionId": definition_id, "name": "hostile predicates", "nodes": nodes,
-            "edges": links + [{"from": "gen", "to": "done", "on": "always"}]}
+    return {
+        "definitionId": definition_id,
+        "name": "hostile predicates",
+        "nodes": nodes,
+        "edges": links + [{"from": "gen", "to": "done", "on": "always"}],
+    }
 
 
 def big_predicates(ctx: Ctx) -> None:
@@ -119,8 +130,12 @@ def poison_webhook(ctx: Ctx) -> None:
         ctx.write(DISPATCH, {"definitionId": defs[0], "webhookUrl": POISON_URL, "webhookSecret": "s"}, allow=LIMITED)
 
 
-OPERATIONS = [Hostile("burst", 4, burst), Hostile("maximal_pages", 2, maximal_pages),
-              Hostile("big_predicates", 2, big_predicates), Hostile("poison_webhook", 1, poison_webhook)]
+OPERATIONS = [
+    Hostile("burst", 4, burst),
+    Hostile("maximal_pages", 2, maximal_pages),
+    Hostile("big_predicates", 2, big_predicates),
+    Hostile("poison_webhook", 1, poison_webhook),
+]
 
 
 def p99(values: list[float]) -> float:
@@ -133,14 +148,17 @@ def judge(report) -> None:
     without it, or SLACK_S above it; the hostile bursts must have met the limits."""
     quiet, loud = report.latencies[False], report.latencies[True]
     if len(quiet) < 10 or len(loud) < 10:
-        report.problem(f"too few normal requests to compare latencies ({len(quiet)} quiet, {len(loud)} with the "
-                       "hostile worker)")
+        report.problem(
+            f"too few normal requests to compare latencies ({len(quiet)} quiet, {len(loud)} with the hostile worker)"
+        )
         return
     calm, stressed = p99(quiet), p99(loud)
     report.counts["normal p99 ms without the hostile worker"] = round(calm * 1000)
     report.counts["normal p99 ms with the hostile worker"] = round(stressed * 1000)
     if stressed > max(2 * calm, calm + SLACK_S):
-        report.problem(f"the hostile worker raised the others' p99 from {calm * 1000:.0f} ms to "
-                       f"{stressed * 1000:.0f} ms (more than twice, and more than {SLACK_S:g} s more)")
+        report.problem(
+            f"the hostile worker raised the others' p99 from {calm * 1000:.0f} ms to "
+            f"{stressed * 1000:.0f} ms (more than twice, and more than {SLACK_S:g} s more)"
+        )
     if not report.counts["hostile requests refused 429"]:
         report.problem("no hostile request was refused 429: the bursts never met the limits")

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from typing import Any, Hashable
+from collections.abc import Hashable
+from typing import Any
 
 
 class _Absent:
@@ -91,16 +92,18 @@ class Report:
 
     def summary(self) -> str:
         """The five numbers, then what the run exercised."""
-        lines = [f"requests sent:        {self.sent}",
-                 f"acknowledged writes:  {self.acknowledged}",
-                 f"kills survived:       {self.kills}",
-                 f"lost:                 {len(self.lost)}",
-                 f"duplicated:           {len(self.duplicated)}",
-                 f"other failed checks:  {len(self.problems)}",
-                 f"in flight at a kill:  {self.unknown} writes; their facts and commands, looked at after the "
-                 f"restart: {self.counts['in-flight write applied']} applied, "
-                 f"{self.counts['in-flight write not applied']} not applied, "
-                 f"{self.counts['in-flight write undetermined']} undetermined"]
+        lines = [
+            f"requests sent:        {self.sent}",
+            f"acknowledged writes:  {self.acknowledged}",
+            f"kills survived:       {self.kills}",
+            f"lost:                 {len(self.lost)}",
+            f"duplicated:           {len(self.duplicated)}",
+            f"other failed checks:  {len(self.problems)}",
+            f"in flight at a kill:  {self.unknown} writes; their facts and commands, looked at after the "
+            f"restart: {self.counts['in-flight write applied']} applied, "
+            f"{self.counts['in-flight write not applied']} not applied, "
+            f"{self.counts['in-flight write undetermined']} undetermined",
+        ]
         lines += [f"  {name}: {n}" for name, n in sorted(self.counts.items()) if not name.startswith("in-flight")]
         return "\n".join(lines)
 
@@ -181,8 +184,10 @@ class Ledger:
             self.report.problem(f"{key}: the server shows {observed!r}, which no write set")
             return "phantom"
         else:
-            self.report.loss(f"{key}: acknowledged {acked!r}, the server shows {observed!r}"
-                             + (f" (in flight: {maybe!r})" if maybe else ""))
+            self.report.loss(
+                f"{key}: acknowledged {acked!r}, the server shows {observed!r}"
+                + (f" (in flight: {maybe!r})" if maybe else "")
+            )
             return "lost"
         if maybe:
             self.report.count(f"in-flight write {verdict}")

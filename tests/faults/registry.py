@@ -20,10 +20,18 @@ the restart, with the load paused.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
-FAMILIES = ("faults.workflow_load", "faults.workflow_checks", "faults.access", "faults.content", "faults.agents",
-            "faults.audit", "faults.webhooks")
+FAMILIES = (
+    "faults.workflow_load",
+    "faults.workflow_checks",
+    "faults.access",
+    "faults.content",
+    "faults.agents",
+    "faults.audit",
+    "faults.webhooks",
+)
 
 
 class Operation(NamedTuple):
@@ -44,9 +52,11 @@ CHECKS: list[Check] = []
 
 def operation(weight: float):
     """Register ``fn(ctx)`` as a load operation, picked with probability proportional to ``weight``."""
+
     def register(fn):
         OPERATIONS.append(Operation(fn.__name__, weight, fn))
         return fn
+
     return register
 
 
@@ -58,4 +68,5 @@ def check(phase: str):
     def register(fn):
         CHECKS.append(Check(fn.__name__, phase, fn))
         return fn
+
     return register

@@ -27,21 +27,38 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=float(os.environ.get("SOAK_SECONDS", 600)))
     parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED", random.randrange(10 ** 6))))
+    parser.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED", random.randrange(10**6))))
     parser.add_argument("--hostile", action="store_true", help="add the hostile tenant (faults.hostile)")
-    parser.add_argument("--poison-urls", action=argparse.BooleanOptionalAction, default=True,
-                        help="… with unparseable webhook URLs (default on)")
-    parser.add_argument("--maximal-predicates", action=argparse.BooleanOptionalAction, default=True,
-                        help="… with the largest regex predicates the linter admits (default on)")
-    parser.add_argument("--keep", type=Path, help="directory for the database and server logs (default: a new "
-                                                  "temporary one)")
+    parser.add_argument(
+        "--poison-urls",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="… with unparseable webhook URLs (default on)",
+    )
+    parser.add_argument(
+        "--maximal-predicates",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="… with the largest regex predicates the linter admits (default on)",
+    )
+    parser.add_argument(
+        "--keep", type=Path, help="directory for the database and server logs (default: a new temporary one)"
+    )
     args = parser.parse_args(argv)
     root = args.keep or Path(tempfile.mkdtemp(prefix="collab-soak-"))
     print(f"soak: {args.seconds:.0f} s, {args.workers} workers, seed {args.seed}, files in {root}", flush=True)
     started = time.strftime("%H:%M:%S")
-    config = Config(root=root, seconds=args.seconds, workers=args.workers, seed=args.seed, load_s=(10.0, 40.0),
-                    hostile=args.hostile, poison_urls=args.poison_urls, maximal_predicates=args.maximal_predicates,
-                    progress=lambda line: print(f"[{time.strftime('%H:%M:%S')}] {line}", flush=True))
+    config = Config(
+        root=root,
+        seconds=args.seconds,
+        workers=args.workers,
+        seed=args.seed,
+        load_s=(10.0, 40.0),
+        hostile=args.hostile,
+        poison_urls=args.poison_urls,
+        maximal_predicates=args.maximal_predicates,
+        progress=lambda line: print(f"[{time.strftime('%H:%M:%S')}] {line}", flush=True),
+    )
     report = Harness(config).run()
     print(f"\nsoak from {started}, seed {args.seed}:")
     print(f"  requests sent:  {report.sent}")

@@ -1,7 +1,7 @@
 """kill -9 under a mixed load, three times: nothing acknowledged is lost, nothing is applied
 twice, executions carry on (issue 8, deliverable 3) — with a hostile tenant at its limits
-in a workspace of its own, which must not raise the others' p99 more than twice (issue 13). `make soak` runs the same harness for
-ten minutes. FAULTS_SEED picks another seed (the report names the one used)."""
+in a workspace of its own, which must not raise the others' p99 more than twice (issue 13). `make soak` runs the
+same harness for ten minutes. FAULTS_SEED picks another seed (the report names the one used)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,17 @@ SEED = int(os.environ.get("FAULTS_SEED", "8"))
 # The hostile worker's inputs that today's code cannot take yet (faults.hostile): on at merge.
 POISON_URLS = os.environ.get("FAULTS_POISON_URLS", "1") == "1"
 MAXIMAL_PREDICATES = os.environ.get("FAULTS_MAXIMAL_PREDICATES", "1") == "1"
-FAMILIES = ("workflow/", "users/", "auth/", "organizations/", "folders/", "documents/", "commentannotations/",
-            "activities/", "agents/")
+FAMILIES = (
+    "workflow/",
+    "users/",
+    "auth/",
+    "organizations/",
+    "folders/",
+    "documents/",
+    "commentannotations/",
+    "activities/",
+    "agents/",
+)
 
 
 def explain(report, tmp_path) -> str:
@@ -27,9 +36,19 @@ def explain(report, tmp_path) -> str:
 
 @pytest.mark.slow
 def test_acknowledged_writes_survive_three_kills(tmp_path):
-    report = Harness(Config(root=tmp_path, seconds=150, max_kills=3, load_s=(2.0, 5.0), seed=SEED,
-                            hostile=True, poison_urls=POISON_URLS, maximal_predicates=MAXIMAL_PREDICATES,
-                            progress=print)).run()
+    report = Harness(
+        Config(
+            root=tmp_path,
+            seconds=150,
+            max_kills=3,
+            load_s=(2.0, 5.0),
+            seed=SEED,
+            hostile=True,
+            poison_urls=POISON_URLS,
+            maximal_predicates=MAXIMAL_PREDICATES,
+            progress=print,
+        )
+    ).run()
     why = explain(report, tmp_path)
     assert report.kills == 3, why
     assert not report.lost and not report.duplicated and not report.problems, why
@@ -49,14 +68,16 @@ def damage(found: dict):
     def while_down(run: Run) -> None:
         ledger = run.ledger
         user = next(k for o in run.owners for k in ledger.keys("orgUser", o, present=True) if not ledger.in_doubt(k))
-        activity = next(k for o in run.owners for k in ledger.keys("activity", o, present=True)
-                        if not ledger.in_doubt(k))
+        activity = next(
+            k for o in run.owners for k in ledger.keys("activity", o, present=True) if not ledger.in_doubt(k)
+        )
         execution = next(r for r in ledger.executions() if r.dispatch_known and not r.unknown and not r.checked)
         with duckdb.connect(str(run.db)) as con:
             con.execute("DELETE FROM memberships WHERE user_id = ? AND resource_type = 'organization'", [user[2]])
             con.execute("DELETE FROM activities WHERE activity_id = ?", [activity[2]])
-            con.execute("INSERT INTO events SELECT * FROM events WHERE execution_id = ? AND seq = 1",
-                        [execution.execution_id])
+            con.execute(
+                "INSERT INTO events SELECT * FROM events WHERE execution_id = ? AND seq = 1", [execution.execution_id]
+            )
         found.update(user=user[2], activity=activity[2], execution=execution.execution_id)
         assert ledger.value(user) is not ABSENT
 
@@ -68,8 +89,17 @@ def test_the_checks_notice_a_damaged_database(tmp_path):
     """The harness can fail: rows removed behind the server's back are reported lost, a row
     written twice duplicated."""
     found: dict = {}
-    report = Harness(Config(root=tmp_path, seconds=90, max_kills=1, load_s=(3.0, 3.0), seed=SEED,
-                            while_down=damage(found), progress=print)).run()
+    report = Harness(
+        Config(
+            root=tmp_path,
+            seconds=90,
+            max_kills=1,
+            load_s=(3.0, 3.0),
+            seed=SEED,
+            while_down=damage(found),
+            progress=print,
+        )
+    ).run()
     why = explain(report, tmp_path)
     assert report.kills == 1, why
     assert any(found["user"] in m for m in report.lost), why

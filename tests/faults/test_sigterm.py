@@ -15,8 +15,9 @@ from faults.webhooks import SECRET
 
 @pytest.mark.slow
 def test_acknowledged_writes_survive_two_sigterms_and_each_exits_0(tmp_path):
-    harness = Harness(Config(root=tmp_path, seconds=75, max_kills=2, load_s=(2.0, 4.0), seed=SEED, stop="term",
-                             progress=print))
+    harness = Harness(
+        Config(root=tmp_path, seconds=75, max_kills=2, load_s=(2.0, 4.0), seed=SEED, stop="term", progress=print)
+    )
     report = harness.run()
     why = explain(report, tmp_path)
     assert report.kills == 2, why

@@ -12,9 +12,10 @@ import json
 import time
 from collections import defaultdict
 
+from api.support import EVENTS
+
 from faults.context import Ctx
 from faults.registry import check, operation
-from api.support import EVENTS
 from faults.workflow_load import dispatch_record
 from toolkit.webhooks import verify_webhook_signature
 
@@ -29,8 +30,11 @@ def dispatch_with_webhook(ctx: Ctx) -> None:
         return
     ctx.run.receiver.respond = _answer
     path = f"/{ctx.owner}/{'flaky' if ctx.rng.random() < 0.3 else 'steady'}"
-    rec = dispatch_record(ctx, ctx.rng.choice(sorted(present))[2],
-                          extra={"webhookUrl": ctx.run.receiver.url(path), "webhookSecret": SECRET})
+    rec = dispatch_record(
+        ctx,
+        ctx.rng.choice(sorted(present))[2],
+        extra={"webhookUrl": ctx.run.receiver.url(path), "webhookSecret": SECRET},
+    )
     ctx.run.webhook_records.append(rec)
 
 
@@ -72,8 +76,10 @@ def outbox_deliveries_resumed(ctx: Ctx) -> None:
             break
         time.sleep(0.2)
     for execution_id, event in missing:
-        ctx.report.loss(f"webhook delivery of {event['eventId']} ({event['type']}) of {execution_id} never "
-                        f"arrived within {CATCH_UP_S:.0f} s of the restart")
+        ctx.report.loss(
+            f"webhook delivery of {event['eventId']} ({event['type']}) of {execution_id} never "
+            f"arrived within {CATCH_UP_S:.0f} s of the restart"
+        )
     first_seen: dict[str, list[int]] = defaultdict(list)
     for r in receiver.received():
         body = r.body
@@ -92,4 +98,5 @@ def outbox_deliveries_resumed(ctx: Ctx) -> None:
             ctx.report.problem(f"webhook deliveries of {execution_id} arrived out of seq order: {seqs}")
     ctx.report.counts["webhook events delivered"] = sum(len(e) for e in expected.values()) - len(missing)
     ctx.report.counts["webhook events delivered again (at least once)"] = sum(
-        1 for receipts in delivered.values() if len(receipts) > 1)
+        1 for receipts in delivered.values() if len(receipts) > 1
+    )

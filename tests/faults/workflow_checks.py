@@ -10,26 +10,56 @@ from __future__ import annotations
 
 import time
 
-from api.support import (AGENT_RESOLUTION, DECIDE, DEF_GET, DISPATCH, EVENTS, EXEC_GET, EXEC_LIST, EXTERNAL_TYPES,
-                         RESOLVE)
+from api.support import (
+    AGENT_RESOLUTION,
+    DECIDE,
+    DEF_GET,
+    DISPATCH,
+    EVENTS,
+    EXEC_GET,
+    EXEC_LIST,
+    EXTERNAL_TYPES,
+    RESOLVE,
+)
+
 from faults.context import Ctx
 from faults.ledger import ABSENT
 from faults.registry import check
-from faults.workflow_load import (ACTIONABLE, Command, ExecutionRecord, REVIEWERS, active_step, decide, decided_by,
-                                  resolution, send, timer_races)
+from faults.workflow_load import (
+    ACTIONABLE,
+    REVIEWERS,
+    Command,
+    ExecutionRecord,
+    active_step,
+    decide,
+    decided_by,
+    resolution,
+    send,
+    timer_races,
+)
 
-DEEP = 150             # executions changed since the last check, verified in depth (a sample when more)
-RESAMPLE = 25          # executions verified before, verified again at random after each restart
-RESUME = 4             # executions driven to their end after each restart
+DEEP = 150  # executions changed since the last check, verified in depth (a sample when more)
+RESAMPLE = 25  # executions verified before, verified again at random after each restart
+RESUME = 4  # executions driven to their end after each restart
 SLA_LOOKAHEAD_MS = 3000
-SLA_GRACE_S = 15.0     # how late a breach may be seen after its deadline (a restart takes ~5 s)
+SLA_GRACE_S = 15.0  # how late a breach may be seen after its deadline (a restart takes ~5 s)
 
-STEP_END_EVENT = {"completed": "step.completed", "skipped": "step.completed", "failed": "step.failed",
-                  "cancelled": "step.cancelled", "breached": "step.breached"}
+STEP_END_EVENT = {
+    "completed": "step.completed",
+    "skipped": "step.completed",
+    "failed": "step.failed",
+    "cancelled": "step.cancelled",
+    "breached": "step.breached",
+}
 STEP_END_EVENTS = set(STEP_END_EVENT.values())
-RESOLVED_AS = {"force-approve": ("completed", "approve"), "reviewer-approve": ("completed", "approve"),
-               "force-reject": ("completed", "reject"), "reviewer-reject": ("completed", "reject"),
-               "force-complete": ("completed", None), "force-fail": ("failed", None)}
+RESOLVED_AS = {
+    "force-approve": ("completed", "approve"),
+    "reviewer-approve": ("completed", "approve"),
+    "force-reject": ("completed", "reject"),
+    "reviewer-reject": ("completed", "reject"),
+    "force-complete": ("completed", None),
+    "force-fail": ("failed", None),
+}
 
 
 def _where(rec: ExecutionRecord) -> str:
@@ -37,8 +67,13 @@ def _where(rec: ExecutionRecord) -> str:
 
 
 def events_of(ctx: Ctx, execution_id: str) -> list | None:
-    return ctx.pages(EVENTS, {"executionId": execution_id, "sinceSeq": 0, "pageSize": 500},
-                     token_field="sinceSeq", next_field="nextCursor", items="events")
+    return ctx.pages(
+        EVENTS,
+        {"executionId": execution_id, "sinceSeq": 0, "pageSize": 500},
+        token_field="sinceSeq",
+        next_field="nextCursor",
+        items="events",
+    )
 
 
 @check("online")
@@ -65,8 +100,11 @@ def executions_intact(ctx: Ctx) -> None:
     records = [r for r in records if r.dispatch_known and r.key not in missing]
     touched = [r for r in records if not r.checked and not r.unknown]
     before = [r for r in records if r.checked and not r.unknown]
-    deep = ([r for r in records if r.unknown] + ctx.rng.sample(touched, min(DEEP, len(touched)))
-            + ctx.rng.sample(before, min(RESAMPLE, len(before))))
+    deep = (
+        [r for r in records if r.unknown]
+        + ctx.rng.sample(touched, min(DEEP, len(touched)))
+        + ctx.rng.sample(before, min(RESAMPLE, len(before)))
+    )
     for rec in deep:
         verify_execution(ctx, rec)
     for rec in touched:
@@ -129,8 +167,10 @@ def verify_execution(ctx: Ctx, rec: ExecutionRecord) -> None:
         ctx.report.duplicate(f"{_where(rec)}: dispatch retried after the restart answered {again}")
     expected = (rec.key, rec.definition_id, rec.definition_version or view["definitionVersion"])
     if (view["idempotencyKey"], view["definitionId"], view["definitionVersion"]) != expected:
-        ctx.report.problem(f"{_where(rec)}: key, definition, version {view['idempotencyKey']}, "
-                           f"{view['definitionId']}, {view['definitionVersion']}; expected {expected}")
+        ctx.report.problem(
+            f"{_where(rec)}: key, definition, version {view['idempotencyKey']}, "
+            f"{view['definitionId']}, {view['definitionVersion']}; expected {expected}"
+        )
     events = events_of(ctx, rec.execution_id)
     if events is None:
         return
@@ -162,7 +202,8 @@ def check_structure(ctx: Ctx, rec: ExecutionRecord, view: dict, events: list) ->
     expected_ends = [] if view["status"] == "running" else [f"execution.{view['status']}"]
     if ends != expected_ends or (ends and types[-1] != ends[0]):
         (report.duplicate if len(ends) > 1 else report.problem)(
-            f"{where}: status {view['status']} with execution events {ends} (last {types[-1:]})")
+            f"{where}: status {view['status']} with execution events {ends} (last {types[-1:]})"
+        )
     steps = {s["stepId"]: s for s in view["steps"]}
     strays = {e["stepId"] for e in events if e["stepId"] is not None} - set(steps)
     if strays:
@@ -260,8 +301,11 @@ def retry_unknown(ctx: Ctx, rec: ExecutionRecord, view: dict, command: Command) 
         verdict = "applied" if status == "cancelled" else "not applied"
     elif command.kind == "resolve":
         want_status, want_decision = RESOLVED_AS[command.args["action"]]
-        verdict = "applied" if status == want_status and (
-            want_decision is None or output.get("decision") == want_decision) else "not applied"
+        verdict = (
+            "applied"
+            if status == want_status and (want_decision is None or output.get("decision") == want_decision)
+            else "not applied"
+        )
     if verdict == "applied":
         rec.acked.append(Command(command.kind, command.step_id, command.args, assumed))
     elif verdict == "undetermined":
@@ -289,8 +333,9 @@ def sla_timers_fire(ctx: Ctx) -> None:
         elif step["status"] == "waiting" and due < time.time() * 1000 - SLA_GRACE_S * 1000:
             ctx.report.problem(f"{_where(rec)}: SLA due at {due} never fired (step still waiting)")
         elif rec.crossing and step["status"] != "breached":
-            ctx.report.problem(f"{_where(rec)}: its SLA fell due while the server was down; the step is "
-                               f"{step['status']}")
+            ctx.report.problem(
+                f"{_where(rec)}: its SLA fell due while the server was down; the step is {step['status']}"
+            )
 
 
 def wait_for_breach(ctx: Ctx, rec: ExecutionRecord, due: int, step: dict) -> dict:
@@ -333,6 +378,17 @@ def finish(ctx: Ctx, rec: ExecutionRecord, step_id: str) -> None:
             if result is None or result["resumeScheduled"]:
                 break
     else:
-        send(ctx, rec, "resolve", step_id, RESOLVE, {"executionId": rec.execution_id, "stepId": step_id,
-                                                     "action": "force-complete", "actorId": "after-restart"},
-             ok=lambda r: r["resolved"] is True)
+        send(
+            ctx,
+            rec,
+            "resolve",
+            step_id,
+            RESOLVE,
+            {
+                "executionId": rec.execution_id,
+                "stepId": step_id,
+                "action": "force-complete",
+                "actorId": "after-restart",
+            },
+            ok=lambda r: r["resolved"] is True,
+        )

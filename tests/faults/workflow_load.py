@@ -9,18 +9,37 @@ faults.workflow_checks holds what is checked after a restart.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import Any, Hashable
+from typing import Any
 
-from api.support import (DECIDE, DEF_CREATE, DEF_LIST, DEF_UPDATE, DISPATCH, EVENTS, EXEC_CANCEL, EXEC_GET, EXEC_LIST,
-                         RESOLVE, STEP_CANCEL, AGENT_RESOLUTION, blocking_agent_definition, external_agent_definition,
-                         human_definition)
+from api.support import (
+    AGENT_RESOLUTION,
+    DECIDE,
+    DEF_CREATE,
+    DEF_LIST,
+    DEF_UPDATE,
+    DISPATCH,
+    EVENTS,
+    EXEC_CANCEL,
+    EXEC_GET,
+    EXEC_LIST,
+    RESOLVE,
+    STEP_CANCEL,
+    blocking_agent_definition,
+    external_agent_definition,
+    human_definition,
+)
+
 from faults.context import Ctx
 from faults.registry import operation
 
 # ann and bob must both approve; cy is optional. The SLA kind has one mandatory reviewer.
-REVIEWERS = [{"userId": "ann", "mandatory": True}, {"userId": "bob", "mandatory": True},
-             {"userId": "cy", "mandatory": False}]
+REVIEWERS = [
+    {"userId": "ann", "mandatory": True},
+    {"userId": "bob", "mandatory": True},
+    {"userId": "cy", "mandatory": False},
+]
 SLA_REVIEWERS = [{"userId": "ann", "mandatory": True}]
 KINDS = ("review", "gate", "external", "sla")
 SLA_CHOICES_MS = (1500, 3000, 6000)
@@ -53,36 +72,42 @@ class Command:
 
 @dataclass
 class ExecutionRecord:
-    key: str                          # the idempotencyKey
+    key: str  # the idempotencyKey
     owner: Hashable
     kind: str
     definition_id: str
-    definition_version: int | None    # the version current when it was dispatched
+    definition_version: int | None  # the version current when it was dispatched
     sla_ms: int | None = None
-    crossing: bool = False            # dispatched just before a kill, its SLA due while the server is down
+    crossing: bool = False  # dispatched just before a kill, its SLA due while the server is down
     execution_id: str | None = None
-    dispatch_known: bool = False      # acknowledged, or found by a check
+    dispatch_known: bool = False  # acknowledged, or found by a check
     acked: list[Command] = field(default_factory=list)
     unknown: list[Command] = field(default_factory=list)  # in flight at a kill, not yet looked at
     undetermined: list[Command] = field(default_factory=list)  # in flight, effect not visible: may explain an end
-    checked: bool = False             # verified since it last changed
-    ended: bool = False               # seen ended: the load leaves it alone
-    timer_fired: bool = False         # its SLA breach was seen
+    checked: bool = False  # verified since it last changed
+    ended: bool = False  # seen ended: the load leaves it alone
+    timer_fired: bool = False  # its SLA breach was seen
 
 
 # ------------------------------------------------------------------ shared with the checks
+
 
 def create_definition_of(ctx: Ctx, kind: str, sla_ms: int | None = None) -> str | None:
     definition_id = ctx.new_id(f"{kind}-")
     name = f"{kind} {definition_id} v1"
     ctx.state.setdefault("defs", {})[definition_id] = (kind, sla_ms)
-    result = ctx.write(DEF_CREATE, definition_body(kind, definition_id, name, sla_ms),
-                       {("definition", ctx.owner, definition_id): (1, name)},
-                       ok=lambda r: r["version"] == 1 and r["definitionId"] == definition_id)
+    result = ctx.write(
+        DEF_CREATE,
+        definition_body(kind, definition_id, name, sla_ms),
+        {("definition", ctx.owner, definition_id): (1, name)},
+        ok=lambda r: r["version"] == 1 and r["definitionId"] == definition_id,
+    )
     return definition_id if result is not None else None
 
 
-def dispatch_record(ctx: Ctx, definition_id: str, *, crossing: bool = False, extra: dict | None = None) -> ExecutionRecord:
+def dispatch_record(
+    ctx: Ctx, definition_id: str, *, crossing: bool = False, extra: dict | None = None
+) -> ExecutionRecord:
     """Dispatch a new execution with a fresh idempotency key (and ``extra`` request fields, a
     webhook say); its record is kept whatever happens."""
     kind, sla_ms = ctx.state["defs"][definition_id]
@@ -96,13 +121,23 @@ def dispatch_record(ctx: Ctx, definition_id: str, *, crossing: bool = False, ext
             ctx.report.duplicate(f"dispatch with the new key {rec.key} answered deduplicated: {result}")
 
     # (kept even when refused or answered 5xx, both reported: a check retries the key)
-    ctx.write(DISPATCH, {"definitionId": definition_id, "idempotencyKey": rec.key, "correlationId": f"corr-{rec.key}",
-                         "triggerContext": {"owner": str(ctx.owner)}, **(extra or {})}, on_ack=acked)
+    ctx.write(
+        DISPATCH,
+        {
+            "definitionId": definition_id,
+            "idempotencyKey": rec.key,
+            "correlationId": f"corr-{rec.key}",
+            "triggerContext": {"owner": str(ctx.owner)},
+            **(extra or {}),
+        },
+        on_ack=acked,
+    )
     return rec
 
 
-def send(ctx: Ctx, rec: ExecutionRecord, kind: str, step_id: str | None, path: str, data: dict, *,
-         ok=None, allow=()) -> Any:
+def send(
+    ctx: Ctx, rec: ExecutionRecord, kind: str, step_id: str | None, path: str, data: dict, *, ok=None, allow=()
+) -> Any:
     """One command on an execution, recorded in its log (acknowledged or unknown)."""
     command = Command(kind, step_id, data)
 
@@ -115,16 +150,26 @@ def send(ctx: Ctx, rec: ExecutionRecord, kind: str, step_id: str | None, path: s
 
 
 def decide(ctx: Ctx, rec: ExecutionRecord, step_id: str, reviewer: str, decision: str, allow=()) -> Any:
-    return send(ctx, rec, "decide", step_id, DECIDE,
-                {"executionId": rec.execution_id, "stepId": step_id, "reviewerId": reviewer, "decision": decision,
-                 "reason": f"{decision} by {reviewer}"},
-                ok=lambda r: r["recorded"] is True, allow=allow)
+    return send(
+        ctx,
+        rec,
+        "decide",
+        step_id,
+        DECIDE,
+        {
+            "executionId": rec.execution_id,
+            "stepId": step_id,
+            "reviewerId": reviewer,
+            "decision": decision,
+            "reason": f"{decision} by {reviewer}",
+        },
+        ok=lambda r: r["recorded"] is True,
+        allow=allow,
+    )
 
 
-def resolution(ctx: Ctx, rec: ExecutionRecord, step_id: str, status: str = "success",
-               decision: str = "approve") -> Any:
-    data = {"executionId": rec.execution_id, "stepId": step_id, "resolutionId": ctx.new_id("res"),
-            "status": status}
+def resolution(ctx: Ctx, rec: ExecutionRecord, step_id: str, status: str = "success", decision: str = "approve") -> Any:
+    data = {"executionId": rec.execution_id, "stepId": step_id, "resolutionId": ctx.new_id("res"), "status": status}
     if status == "success":
         data["output"] = {"decision": decision, "reason": f"{decision} by the classifier"}
     else:
@@ -153,6 +198,7 @@ def open_records(ctx: Ctx) -> list[ExecutionRecord]:
 
 
 # ------------------------------------------------------------------ operations
+
 
 @operation(2)
 def create_definition(ctx: Ctx) -> None:
@@ -210,17 +256,45 @@ def act_on_execution(ctx: Ctx) -> None:
     allow = timer_races(rec)
     roll, eid, sid = ctx.rng.random(), rec.execution_id, step["stepId"]
     if roll < 0.05:
-        send(ctx, rec, "cancelExecution", None, EXEC_CANCEL, {"executionId": eid, "reason": "withdrawn"},
-             ok=lambda r: r["cancelled"] is True, allow=allow)
+        send(
+            ctx,
+            rec,
+            "cancelExecution",
+            None,
+            EXEC_CANCEL,
+            {"executionId": eid, "reason": "withdrawn"},
+            ok=lambda r: r["cancelled"] is True,
+            allow=allow,
+        )
     elif roll < 0.08:
-        send(ctx, rec, "cancelStep", sid, STEP_CANCEL, {"executionId": eid, "stepId": sid, "actorId": "ops",
-                                                        "reason": "not needed"},
-             ok=lambda r: r["cancelled"] is True, allow=allow)
+        send(
+            ctx,
+            rec,
+            "cancelStep",
+            sid,
+            STEP_CANCEL,
+            {"executionId": eid, "stepId": sid, "actorId": "ops", "reason": "not needed"},
+            ok=lambda r: r["cancelled"] is True,
+            allow=allow,
+        )
     elif rec.kind == "external":
         action = "force-complete" if roll < 0.8 else "force-fail"
-        send(ctx, rec, "resolve", sid, RESOLVE, {"executionId": eid, "stepId": sid, "action": action,
-                                                 "actorId": "outside-system", "output": {"n": ctx.rng.randrange(99)}},
-             ok=lambda r: r["resolved"] is True, allow=allow)
+        send(
+            ctx,
+            rec,
+            "resolve",
+            sid,
+            RESOLVE,
+            {
+                "executionId": eid,
+                "stepId": sid,
+                "action": action,
+                "actorId": "outside-system",
+                "output": {"n": ctx.rng.randrange(99)},
+            },
+            ok=lambda r: r["resolved"] is True,
+            allow=allow,
+        )
     elif rec.kind == "gate":
         if roll < 0.15 and any(c.kind == "resolution" and c.step_id == sid for c in rec.acked):
             replay = next(c for c in rec.acked if c.kind == "resolution" and c.step_id == sid)
@@ -233,9 +307,16 @@ def act_on_execution(ctx: Ctx) -> None:
     elif roll < 0.14:
         action = ctx.rng.choice(("force-approve", "force-reject", "reviewer-reject"))
         actor = "ann" if action.startswith("reviewer") else "ops"
-        send(ctx, rec, "resolve", sid, RESOLVE, {"executionId": eid, "stepId": sid, "action": action,
-                                                 "actorId": actor, "reason": "override"},
-             ok=lambda r: r["resolved"] is True, allow=allow)
+        send(
+            ctx,
+            rec,
+            "resolve",
+            sid,
+            RESOLVE,
+            {"executionId": eid, "stepId": sid, "action": action, "actorId": actor, "reason": "override"},
+            ok=lambda r: r["resolved"] is True,
+            allow=allow,
+        )
     elif rec.kind == "sla" and roll < 0.6:
         return  # leave some SLA steps alone so their timers fire
     else:
@@ -252,9 +333,13 @@ def read_events(ctx: Ctx) -> None:
     if not records:
         return
     rec = ctx.rng.choice(records)
-    events = ctx.pages(EVENTS, {"executionId": rec.execution_id, "sinceSeq": 0,
-                                "pageSize": ctx.rng.choice((3, 100, 500))},
-                       token_field="sinceSeq", next_field="nextCursor", items="events")
+    events = ctx.pages(
+        EVENTS,
+        {"executionId": rec.execution_id, "sinceSeq": 0, "pageSize": ctx.rng.choice((3, 100, 500))},
+        token_field="sinceSeq",
+        next_field="nextCursor",
+        items="events",
+    )
     if events is None:
         return
     seqs = [e["seq"] for e in events]

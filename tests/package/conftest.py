@@ -16,8 +16,9 @@ from package.support import Dist, Installed, clean_copy, widget_requirements
 def dist(tmp_path_factory) -> Dist:
     out = tmp_path_factory.mktemp("dist")
     source = clean_copy(tmp_path_factory.mktemp("source"))
-    proc = subprocess.run([sys.executable, "-m", "build", "--outdir", str(out), str(source)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(out), str(source)], capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, f"python -m build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
     (sdist,), (wheel,) = sorted(out.glob("*.tar.gz")), sorted(out.glob("*.whl"))
     return Dist(sdist, wheel)
@@ -32,8 +33,21 @@ def installed(dist, tmp_path_factory) -> Installed:
     # installs into it (`pip --python`), from pip's cache, without byte-compiling (not needed here).
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     proc = subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "--quiet",
-         "--no-compile", f"{dist.wheel}[server]", *widget_requirements(dist.wheel)],
-        capture_output=True, text=True, timeout=900)
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "--quiet",
+            "--no-compile",
+            f"{dist.wheel}[server]",
+            *widget_requirements(dist.wheel),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert proc.returncode == 0, f"installing the wheel failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
     return Installed(venv, outside)

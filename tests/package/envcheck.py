@@ -64,8 +64,9 @@ def disagreements(env: dict, pyproject: dict) -> list[str]:
         low = lowest_python(m["spec"])
         needed = SpecifierSet(project.get("requires-python", ""))
         if low is None or low not in needed:
-            problems.append(f"environment.yml: {m.group(0)!r} admits versions below "
-                            f"requires-python {needed} of pyproject.toml")
+            problems.append(
+                f"environment.yml: {m.group(0)!r} admits versions below requires-python {needed} of pyproject.toml"
+            )
 
     for c in conda:
         m = _CONDA_SPEC.match(c)
@@ -74,19 +75,25 @@ def disagreements(env: dict, pyproject: dict) -> list[str]:
         if name in CONDA_SYSTEM_TOOLS or name in ("python", "pip"):
             continue
         if name in ours or as_pypi in ours:
-            problems.append(f"environment.yml: conda dependency {c!r} repeats a Python dependency of "
-                            "pyproject.toml; it comes through pip with the project")
+            problems.append(
+                f"environment.yml: conda dependency {c!r} repeats a Python dependency of "
+                "pyproject.toml; it comes through pip with the project"
+            )
 
     project_lines = [line for line in pip_lines if _PROJECT_LINE.match(line)]
     if len(project_lines) != 1:
-        problems.append(f"environment.yml: the pip section must install the project exactly once "
-                        f"(`-e .[extra,...]`); found {project_lines or 'no such line'}")
+        problems.append(
+            f"environment.yml: the pip section must install the project exactly once "
+            f"(`-e .[extra,...]`); found {project_lines or 'no such line'}"
+        )
     for line in project_lines:
         extras = _PROJECT_LINE.match(line)["extras"] or ""
         for extra in filter(None, (e.strip() for e in extras.split(","))):
             if extra not in extras_defined:
-                problems.append(f"environment.yml: extra {extra!r} is not in pyproject.toml's "
-                                f"optional-dependencies ({', '.join(sorted(extras_defined))})")
+                problems.append(
+                    f"environment.yml: extra {extra!r} is not in pyproject.toml's "
+                    f"optional-dependencies ({', '.join(sorted(extras_defined))})"
+                )
     for line in pip_lines:
         if line in project_lines:
             continue
@@ -97,6 +104,7 @@ def disagreements(env: dict, pyproject: dict) -> list[str]:
         if name in ours:
             problems.append(f"environment.yml: pip line {line!r} repeats a dependency of pyproject.toml by hand")
         else:
-            problems.append(f"environment.yml: pip line {line!r} is not the project: add it to an extra of "
-                            "pyproject.toml instead")
+            problems.append(
+                f"environment.yml: pip line {line!r} is not the project: add it to an extra of pyproject.toml instead"
+            )
     return problems

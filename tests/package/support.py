@@ -44,8 +44,9 @@ class Installed:
         return env
 
     def run(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-        return subprocess.run(list(args), cwd=self.outside, env=self.env(), capture_output=True, text=True,
-                              timeout=timeout)
+        return subprocess.run(
+            list(args), cwd=self.outside, env=self.env(), capture_output=True, text=True, timeout=timeout
+        )
 
 
 def widget_requirements(wheel: Path) -> list[str]:
@@ -60,8 +61,12 @@ def widget_requirements(wheel: Path) -> list[str]:
         if not line.startswith("Requires-Dist: "):
             continue
         req = Requirement(line.removeprefix("Requires-Dist: "))
-        if req.marker is not None and req.marker.evaluate({"extra": "notebook"}) and \
-                not req.marker.evaluate({"extra": ""}) and req.name.lower() != "jupyterlab":
+        if (
+            req.marker is not None
+            and req.marker.evaluate({"extra": "notebook"})
+            and not req.marker.evaluate({"extra": ""})
+            and req.name.lower() != "jupyterlab"
+        ):
             req.marker = None
             out.append(str(req))
     assert out, "the wheel's notebook extra lists no widget library"
@@ -70,8 +75,13 @@ def widget_requirements(wheel: Path) -> list[str]:
 
 def checkout_files() -> list[str]:
     """The files git tracks or would track (new ones included, ignored ones not), relative to ROOT."""
-    proc = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-                          cwd=ROOT, capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return [f for f in proc.stdout.split("\0") if f and (ROOT / f).is_file()]
 
 

@@ -45,7 +45,9 @@ def test_a_python_older_than_requires_python_is_a_disagreement(env, pyproject):
 
 def test_an_extra_pyproject_does_not_define_is_a_disagreement(env, pyproject):
     renamed = copy.deepcopy(pyproject)
-    renamed["project"]["optional-dependencies"]["notebooks"] = renamed["project"]["optional-dependencies"].pop("notebook")
+    renamed["project"]["optional-dependencies"]["notebooks"] = renamed["project"]["optional-dependencies"].pop(
+        "notebook"
+    )
     (problem,) = disagreements(env, renamed)
     assert "extra 'notebook' is not in pyproject.toml" in problem
 

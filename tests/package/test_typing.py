@@ -11,7 +11,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-RIGHT = '''\
+RIGHT = """\
 from toolkit import examples
 from toolkit.compiler import compile_definition
 from toolkit.model import Definition
@@ -19,15 +19,15 @@ from toolkit.model import Definition
 compiled = compile_definition(Definition.model_validate(examples.load("parallel-review")))
 reveal_type(compiled)
 first: dict[str, object] = compiled.forward_edges[0]
-'''
+"""
 
-WRONG = '''\
+WRONG = """\
 from toolkit import examples
 from toolkit.compiler import compile_definition
 
 compiled = compile_definition(examples.load("parallel-review"))
 count: int = compiled.loops
-'''
+"""
 
 
 def test_mypy_in_a_consumer_project_sees_our_annotations(installed, tmp_path):
@@ -35,14 +35,30 @@ def test_mypy_in_a_consumer_project_sees_our_annotations(installed, tmp_path):
     project.mkdir()
     (project / "right.py").write_text(RIGHT)
     (project / "wrong.py").write_text(WRONG)
-    (project / "mypy.ini").write_text(textwrap.dedent("""\
+    (project / "mypy.ini").write_text(
+        textwrap.dedent("""\
         [mypy]
         strict = True
-        """))
+        """)
+    )
     # mypy from the project's venv, resolving imports in the fresh venv the wheel is installed in
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--python-executable", installed.python,
-                           "--cache-dir", str(tmp_path / "mypy-cache"), "right.py", "wrong.py"],
-                          cwd=project, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--python-executable",
+            installed.python,
+            "--cache-dir",
+            str(tmp_path / "mypy-cache"),
+            "right.py",
+            "wrong.py",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     lines = proc.stdout.splitlines()
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert 'right.py:6: note: Revealed type is "toolkit.compiler.Compiled"' in lines, proc.stdout

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from api.support import DECIDE, DEF_CREATE, Api
-from package.support import ROOT, checkout_files
 from processes import free_port, wait_until_ready
+
+from package.support import ROOT, checkout_files
 
 pytestmark = pytest.mark.slow
 
@@ -97,8 +97,9 @@ def test_lint_and_simulate_a_packaged_example(installed, probe):
     sim = installed.run(installed.collab, "simulate", str(example), "--runs", "40", "--seed", "7", "--db", str(db))
     assert sim.returncode == 0, sim.stdout + sim.stderr
     # the analytics views (a packaged .sql file) over the simulation's tables (another one)
-    sql = installed.run(installed.collab, "sql", "SELECT count(*) AS n FROM execution_summary", "--db", str(db),
-                        "--format", "json")
+    sql = installed.run(
+        installed.collab, "sql", "SELECT count(*) AS n FROM execution_summary", "--db", str(db), "--format", "json"
+    )
     assert sql.returncode == 0, sql.stderr
     assert json.loads(sql.stdout) == [{"n": 40}]
 
@@ -110,9 +111,24 @@ def _serve(installed, db: Path) -> tuple[subprocess.Popen, int]:
     for _ in range(3):
         port = free_port()
         with open(log_path, "ab") as log:
-            proc = subprocess.Popen([installed.collab, "serve", "--db", str(db), "--host", "127.0.0.1", "--port",
-                                     str(port), "--log-level", "warning"], cwd=installed.outside,
-                                    env=installed.env(), stdout=log, stderr=subprocess.STDOUT)
+            proc = subprocess.Popen(
+                [
+                    installed.collab,
+                    "serve",
+                    "--db",
+                    str(db),
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--log-level",
+                    "warning",
+                ],
+                cwd=installed.outside,
+                env=installed.env(),
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
         if wait_until_ready(proc, f"http://127.0.0.1:{port}/openapi.json", 120):
             return proc, port
         proc.kill()
@@ -136,8 +152,15 @@ def test_serve_a_new_database_create_dispatch_decide(installed, probe):
             waiting = [s for s in api.execution(execution_id)["steps"] if s["status"] == "waiting"]
             assert [s["nodeId"] for s in waiting] == ["legal-review", "brand-review"]
             for step, reviewer in zip(waiting, ("alice@legal", "bob@brand")):
-                api.ok(DECIDE, {"executionId": execution_id, "stepId": step["stepId"], "reviewerId": reviewer,
-                                "decision": "approve"})
+                api.ok(
+                    DECIDE,
+                    {
+                        "executionId": execution_id,
+                        "stepId": step["stepId"],
+                        "reviewerId": reviewer,
+                        "decision": "approve",
+                    },
+                )
             final = api.execution(execution_id)
             assert final["status"] == "completed"
             assert [e["type"] for e in api.events(execution_id)][-1] == "execution.completed"
@@ -152,7 +175,9 @@ def test_serve_a_new_database_create_dispatch_decide(installed, probe):
 
 def test_every_widget_module_imports(installed, probe):
     widgets = ROOT / "toolkit" / "widgets"
-    in_source = {".".join(("toolkit", "widgets", *p.relative_to(widgets).with_suffix("").parts)).removesuffix(".__init__")
-                 for p in widgets.rglob("*.py")} - {"toolkit.widgets"}
+    in_source = {
+        ".".join(("toolkit", "widgets", *p.relative_to(widgets).with_suffix("").parts)).removesuffix(".__init__")
+        for p in widgets.rglob("*.py")
+    } - {"toolkit.widgets"}
     assert set(probe["widgets"]) == in_source
     assert all(Path(f).is_relative_to(installed.venv) for f in probe["widgets"].values()), probe["widgets"]

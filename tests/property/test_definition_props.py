@@ -8,15 +8,16 @@ import json
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from strategies import arbitrary_definitions, json_values, valid_definitions
+
 from toolkit.compiler import compile_definition, is_loop_back
 from toolkit.graph import from_graph, to_graph
 from toolkit.lint import errors_of, lint, lint_document
 from toolkit.model import Definition
 
-SETTINGS = settings(max_examples=80, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 
 def _errors(raw: dict) -> list:
@@ -72,12 +73,12 @@ def test_loop_backs_never_appear_in_forward_edges(raw):
 def test_edges_echo_byte_for_byte(raw):
     sent = json.dumps(raw["edges"])
     whole = json.dumps(raw)
-    Definition.model_validate(raw)                       # validation never mutates the input
+    Definition.model_validate(raw)  # validation never mutates the input
     assert json.dumps(raw["edges"]) == sent and json.dumps(raw) == whole
     back = from_graph(to_graph(raw))
     assert json.dumps(back["edges"]) == sent
     assert json.dumps(back) == whole
-    assert json.dumps(raw) == whole                      # nor does the graph round trip
+    assert json.dumps(raw) == whole  # nor does the graph round trip
 
 
 @settings(max_examples=200, deadline=None)
@@ -93,7 +94,7 @@ def test_lint_never_raises_on_any_json(document):
 @given(arbitrary_definitions())
 def test_lint_and_compile_never_raise_on_random_graphs(raw):
     definition, found = lint_document(raw)
-    assert definition is not None                        # schema-valid by construction
+    assert definition is not None  # schema-valid by construction
     assert all(f.severity in ("error", "warning") and f.key and f.message and f.where for f in found)
     compile_definition(definition).to_json()
 

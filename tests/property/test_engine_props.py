@@ -16,17 +16,28 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from toolkit.engine import (
-    EXTERNAL_TYPES, INTERNAL_TYPES, RESOLVE_ACTIONS, TERMINAL, AgentCompleted, CancelExecution, CancelStep,
-    RecordAgentResolution, RecordReviewerDecision, ResolveStep, Tick, external_view,
+    EXTERNAL_TYPES,
+    INTERNAL_TYPES,
+    RESOLVE_ACTIONS,
+    TERMINAL,
+    AgentCompleted,
+    CancelExecution,
+    CancelStep,
+    RecordAgentResolution,
+    RecordReviewerDecision,
+    ResolveStep,
+    Tick,
+    external_view,
 )
 from toolkit.engine.testing import G, Harness, agent, definition, edge, group, human, webhook
 from toolkit.errors import ApiError
 
-STATUS_FAILED_OR_BREACHED = ('{"op": "in", "args": [{"var": "step.status"}, ["failed", "breached"]]}')
+STATUS_FAILED_OR_BREACHED = '{"op": "in", "args": [{"var": "step.status"}, ["failed", "breached"]]}'
 TERMINAL_EVENTS = {"step.completed", "step.failed", "step.breached", "step.cancelled"}
 
 
 # ---------------------------------------------------------------- random definitions
+
 
 @st.composite
 def definitions(draw):
@@ -42,8 +53,9 @@ def definitions(draw):
         if draw(st.booleans()):
             node["slaMs"] = draw(st.sampled_from([500, 2_000, 10_000]))
             route = draw(st.sampled_from(["always", "custom"]))
-            edges.append(edge(node["nodeId"], sink(), route,
-                              when=STATUS_FAILED_OR_BREACHED if route == "custom" else None))
+            edges.append(
+                edge(node["nodeId"], sink(), route, when=STATUS_FAILED_OR_BREACHED if route == "custom" else None)
+            )
         return node
 
     def reviewers(prefix: str) -> list:
@@ -70,8 +82,7 @@ def definitions(draw):
             members = [f"g{i}m{k}" for k in range(size)]
             for m in members:
                 nodes.append(human(m, *reviewers(m)) if draw(st.booleans()) else blocking(m))
-            quorum = {"waitAll": None, "cancelOnQuorum": draw(st.integers(1, size - 1)),
-                      "joinOnQuorum": size}[policy]
+            quorum = {"waitAll": None, "cancelOnQuorum": draw(st.integers(1, size - 1)), "joinOnQuorum": size}[policy]
             required = [members[0]] if draw(st.booleans()) and policy != "waitAll" else None
             groups.append(group(f"g{i}", members, policy, quorum=quorum, required=required))
             if policy == "joinOnQuorum":
@@ -92,15 +103,26 @@ def definitions(draw):
             node = sla(blocking(node_id))
         elif kind == "agent":
             mode = draw(st.sampled_from(["approve", "reject", "external", "empty"]))
-            config = ({"external": True} if mode == "external" else
-                      {"mockOutput": {}, "requireNonEmptyOutput": True} if mode == "empty" else
-                      {"mockOutput": {"decision": mode}})
+            config = (
+                {"external": True}
+                if mode == "external"
+                else {"mockOutput": {}, "requireNonEmptyOutput": True}
+                if mode == "empty"
+                else {"mockOutput": {"decision": mode}}
+            )
             node = sla(agent(node_id, **config))
         else:
             node = webhook(node_id)
         nodes.append(node)
-        stages.append((kind, node_id, [(node_id, "approve" if kind != "webhook" else "always")],
-                       node_id if kind != "webhook" else None, None))
+        stages.append(
+            (
+                kind,
+                node_id,
+                [(node_id, "approve" if kind != "webhook" else "always")],
+                node_id if kind != "webhook" else None,
+                None,
+            )
+        )
 
     # the chain
     for (_, _, exits, _, _), (_, entry, _, _, _) in zip(stages, stages[1:]):
@@ -129,17 +151,27 @@ def definitions(draw):
 
 IDX = st.integers(0, 7)  # 0-5 address an active step, 6-7 any step (mostly error paths)
 DECIDE = st.tuples(st.just("decide"), IDX, IDX, st.sampled_from(["approve", "approve", "reject"]))
-RESOLUTION = st.tuples(st.just("resolution"), IDX, st.integers(0, 3),
-                       st.sampled_from(["success", "success", "failure"]), st.sampled_from(["approve", "reject"]))
-ACTIONS = st.lists(st.one_of(
-    DECIDE, DECIDE, RESOLUTION, RESOLUTION,
-    st.tuples(st.just("resolve"), IDX, st.sampled_from(RESOLVE_ACTIONS), IDX),
-    st.tuples(st.just("tick"), st.integers(0, 12_000)),
-    st.tuples(st.just("tick"), st.integers(0, 12_000)),
-    st.tuples(st.just("cancel_step"), IDX),
-    st.tuples(st.just("agent"), IDX, st.sampled_from(["approve", "reject", "error", "empty"])),
-), max_size=16).flatmap(
-    lambda xs: st.just(xs) if len(xs) < 12 else st.sampled_from([xs, xs + [("cancel",)]]))
+RESOLUTION = st.tuples(
+    st.just("resolution"),
+    IDX,
+    st.integers(0, 3),
+    st.sampled_from(["success", "success", "failure"]),
+    st.sampled_from(["approve", "reject"]),
+)
+ACTIONS = st.lists(
+    st.one_of(
+        DECIDE,
+        DECIDE,
+        RESOLUTION,
+        RESOLUTION,
+        st.tuples(st.just("resolve"), IDX, st.sampled_from(RESOLVE_ACTIONS), IDX),
+        st.tuples(st.just("tick"), st.integers(0, 12_000)),
+        st.tuples(st.just("tick"), st.integers(0, 12_000)),
+        st.tuples(st.just("cancel_step"), IDX),
+        st.tuples(st.just("agent"), IDX, st.sampled_from(["approve", "reject", "error", "empty"])),
+    ),
+    max_size=16,
+).flatmap(lambda xs: st.just(xs) if len(xs) < 12 else st.sampled_from([xs, xs + [("cancel",)]]))
 
 
 def pick(h: Harness, index: int):
@@ -165,8 +197,9 @@ def to_command(h: Harness, action: tuple):
         return RecordReviewerDecision(step.step_id, people[action[2] % len(people)], action[3])
     if kind == "resolution":
         status = action[3]
-        return RecordAgentResolution(step.step_id, f"r{action[2]}", status, {"decision": action[4]},
-                                     "boom" if status == "failure" else None)
+        return RecordAgentResolution(
+            step.step_id, f"r{action[2]}", status, {"decision": action[4]}, "boom" if status == "failure" else None
+        )
     if kind == "resolve":
         people = [*node.reviewer_ids, "ops"]
         return ResolveStep(step.step_id, action[2], people[action[3] % len(people)], {"decision": "approve"})
@@ -225,6 +258,7 @@ def drive(body: dict, actions: list, style: str = "approve", restore: bool = Fal
 
 
 # ---------------------------------------------------------------- the properties
+
 
 def check_invariants(h: Harness) -> None:
     state, events = h.state, h.events

@@ -13,16 +13,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from server.envelope import MAX_DEPTH, parse_data
-from toolkit.services.operations import OPERATIONS
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import validate
+from toolkit.services.operations import OPERATIONS
 
 FUZZ = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-scalars = (st.none() | st.booleans() | st.integers() | st.integers(min_value=2 ** 64, max_value=2 ** 90)
-           | st.floats() | st.text(max_size=10))
-json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
-                           | st.dictionaries(st.text(max_size=6), inner, max_size=4), max_leaves=30)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=2**64, max_value=2**90)
+    | st.floats()
+    | st.text(max_size=10)
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=30,
+)
 
 
 def envelope_outcome(raw: bytes):
@@ -73,8 +82,9 @@ def test_nesting_beyond_the_limit_is_invalid_argument(depth, open_, close):
 REQUEST_MODELS = {e.path: e.request for e in OPERATIONS if e.request is not None}
 
 
-FIELDS = {path: sorted(model.model_json_schema(by_alias=True).get("properties", {}))
-          for path, model in REQUEST_MODELS.items()}
+FIELDS = {
+    path: sorted(model.model_json_schema(by_alias=True).get("properties", {})) for path, model in REQUEST_MODELS.items()
+}
 
 
 @st.composite

@@ -12,16 +12,18 @@ from hypothesis import strategies as st
 from toolkit.services.paging import FIRST_WINDOW, Filters, keyset_page
 
 # Keys with small and huge gaps (several windows wide), owned by one of three workspaces.
-rows = st.lists(st.tuples(st.integers(1, 40 * FIRST_WINDOW), st.sampled_from(["a", "b", "c"])),
-                unique_by=lambda r: r[0], max_size=120)
+rows = st.lists(
+    st.tuples(st.integers(1, 40 * FIRST_WINDOW), st.sampled_from(["a", "b", "c"])),
+    unique_by=lambda r: r[0],
+    max_size=120,
+)
 
 
 def all_pages(con, page_size: int, last_key: int | None) -> list[list[int]]:
     read = con.execute
     pages, cursor = [], None
     while True:
-        page, cursor = keyset_page(read, "k FROM t", Filters("ws = ?", "a"), "k", cursor, page_size,
-                                   last_key=last_key)
+        page, cursor = keyset_page(read, "k FROM t", Filters("ws = ?", "a"), "k", cursor, page_size, last_key=last_key)
         pages.append([k for (k,) in page])
         if cursor is None:
             return pages
@@ -31,8 +33,12 @@ def all_pages(con, page_size: int, last_key: int | None) -> list[list[int]]:
 @given(rows, st.integers(1, 30))
 def test_windowed_pages_equal_plain_pages(table, page_size):
     con = duckdb.connect(":memory:")
-    source = pa.table({"k": pa.array([k for k, _ in table], pa.int64()),  # noqa: F841 - read by the SQL
-                       "ws": pa.array([ws for _, ws in table], pa.string())})
+    source = pa.table(  # noqa: F841 - read by name in the SQL below
+        {
+            "k": pa.array([k for k, _ in table], pa.int64()),
+            "ws": pa.array([ws for _, ws in table], pa.string()),
+        }
+    )
     con.execute("CREATE TABLE t AS SELECT * FROM source")
     last_key = max((k for k, _ in table), default=0)
     plain = all_pages(con, page_size, None)

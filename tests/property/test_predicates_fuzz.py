@@ -14,18 +14,78 @@ from toolkit.predicates import MAX_DEPTH, Predicate, PredicateError, parse, pars
 
 FUZZ = settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-OPS = ["eq", "ne", "gt", "gte", "lt", "lte", "and", "or", "not", "in", "includes", "startsWith", "endsWith",
-       "regex", "length", "isEmpty", "exists"]
-PATHS = ["output", "output.a", "output.0", "step.status", "execution.input.x", "execution", "input.x", "",
-         "output..a", "output.", ".output", "step.__proto__", "output.a.b.c.d.e"]
-PATTERNS = ["a", "(a+)+", "(", "[", "\\", "a{2,1}", "(?P<x>a)(?P=x)", "(?<=a)b", "a" * 250, "(?x) a # c",
-            "\\p{L}", "(?i)A", "[\\d-z]", "a**", "(?", "\\1", "(a|b)*c", ".*.*x"]
+OPS = [
+    "eq",
+    "ne",
+    "gt",
+    "gte",
+    "lt",
+    "lte",
+    "and",
+    "or",
+    "not",
+    "in",
+    "includes",
+    "startsWith",
+    "endsWith",
+    "regex",
+    "length",
+    "isEmpty",
+    "exists",
+]
+PATHS = [
+    "output",
+    "output.a",
+    "output.0",
+    "step.status",
+    "execution.input.x",
+    "execution",
+    "input.x",
+    "",
+    "output..a",
+    "output.",
+    ".output",
+    "step.__proto__",
+    "output.a.b.c.d.e",
+]
+PATTERNS = [
+    "a",
+    "(a+)+",
+    "(",
+    "[",
+    "\\",
+    "a{2,1}",
+    "(?P<x>a)(?P=x)",
+    "(?<=a)b",
+    "a" * 250,
+    "(?x) a # c",
+    "\\p{L}",
+    "(?i)A",
+    "[\\d-z]",
+    "a**",
+    "(?",
+    "\\1",
+    "(a|b)*c",
+    ".*.*x",
+]
 
-json_scalars = (st.none() | st.booleans() | st.integers() | st.integers(min_value=2 ** 63, max_value=2 ** 80)
-                | st.floats() | st.text(max_size=8) | st.sampled_from(OPS + PATHS))
-json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=4)
-                           | st.dictionaries(st.text(max_size=5) | st.sampled_from(["op", "args", "var"]),
-                                             inner, max_size=4), max_leaves=25)
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=2**63, max_value=2**80)
+    | st.floats()
+    | st.text(max_size=8)
+    | st.sampled_from(OPS + PATHS)
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(max_size=5) | st.sampled_from(["op", "args", "var"]), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
 
 
 def grammar_near_misses(inner):
@@ -35,15 +95,22 @@ def grammar_near_misses(inner):
     return st.one_of(
         st.builds(lambda o, a: {"op": o, "args": a}, op, args),
         st.builds(lambda p: {"var": p}, st.sampled_from(PATHS) | json_values),
-        st.builds(lambda o, a, extra: {"op": o, "args": a, **extra}, op, args,
-                  st.dictionaries(st.text(max_size=3), json_scalars, min_size=1, max_size=2)),
+        st.builds(
+            lambda o, a, extra: {"op": o, "args": a, **extra},
+            op,
+            args,
+            st.dictionaries(st.text(max_size=3), json_scalars, min_size=1, max_size=2),
+        ),
         st.builds(lambda v, p: {"op": "regex", "args": [v, p]}, inner, st.sampled_from(PATTERNS) | json_values),
         st.builds(lambda p: {"op": "exists", "args": [p]}, inner),
     )
 
 
-expressions = st.recursive(json_scalars | st.builds(lambda p: {"var": p}, st.sampled_from(PATHS)),
-                           lambda inner: grammar_near_misses(inner) | st.lists(inner, max_size=3), max_leaves=30)
+expressions = st.recursive(
+    json_scalars | st.builds(lambda p: {"var": p}, st.sampled_from(PATHS)),
+    lambda inner: grammar_near_misses(inner) | st.lists(inner, max_size=3),
+    max_leaves=30,
+)
 
 
 def _parse_ast_or_documented_error(ast) -> Predicate | None:

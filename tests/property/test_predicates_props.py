@@ -1,4 +1,5 @@
 """Property tests for toolkit.predicates: total evaluation, round-trips and algebraic laws."""
+
 import json
 
 from hypothesis import assume, given, settings
@@ -11,34 +12,66 @@ SETTINGS = settings(max_examples=200, deadline=None)
 
 KEYS = ["score", "decision", "items", "tags", "a", "b", "0", "1", "status", "amount"]
 PATHS = [
-    "output", "output.score", "output.decision", "output.items", "output.items.0",
-    "output.items.1.a", "output.a.b", "output.0", "output.tags.1", "step", "step.status",
-    "step.iteration", "step.nodeId", "execution.input", "execution.input.amount",
+    "output",
+    "output.score",
+    "output.decision",
+    "output.items",
+    "output.items.0",
+    "output.items.1.a",
+    "output.a.b",
+    "output.0",
+    "output.tags.1",
+    "step",
+    "step.status",
+    "step.iteration",
+    "step.nodeId",
+    "execution.input",
+    "execution.input.amount",
     "execution.input.a.0.b",
 ]
 SAFE_PATTERNS = ["^a", "b$", r"\d+", "(ab|cd)", "[a-z]{2,}", "^$", ".", "(?i)A", r"\s"]
 BOOLEAN_OPS_2 = ["eq", "ne", "gt", "gte", "lt", "lte", "in", "includes", "startsWith", "endsWith"]
 
-scalars = (st.none() | st.booleans() | st.integers(-3, 3) | st.integers()
-           | st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(["", "a", "ab", "b1", "A"])
-           | st.text(max_size=6))
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["", "a", "ab", "b1", "A"])
+    | st.text(max_size=6)
+)
 json_values = st.recursive(
     scalars,
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=3), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=3), children, max_size=4)
+    ),
     max_leaves=20,
 )
-contexts = st.fixed_dictionaries({
-    "output": st.dictionaries(st.sampled_from(KEYS), json_values, max_size=6) | json_values,
-    "step": st.fixed_dictionaries({"status": st.sampled_from(["completed", "rejected", "failed"]),
-                                   "iteration": st.integers(0, 5), "nodeId": st.text(max_size=4)})
-    | json_values,
-    "execution": st.fixed_dictionaries({"input": json_values}) | json_values,
-}) | st.dictionaries(st.sampled_from(["output", "step", "execution"]), json_values)
+contexts = st.fixed_dictionaries(
+    {
+        "output": st.dictionaries(st.sampled_from(KEYS), json_values, max_size=6) | json_values,
+        "step": st.fixed_dictionaries(
+            {
+                "status": st.sampled_from(["completed", "rejected", "failed"]),
+                "iteration": st.integers(0, 5),
+                "nodeId": st.text(max_size=4),
+            }
+        )
+        | json_values,
+        "execution": st.fixed_dictionaries({"input": json_values}) | json_values,
+    }
+) | st.dictionaries(st.sampled_from(["output", "step", "execution"]), json_values)
 
 # Literals inside a predicate must be finite: NaN and Infinity are not JSON.
-literal_scalars = (st.none() | st.booleans() | st.integers(-3, 3)
-                   | st.floats(-10, 10, allow_nan=False) | st.sampled_from(["", "a", "ab", "b1", "A"]))
+literal_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.floats(-10, 10, allow_nan=False)
+    | st.sampled_from(["", "a", "ab", "b1", "A"])
+)
 variables = st.sampled_from(PATHS).map(lambda p: {"var": p})
 
 
@@ -53,8 +86,7 @@ def _boolean_calls(children):
         st.builds(_call, st.sampled_from(["and", "or"]), st.lists(children, min_size=1, max_size=3)),
         st.builds(_call, st.sampled_from(["not", "isEmpty"]), st.tuples(children)),
         st.builds(_call, st.just("exists"), st.tuples(variables)),
-        st.builds(lambda value, pattern: _call("regex", [value, pattern]), children,
-                  st.sampled_from(SAFE_PATTERNS)),
+        st.builds(lambda value, pattern: _call("regex", [value, pattern]), children, st.sampled_from(SAFE_PATTERNS)),
     )
 
 
@@ -70,9 +102,11 @@ def _regex_ops(ast) -> int:
 # expression here holds at most half, so that two combined in one predicate stay within it.
 expressions = st.recursive(
     literal_scalars | variables,
-    lambda children: _boolean_calls(children)
-    | st.builds(_call, st.just("length"), st.tuples(children))
-    | st.lists(children, max_size=3),
+    lambda children: (
+        _boolean_calls(children)
+        | st.builds(_call, st.just("length"), st.tuples(children))
+        | st.lists(children, max_size=3)
+    ),
     max_leaves=12,
 ).filter(lambda ast: _regex_ops(ast) <= MAX_REGEX_PER_PREDICATE // 2)
 predicates = _boolean_calls(expressions).filter(lambda ast: _regex_ops(ast) <= MAX_REGEX_PER_PREDICATE // 2)

@@ -15,8 +15,31 @@ from hypothesis import strategies as st
 
 from toolkit.regex_linear import MAX_POSITIONS, UnsupportedPattern, compile_linear
 
-ATOMS = ["a", "b", "A", "é", "1", "_", " ", "\\n", ".", "[ab]", "[^a]", "[a-c]", "[^\\s]", "\\d", "\\D", "\\w",
-         "\\W", "\\s", "\\S", "[\\w-]", "(?:)", "\\.", "[Éé]"]
+ATOMS = [
+    "a",
+    "b",
+    "A",
+    "é",
+    "1",
+    "_",
+    " ",
+    "\\n",
+    ".",
+    "[ab]",
+    "[^a]",
+    "[a-c]",
+    "[^\\s]",
+    "\\d",
+    "\\D",
+    "\\w",
+    "\\W",
+    "\\s",
+    "\\S",
+    "[\\w-]",
+    "(?:)",
+    "\\.",
+    "[Éé]",
+]
 ANCHORS = ["^", "$", "\\A", "\\Z", "\\b", "\\B"]
 REPEATS = ["*", "+", "?", "*?", "+?", "??", "{2}", "{0,2}", "{1,}", "{2,3}?"]
 FLAGS = ["", "(?i)", "(?m)", "(?s)", "(?a)", "(?ims)"]
@@ -62,24 +85,47 @@ def test_finds_a_match_exactly_when_re_does(flags, body, texts):
     assert [linear.search(t) for t in texts] == expected, pattern
 
 
-@pytest.mark.parametrize("pattern, texts", [
-    ("^$", ["", "\n", "a", "\n\n"]), ("(?m)^$", ["a\n\nb", "a", ""]), ("a$", ["a\n", "a\n\n", "ba"]),
-    ("\\b", ["", " ", "a"]), ("\\B", ["", " ", "a", "ab"]), ("(?a)\\w\\b", ["é", "aé"]), ("\\w\\b", ["aé", "é "]),
-    ("(?i)straße", ["STRASSE", "Straße", "STRAẞE"]), ("(?i)[k]", ["\u212a", "K"]), ("(?s).", ["\n"]), (".", ["\n"]),
-    ("\\Z", [""]), ("x*", [""]), ("(?:|a)*b", ["aab", "aa"]), ("(?:a|ab)*c", ["ababac", "abab"]),
-])
+@pytest.mark.parametrize(
+    "pattern, texts",
+    [
+        ("^$", ["", "\n", "a", "\n\n"]),
+        ("(?m)^$", ["a\n\nb", "a", ""]),
+        ("a$", ["a\n", "a\n\n", "ba"]),
+        ("\\b", ["", " ", "a"]),
+        ("\\B", ["", " ", "a", "ab"]),
+        ("(?a)\\w\\b", ["é", "aé"]),
+        ("\\w\\b", ["aé", "é "]),
+        ("(?i)straße", ["STRASSE", "Straße", "STRAẞE"]),
+        ("(?i)[k]", ["\u212a", "K"]),
+        ("(?s).", ["\n"]),
+        (".", ["\n"]),
+        ("\\Z", [""]),
+        ("x*", [""]),
+        ("(?:|a)*b", ["aab", "aa"]),
+        ("(?:a|ab)*c", ["ababac", "abab"]),
+    ],
+)
 def test_edge_cases_agree_with_re(pattern, texts):
     linear = compile_linear(pattern)
     for text in texts:
         assert linear.search(text) == (re.search(pattern, text) is not None), (pattern, text)
 
 
-@pytest.mark.parametrize("pattern, construct", [
-    ("(a)\\1", "backreferences"), ("(?P<x>a)(?P=x)", "backreferences"), ("a(?=b)", "lookahead"),
-    ("(?<!a)b", "lookahead/lookbehind"), ("(a)?(?(1)b|c)", "conditional"), ("a*+", "possessive"),
-    ("(?>ab)", "atomic"), ("(?a:\\W)", "scoped"), ("a{%d}" % (MAX_POSITIONS + 1), "positions"),
-    ("(?:\\b){5000}", "states"),
-])
+@pytest.mark.parametrize(
+    "pattern, construct",
+    [
+        ("(a)\\1", "backreferences"),
+        ("(?P<x>a)(?P=x)", "backreferences"),
+        ("a(?=b)", "lookahead"),
+        ("(?<!a)b", "lookahead/lookbehind"),
+        ("(a)?(?(1)b|c)", "conditional"),
+        ("a*+", "possessive"),
+        ("(?>ab)", "atomic"),
+        ("(?a:\\W)", "scoped"),
+        ("a{%d}" % (MAX_POSITIONS + 1), "positions"),
+        ("(?:\\b){5000}", "states"),
+    ],
+)
 def test_constructs_that_need_backtracking_are_refused(pattern, construct):
     with pytest.raises(UnsupportedPattern, match=construct):
         compile_linear(pattern)

@@ -21,19 +21,23 @@ from toolkit.simulate import simulate
 from toolkit.simulate.calendars import WEEKDAYS, Calendar
 
 M, H = 60_000, 3_600_000
-START = int(dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc).timestamp() * 1000)
+START = int(dt.datetime(2026, 1, 1, tzinfo=dt.UTC).timestamp() * 1000)
 
 
 @st.composite
 def calendars(draw) -> dict:
     cuts = sorted(draw(st.sets(st.integers(0, 48), min_size=2, max_size=6)))  # half hours
     pairs = [[a / 2, b / 2] for a, b in zip(cuts[::2], cuts[1::2])]
-    return {"timeZone": draw(st.sampled_from(["UTC", "Europe/Paris", "America/New_York", "Asia/Kolkata",
-                                              "Australia/Lord_Howe"])),
-            "weekdays": draw(st.lists(st.sampled_from(WEEKDAYS), min_size=1, max_size=7, unique=True)),
-            "hours": pairs,
-            "holidays": [str(dt.date(2026, 1, 1) + dt.timedelta(days=d))
-                         for d in draw(st.lists(st.integers(0, 400), max_size=20))]}
+    return {
+        "timeZone": draw(
+            st.sampled_from(["UTC", "Europe/Paris", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"])
+        ),
+        "weekdays": draw(st.lists(st.sampled_from(WEEKDAYS), min_size=1, max_size=7, unique=True)),
+        "hours": pairs,
+        "holidays": [
+            str(dt.date(2026, 1, 1) + dt.timedelta(days=d)) for d in draw(st.lists(st.integers(0, 400), max_size=20))
+        ],
+    }
 
 
 @settings(max_examples=150, deadline=None)
@@ -62,16 +66,25 @@ def test_latency_inside_hours_takes_exactly_that_much_working_time(calendar, sta
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(capacity=st.dictionaries(st.sampled_from(["*", "alice@legal", "bob@brand"]), st.integers(1, 3), min_size=1),
-       latency=st.dictionaries(st.sampled_from(["alice@legal", "bob@brand"]), st.integers(1, 120).map(lambda m: m * M),
-                               min_size=2),
-       approve=st.floats(0.3, 1), arrival=st.integers(0, 30).map(lambda m: m * M), seed=st.integers(0, 2 ** 16))
+@given(
+    capacity=st.dictionaries(st.sampled_from(["*", "alice@legal", "bob@brand"]), st.integers(1, 3), min_size=1),
+    latency=st.dictionaries(
+        st.sampled_from(["alice@legal", "bob@brand"]), st.integers(1, 120).map(lambda m: m * M), min_size=2
+    ),
+    approve=st.floats(0.3, 1),
+    arrival=st.integers(0, 30).map(lambda m: m * M),
+    seed=st.integers(0, 2**16),
+)
 def test_capacity_is_never_exceeded_in_the_event_log(capacity, latency, approve, arrival, seed):
-    policy = {"reviewers": {r: {"approve": approve, "latencyMs": ms} for r, ms in latency.items()},
-              "capacity": capacity, "arrivalIntervalMs": arrival}
+    policy = {
+        "reviewers": {r: {"approve": approve, "latencyMs": ms} for r, ms in latency.items()},
+        "capacity": capacity,
+        "arrivalIntervalMs": arrival,
+    }
     result = simulate(examples.load("parallel-review"), runs=12, seed=seed, policy=policy)
-    rows = result.sql("SELECT json_extract_string(data, '$.reviewerId'), timestamp FROM events "
-                      "WHERE type = 'step.response-recorded'").fetchall()
+    rows = result.sql(
+        "SELECT json_extract_string(data, '$.reviewerId'), timestamp FROM events WHERE type = 'step.response-recorded'"
+    ).fetchall()
     result.con.close()
     moments: dict[str, list[tuple[int, int]]] = defaultdict(list)
     for reviewer, at in rows:

@@ -34,18 +34,35 @@ from toolkit.simulate import simulate
 
 # api-v2 §6, spelled out here rather than imported from the engine under test.
 EXTERNAL = {
-    "execution.dispatched", "execution.completed", "execution.failed", "execution.cancelled",
-    "step.awaiting-approval", "step.completed", "step.failed", "step.breached", "step.cancelled",
-    "group.quorum-met", "loop.iteration-started", "loop.exhausted",
+    "execution.dispatched",
+    "execution.completed",
+    "execution.failed",
+    "execution.cancelled",
+    "step.awaiting-approval",
+    "step.completed",
+    "step.failed",
+    "step.breached",
+    "step.cancelled",
+    "group.quorum-met",
+    "loop.iteration-started",
+    "loop.exhausted",
 }
-INTERNAL = {"step.scheduled", "step.started", "step.retried", "step.resumed", "step.response-recorded",
-            "step.overridden", "parallel-group.completed", "idempotency.suppressed"}
+INTERNAL = {
+    "step.scheduled",
+    "step.started",
+    "step.retried",
+    "step.resumed",
+    "step.response-recorded",
+    "step.overridden",
+    "parallel-group.completed",
+    "idempotency.suppressed",
+}
 TERMINAL_EVENTS = ("step.completed", "step.failed", "step.cancelled", "step.breached")
 TERMINAL = {"completed", "failed", "skipped", "cancelled", "breached"}
 RUNS = 3
 H = 3_600_000
 
-USERS = ["ann", "bob", "carol", "dave", "erin"]          # the reviewers valid_definitions uses
+USERS = ["ann", "bob", "carol", "dave", "erin"]  # the reviewers valid_definitions uses
 AGENT_IDS = ["writer", "checker", "classifier", "translator", "publisher"]
 
 # ---------------------------------------------------------------- policies
@@ -57,13 +74,23 @@ latencies = st.one_of(
     st.lists(st.integers(0, 2 * H), min_size=2, max_size=2).map(lambda pair: {"uniform": pair}),
     st.integers(1, H).map(lambda mean: {"exponential": mean}),
 )
-agent_outputs = st.lists(st.builds(
-    lambda p, output: {"p": p, "output": output},
-    st.floats(0.01, 1),
-    st.sampled_from([{"decision": "approve", "score": 0.9}, {"decision": "approve", "score": 0.1},
-                     {"decision": "reject", "reason": "not good enough"},
-                     {"decision": "approve", "summary": "ok", "text": "Fine", "items": [1]}, {}]),
-), min_size=1, max_size=3)
+agent_outputs = st.lists(
+    st.builds(
+        lambda p, output: {"p": p, "output": output},
+        st.floats(0.01, 1),
+        st.sampled_from(
+            [
+                {"decision": "approve", "score": 0.9},
+                {"decision": "approve", "score": 0.1},
+                {"decision": "reject", "reason": "not good enough"},
+                {"decision": "approve", "summary": "ok", "text": "Fine", "items": [1]},
+                {},
+            ]
+        ),
+    ),
+    min_size=1,
+    max_size=3,
+)
 
 
 @st.composite
@@ -77,17 +104,21 @@ def policies(draw) -> dict:
     for agent_id in draw(st.lists(st.sampled_from(AGENT_IDS), unique=True, max_size=2)):
         agents[agent_id] = {"fail": draw(probabilities), "outputs": draw(agent_outputs)}
     policy["agents"] = agents
-    policy["resolutions"] = {"*": {"success": draw(probabilities), "approve": draw(probabilities),
-                                   "latencyMs": draw(latencies)}}
+    policy["resolutions"] = {
+        "*": {"success": draw(probabilities), "approve": draw(probabilities), "latencyMs": draw(latencies)}
+    }
     policy["arrivalIntervalMs"] = draw(st.integers(0, H))
     return policy
 
 
 # ---------------------------------------------------------------- reading the tables
 
+
 def event_rows(result) -> list[tuple]:
-    return result.sql("SELECT run, execution_id, seq, event_id, type, step_id, timestamp, correlation_id, "
-                      "external, data FROM events ORDER BY run, seq").fetchall()
+    return result.sql(
+        "SELECT run, execution_id, seq, event_id, type, step_id, timestamp, correlation_id, "
+        "external, data FROM events ORDER BY run, seq"
+    ).fetchall()
 
 
 def event_log(result) -> str:
@@ -171,8 +202,9 @@ def check_run_tables(result, definition: dict) -> None:
 
 # ---------------------------------------------------------------- the properties
 
-SETTINGS = settings(max_examples=50, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 
 @SETTINGS
@@ -195,9 +227,11 @@ def test_a_different_seed_generally_changes_the_log():
     examples with an undecided policy most must differ."""
     from toolkit import examples
 
-    policy = {"reviewers": {"*": {"approve": 0.5, "respond": 1, "latencyMs": {"exponential": H}}},
-              "agents": {"*": {"fail": 0.1, "latencyMs": {"uniform": [0, 60_000]}}},
-              "resolutions": {"*": {"success": 0.7, "approve": 0.7, "latencyMs": {"exponential": 60_000}}}}
+    policy = {
+        "reviewers": {"*": {"approve": 0.5, "respond": 1, "latencyMs": {"exponential": H}}},
+        "agents": {"*": {"fail": 0.1, "latencyMs": {"uniform": [0, 60_000]}}},
+        "resolutions": {"*": {"success": 0.7, "approve": 0.7, "latencyMs": {"exponential": 60_000}}},
+    }
     differ = 0
     for name in examples.names():
         a = simulate(examples.load(name), runs=RUNS, seed=1, policy=policy)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import duckdb
 import pytest
-
 from test_analytics_support import LOOP, LOOP_ID, SCRIPTS, SLA, ServerRecorder, eid, simulated_log
+
 from toolkit.analytics import VIEWS, attach, open_db, open_mirror
 from toolkit.analytics.mirror import Mirror
 from toolkit.simulate import EPOCH_MS, simulate
@@ -31,10 +31,14 @@ def rows(con, sql: str, params=None) -> list[tuple]:
 
 # ---------------------------------------------------------------------------- hand-checked: scripted runs
 
+
 def test_step_durations(sim):
-    got = rows(sim, "SELECT node_id, iteration, status, decision, started_at - $t, completed_at - $t, duration_ms "
-                    "FROM step_durations WHERE execution_id = $e ORDER BY started_at, completed_at, step_id",
-               {"t": T, "e": eid("A1")})
+    got = rows(
+        sim,
+        "SELECT node_id, iteration, status, decision, started_at - $t, completed_at - $t, duration_ms "
+        "FROM step_durations WHERE execution_id = $e ORDER BY started_at, completed_at, step_id",
+        {"t": T, "e": eid("A1")},
+    )
     assert got == [
         ("draft", 1, "completed", "approve", 0, 0, 0),
         ("review", 1, "completed", "reject", 0, 60_000, 60_000),
@@ -42,15 +46,24 @@ def test_step_durations(sim):
         ("review", 2, "completed", "approve", 60_000, 150_000, 90_000),
         ("publish", 1, "completed", "approve", 150_000, 150_000, 0),
     ]
-    got = rows(sim, "SELECT node_id, status, duration_ms FROM step_durations WHERE execution_id = $e "
-                    "ORDER BY started_at, step_id", {"e": eid("B3")})
+    got = rows(
+        sim,
+        "SELECT node_id, status, duration_ms FROM step_durations WHERE execution_id = $e ORDER BY started_at, step_id",
+        {"e": eid("B3")},
+    )
     assert got == [("intake", "completed", 0), ("check", "cancelled", 5_000)]
 
 
 def test_execution_summary(sim):
-    got = {r[0]: r[1:] for r in rows(
-        sim, "SELECT execution_id, status, failure_reason, started_at - $t, ended_at - $t, cycle_time_ms, steps, "
-             "iterations, loops, breaches, failed_steps, cancelled_steps FROM execution_summary", {"t": T})}
+    got = {
+        r[0]: r[1:]
+        for r in rows(
+            sim,
+            "SELECT execution_id, status, failure_reason, started_at - $t, ended_at - $t, cycle_time_ms, steps, "
+            "iterations, loops, breaches, failed_steps, cancelled_steps FROM execution_summary",
+            {"t": T},
+        )
+    }
     assert got == {
         eid("A1"): ("completed", None, 0, 150_000, 150_000, 5, 2, 1, 0, 0, 0),
         eid("A2"): ("completed", None, 0, 20_000, 20_000, 5, 2, 1, 0, 0, 0),
@@ -59,15 +72,22 @@ def test_execution_summary(sim):
         eid("B3"): ("cancelled", None, 0, 5_000, 5_000, 2, 1, 0, 0, 0, 1),
     }
     # the simulator's own outcome table agrees
-    assert rows(sim, "SELECT count(*) FROM execution_summary s JOIN outcomes o USING (execution_id) "
-                     "WHERE s.status <> o.status OR s.cycle_time_ms <> o.cycle_time_ms OR s.steps <> o.steps "
-                     "OR s.iterations <> o.iterations OR s.breaches <> o.breaches") == [(0,)]
+    assert rows(
+        sim,
+        "SELECT count(*) FROM execution_summary s JOIN outcomes o USING (execution_id) "
+        "WHERE s.status <> o.status OR s.cycle_time_ms <> o.cycle_time_ms OR s.steps <> o.steps "
+        "OR s.iterations <> o.iterations OR s.breaches <> o.breaches",
+    ) == [(0,)]
 
 
 def test_reviewer_latency(sim):
-    got = rows(sim, "SELECT execution_id, node_id, iteration, reviewer_id, decision, mandatory, reason, "
-                    "awaiting_at - $t, decided_at - $t, latency_ms FROM reviewer_latency "
-                    "ORDER BY execution_id, decided_at, reviewer_id", {"t": T})
+    got = rows(
+        sim,
+        "SELECT execution_id, node_id, iteration, reviewer_id, decision, mandatory, reason, "
+        "awaiting_at - $t, decided_at - $t, latency_ms FROM reviewer_latency "
+        "ORDER BY execution_id, decided_at, reviewer_id",
+        {"t": T},
+    )
     assert got == [
         (eid("A1"), "review", 1, "ann", "reject", True, "too long", 0, 60_000, 60_000),
         (eid("A1"), "review", 2, "bob", "approve", False, None, 60_000, 90_000, 30_000),
@@ -79,23 +99,35 @@ def test_reviewer_latency(sim):
 
 
 def test_loop_iterations(sim):
-    got = rows(sim, "SELECT execution_id, loop_id, iteration, started_at - $t, ended_at - $t, duration_ms, outcome "
-                    "FROM loop_iterations ORDER BY execution_id, iteration", {"t": T})
+    got = rows(
+        sim,
+        "SELECT execution_id, loop_id, iteration, started_at - $t, ended_at - $t, duration_ms, outcome "
+        "FROM loop_iterations ORDER BY execution_id, iteration",
+        {"t": T},
+    )
     assert got == [
         (eid("A1"), LOOP_ID, 1, 0, 60_000, 60_000, "restarted"),
         (eid("A1"), LOOP_ID, 2, 60_000, 150_000, 90_000, "final"),
         (eid("A2"), LOOP_ID, 1, 0, 10_000, 10_000, "restarted"),
         (eid("A2"), LOOP_ID, 2, 10_000, 20_000, 10_000, "exhausted"),
     ]
-    entry = rows(sim, "SELECT l.iteration, s.node_id FROM loop_iterations l JOIN steps s "
-                      "ON s.execution_id = l.execution_id AND s.step_id = l.entry_step_id WHERE l.execution_id = $e "
-                      "ORDER BY 1", {"e": eid("A1")})
+    entry = rows(
+        sim,
+        "SELECT l.iteration, s.node_id FROM loop_iterations l JOIN steps s "
+        "ON s.execution_id = l.execution_id AND s.step_id = l.entry_step_id WHERE l.execution_id = $e "
+        "ORDER BY 1",
+        {"e": eid("A1")},
+    )
     assert entry == [(1, "draft"), (2, "draft")]
 
 
 def test_sla_breaches(sim):
-    got = rows(sim, "SELECT execution_id, node_id, iteration, sla_ms, started_at - $t, deadline_at - $t, "
-                    "breached_at - $t, late_ms FROM sla_breaches", {"t": T})
+    got = rows(
+        sim,
+        "SELECT execution_id, node_id, iteration, sla_ms, started_at - $t, deadline_at - $t, "
+        "breached_at - $t, late_ms FROM sla_breaches",
+        {"t": T},
+    )
     assert got == [(eid("B1"), "check", 1, 60_000, 0, 60_000, 60_000, 0)]
 
 
@@ -110,13 +142,22 @@ def test_directly_follows(sim):
         ("sla-check", "check", "page", 1),
         ("sla-check", "intake", "check", 3),
     ]
-    pairs = rows(sim, "SELECT from_node_id, to_node_id, from_started_at - $t, to_started_at - $t FROM step_transitions "
-                      "WHERE execution_id = $e ORDER BY from_started_at, to_started_at", {"t": T, "e": eid("A1")})
-    assert pairs == [("draft", "review", 0, 0), ("review", "draft", 0, 60_000), ("draft", "review", 60_000, 60_000),
-                     ("review", "publish", 60_000, 150_000)]
+    pairs = rows(
+        sim,
+        "SELECT from_node_id, to_node_id, from_started_at - $t, to_started_at - $t FROM step_transitions "
+        "WHERE execution_id = $e ORDER BY from_started_at, to_started_at",
+        {"t": T, "e": eid("A1")},
+    )
+    assert pairs == [
+        ("draft", "review", 0, 0),
+        ("review", "draft", 0, 60_000),
+        ("draft", "review", 60_000, 60_000),
+        ("review", "publish", 60_000, 150_000),
+    ]
 
 
 # ---------------------------------------------------------------------------- hand-checked: inserted rows
+
 
 def test_ordering_ties_running_steps_and_a_loop_exhausted_at_once():
     """Steps that start together are ordered by end (still waiting: last), then node id, then
@@ -124,29 +165,52 @@ def test_ordering_ties_running_steps_and_a_loop_exhausted_at_once():
     unknown start."""
     con = connect(None)
     # rows as a server has them: without the simulator's exec_key, step_index and definition_key
-    con.execute("ALTER TABLE executions DROP COLUMN exec_key; ALTER TABLE executions DROP COLUMN definition_key; "
-                "ALTER TABLE steps DROP COLUMN exec_key; ALTER TABLE steps DROP COLUMN step_index; "
-                "ALTER TABLE steps DROP COLUMN definition_key")
+    con.execute(
+        "ALTER TABLE executions DROP COLUMN exec_key; ALTER TABLE executions DROP COLUMN definition_key; "
+        "ALTER TABLE steps DROP COLUMN exec_key; ALTER TABLE steps DROP COLUMN step_index; "
+        "ALTER TABLE steps DROP COLUMN definition_key"
+    )
     con.execute("INSERT INTO executions VALUES (0, 't', 'd', 1, 'running', NULL, 't', 100, NULL, NULL)")
-    steps = [("s_a", "a", 100, 100), ("s_c", "c", 100, 500), ("y1", "d", 100, 300), ("s_w", "w", 100, None),
-             ("s_e", "e", 100, 300), ("x2", "d", 100, 300), ("s_b", "b", 100, 300)]
+    steps = [
+        ("s_a", "a", 100, 100),
+        ("s_c", "c", 100, 500),
+        ("y1", "d", 100, 300),
+        ("s_w", "w", 100, None),
+        ("s_e", "e", 100, 300),
+        ("x2", "d", 100, 300),
+        ("s_b", "b", 100, 300),
+    ]
     for sid, node, start, end in steps:
-        con.execute("INSERT INTO steps VALUES (0, 't', ?, ?, 'agent', ?, NULL, 1, ?, ?, NULL, NULL, '{}')",
-                    [sid, node, "running" if end is None else "completed", start, end])
-    con.execute("INSERT INTO events VALUES (0, 't', 1, 'evt_t_1', 'loop.exhausted', NULL, 400, 't', true, "
-                "'{\"loopId\": \"L\", \"iteration\": 1, \"lastRejectedBy\": \"x\", \"lastRejectionReason\": null}')")
+        con.execute(
+            "INSERT INTO steps VALUES (0, 't', ?, ?, 'agent', ?, NULL, 1, ?, ?, NULL, NULL, '{}')",
+            [sid, node, "running" if end is None else "completed", start, end],
+        )
+    con.execute(
+        "INSERT INTO events VALUES (0, 't', 1, 'evt_t_1', 'loop.exhausted', NULL, 400, 't', true, "
+        '\'{"loopId": "L", "iteration": 1, "lastRejectedBy": "x", "lastRejectionReason": null}\')'
+    )
     attach(con)
     chain = dict(rows(con, "SELECT from_step_id, to_step_id FROM step_transitions"))
     assert chain == {"s_a": "s_b", "s_b": "x2", "x2": "y1", "y1": "s_e", "s_e": "s_c", "s_c": "s_w"}
     assert rows(con, "SELECT from_node_id, to_node_id, transitions FROM directly_follows ORDER BY ALL") == [
-        ("a", "b", 1), ("b", "d", 1), ("c", "w", 1), ("d", "d", 1), ("d", "e", 1), ("e", "c", 1)]
+        ("a", "b", 1),
+        ("b", "d", 1),
+        ("c", "w", 1),
+        ("d", "d", 1),
+        ("d", "e", 1),
+        ("e", "c", 1),
+    ]
     assert rows(con, "SELECT node_id, duration_ms FROM step_durations WHERE node_id IN ('c', 'w') ORDER BY 1") == [
-        ("c", 400), ("w", None)]
+        ("c", 400),
+        ("w", None),
+    ]
     assert rows(con, "SELECT status, cycle_time_ms, steps, iterations, loops FROM execution_summary") == [
-        ("running", None, 7, 1, 0)]
+        ("running", None, 7, 1, 0)
+    ]
     assert rows(con, "SELECT status, ended_at, cycle_time_ms FROM execution_outcomes") == [("running", None, None)]
-    assert rows(con, "SELECT loop_id, iteration, entry_step_id, started_at, ended_at, duration_ms, outcome "
-                     "FROM loop_iterations") == [("L", 1, None, None, 400, None, "exhausted")]
+    assert rows(
+        con, "SELECT loop_id, iteration, entry_step_id, started_at, ended_at, duration_ms, outcome FROM loop_iterations"
+    ) == [("L", 1, None, None, 400, None, "exhausted")]
 
 
 def test_attach_refuses_a_database_without_the_tables():
@@ -227,16 +291,21 @@ def test_server_breach_fired_late_shows_how_late(tmp_path):
     recorder.at(60_250).tick(execution)  # the timer woke 250 ms after the deadline
     con = attach(recorder.store.con.cursor())
     assert rows(con, "SELECT deadline_at - $t, breached_at - $t, late_ms FROM sla_breaches", {"t": T}) == [
-        (60_000, 60_250, 250)]
+        (60_000, 60_250, 250)
+    ]
     con.close()
     recorder.close()
 
 
 # ---------------------------------------------------------------------------- the mirror
 
+
 def counts(con) -> tuple:
-    return rows(con, "SELECT (SELECT count(*) FROM events), (SELECT count(DISTINCT (execution_id, seq)) FROM events), "
-                     "(SELECT count(*) FROM steps), (SELECT count(*) FROM commands), (SELECT count(*) FROM executions)")[0]
+    return rows(
+        con,
+        "SELECT (SELECT count(*) FROM events), (SELECT count(DISTINCT (execution_id, seq)) FROM events), "
+        "(SELECT count(*) FROM steps), (SELECT count(*) FROM commands), (SELECT count(*) FROM executions)",
+    )[0]
 
 
 def test_mirror_exports_each_committed_row_once_and_keeps_executions_current(tmp_path):

@@ -15,8 +15,8 @@ import warnings
 import duckdb
 import pyarrow.parquet as pq
 import pytest
-
 from test_analytics_support import SCRIPTS, eid, simulated_log
+
 from toolkit.analytics import event_table, export, step_log
 from toolkit.cli import main
 from toolkit.simulate import EPOCH_MS
@@ -28,8 +28,10 @@ def pm4py_or_skip():
         try:
             import pm4py
         except ImportError:
-            pytest.skip("pm4py is not installed: `pip install pm4py` (it is in the bench extra) to check "
-                        "that pm4py reads the XES and OCEL exports")
+            pytest.skip(
+                "pm4py is not installed: `pip install pm4py` (it is in the bench extra) to check "
+                "that pm4py reads the XES and OCEL exports"
+            )
     return pm4py
 
 
@@ -63,19 +65,34 @@ def run(capsys, *argv) -> tuple[int, str, str]:
 
 # ---------------------------------------------------------------------------- library
 
+
 def test_event_table_and_parquet_csv_exports(con, tmp_path):
     table = event_table(con, execution_id=eid("A1"))
     n = con.execute("SELECT count(*) FROM events WHERE execution_id = ?", [eid("A1")]).fetchall()[0][0]
     assert table.num_rows == n
-    assert table.column_names == ["execution_id", "definition_id", "definition_version", "seq", "event_id", "type",
-                                  "step_id", "node_id", "timestamp", "time", "correlation_id", "external", "data"]
+    assert table.column_names == [
+        "execution_id",
+        "definition_id",
+        "definition_version",
+        "seq",
+        "event_id",
+        "type",
+        "step_id",
+        "node_id",
+        "timestamp",
+        "time",
+        "correlation_id",
+        "external",
+        "data",
+    ]
     assert table.column("seq").to_pylist() == list(range(1, n + 1))
     nodes = dict(zip(table.column("type").to_pylist(), table.column("node_id").to_pylist()))
     assert nodes["execution.dispatched"] is None and nodes["step.started"] in {"draft", "review", "publish"}
 
     counts = export(con, "parquet", tmp_path / "loop.parquet", definition_id="loop-review")
-    total = con.execute("SELECT count(*) FROM events e JOIN executions x USING (execution_id) "
-                        "WHERE x.definition_id = 'loop-review'").fetchall()[0][0]
+    total = con.execute(
+        "SELECT count(*) FROM events e JOIN executions x USING (execution_id) WHERE x.definition_id = 'loop-review'"
+    ).fetchall()[0][0]
     assert counts == {"executions": 2, "events": total}
     assert pq.read_table(tmp_path / "loop.parquet").num_rows == total
 
@@ -94,10 +111,18 @@ def test_event_table_and_parquet_csv_exports(con, tmp_path):
 def test_step_log_orders_each_case_by_time_start_before_end(con):
     frame = step_log(con, execution_id=eid("A1"))
     got = list(zip(frame["concept:name"], frame["lifecycle:transition"], frame["timestamp_ms"] - EPOCH_MS))
-    assert got == [("draft", "start", 0), ("draft", "complete", 0), ("review", "start", 0),
-                   ("review", "complete", 60_000), ("draft", "start", 60_000), ("draft", "complete", 60_000),
-                   ("review", "start", 60_000), ("review", "complete", 150_000), ("publish", "start", 150_000),
-                   ("publish", "complete", 150_000)]
+    assert got == [
+        ("draft", "start", 0),
+        ("draft", "complete", 0),
+        ("review", "start", 0),
+        ("review", "complete", 60_000),
+        ("draft", "start", 60_000),
+        ("draft", "complete", 60_000),
+        ("review", "start", 60_000),
+        ("review", "complete", 150_000),
+        ("publish", "start", 150_000),
+        ("publish", "complete", 150_000),
+    ]
     assert str(frame["time:timestamp"].dt.tz) == "UTC"
     assert set(frame["case:status"]) == {"completed"}
 
@@ -106,8 +131,22 @@ def test_step_log_orders_each_case_by_time_start_before_end(con):
 def test_pm4py_reads_the_xes_export(con, tmp_path):
     pm4py = pm4py_or_skip()
     path = tmp_path / "all.xes"
-    assert main(["events", "export", "--db", con.execute("PRAGMA database_list").fetchall()[0][2],
-                 "--definition", "loop-review", "--to", "xes", str(path)]) == 0
+    assert (
+        main(
+            [
+                "events",
+                "export",
+                "--db",
+                con.execute("PRAGMA database_list").fetchall()[0][2],
+                "--definition",
+                "loop-review",
+                "--to",
+                "xes",
+                str(path),
+            ]
+        )
+        == 0
+    )
     log = pm4py.read_xes(str(path), show_progress_bar=False)
     assert log["case:concept:name"].nunique() == 2
     starts = log[log["lifecycle:transition"] == "start"]
@@ -115,14 +154,21 @@ def test_pm4py_reads_the_xes_export(con, tmp_path):
     assert (log["lifecycle:transition"] == "complete").sum() == 10
     # pm4py's own statistics on the export are the views' answers
     dfg, start_activities, _ = pm4py.discover_dfg(starts)
-    ours = {(a, b): n for a, b, n in con.execute(
-        "SELECT from_node_id, to_node_id, transitions FROM directly_follows WHERE definition_id = 'loop-review'"
-    ).fetchall()}
+    ours = {
+        (a, b): n
+        for a, b, n in con.execute(
+            "SELECT from_node_id, to_node_id, transitions FROM directly_follows WHERE definition_id = 'loop-review'"
+        ).fetchall()
+    }
     assert dict(dfg) == ours
     assert dict(start_activities) == {"draft": 2}
     durations = sorted(pm4py.get_all_case_durations(log))
-    cycle = sorted(ms / 1000 for (ms,) in con.execute(
-        "SELECT cycle_time_ms FROM execution_summary WHERE definition_id = 'loop-review'").fetchall())
+    cycle = sorted(
+        ms / 1000
+        for (ms,) in con.execute(
+            "SELECT cycle_time_ms FROM execution_summary WHERE definition_id = 'loop-review'"
+        ).fetchall()
+    )
     assert durations == cycle == [20.0, 150.0]
     case = log[log["case:concept:name"] == eid("A2")]
     assert set(case["case:status"]) == {"completed"} and set(case["case:definitionId"]) == {"loop-review"}
@@ -138,9 +184,10 @@ def test_pm4py_reads_the_ocel_export(con, tmp_path):
     n_steps = con.execute("SELECT count(*) FROM steps").fetchall()[0][0]
     assert counts == {"executions": len(SCRIPTS), "events": n_events, "objects": len(SCRIPTS) + n_steps + 4}
     assert len(ocel.events) == n_events
-    assert ocel.objects["ocel:type"].value_counts().to_dict() == {"step": n_steps, "execution": len(SCRIPTS),
-                                                                  "user": 4}
-    assert set(ocel.events["ocel:activity"]) == {t for (t,) in con.execute("SELECT DISTINCT type FROM events").fetchall()}
+    assert ocel.objects["ocel:type"].value_counts().to_dict() == {"step": n_steps, "execution": len(SCRIPTS), "user": 4}
+    assert set(ocel.events["ocel:activity"]) == {
+        t for (t,) in con.execute("SELECT DISTINCT type FROM events").fetchall()
+    }
     relations = ocel.relations
     reviewers = relations[relations["ocel:qualifier"] == "reviewer"]
     assert sorted(reviewers["ocel:oid"].unique()) == ["user:ann", "user:bob", "user:cat"]
@@ -153,6 +200,7 @@ def test_pm4py_reads_the_ocel_export(con, tmp_path):
 
 
 # ---------------------------------------------------------------------------- collab sql
+
 
 def test_collab_sql_formats(sim_db, tmp_path, capsys):
     db = str(sim_db)
@@ -167,13 +215,21 @@ def test_collab_sql_formats(sim_db, tmp_path, capsys):
     code, out, _ = run(capsys, "sql", query, "--db", db, "--format", "csv")
     assert out.splitlines()[:2] == ["definition_id,from_node_id,to_node_id,transitions", "loop-review,draft,review,4"]
 
-    code, out, _ = run(capsys, "sql", "SELECT status, count(*) AS n FROM execution_summary GROUP BY 1 ORDER BY 1",
-                       "--db", db, "--format", "json")
+    code, out, _ = run(
+        capsys,
+        "sql",
+        "SELECT status, count(*) AS n FROM execution_summary GROUP BY 1 ORDER BY 1",
+        "--db",
+        db,
+        "--format",
+        "json",
+    )
     assert json.loads(out) == [{"status": "cancelled", "n": 1}, {"status": "completed", "n": 4}]
 
     out_file = tmp_path / "latency.parquet"
-    code, out, _ = run(capsys, "sql", "SELECT * FROM reviewer_latency", "--db", db, "--format", "parquet",
-                       "--out", str(out_file))
+    code, out, _ = run(
+        capsys, "sql", "SELECT * FROM reviewer_latency", "--db", db, "--format", "parquet", "--out", str(out_file)
+    )
     assert code == 0 and out == ""
     assert pq.read_table(out_file).num_rows == 6
 
@@ -201,6 +257,7 @@ def test_collab_sql_errors(sim_db, tmp_path, capsys):
 
 def test_collab_sql_on_a_running_servers_mirror(tmp_path, capsys):
     from test_analytics_support import LOOP, ServerRecorder
+
     from toolkit.analytics import Mirror
 
     recorder = ServerRecorder(tmp_path / "live.duckdb")
@@ -209,11 +266,22 @@ def test_collab_sql_on_a_running_servers_mirror(tmp_path, capsys):
     mirror = Mirror(recorder.store, tmp_path / "events")
     mirror.sync()
     # another process cannot open the live file: the server holds it
-    proc = subprocess.run([sys.executable, "-m", "toolkit.cli", "sql", "SELECT 1", "--db", str(tmp_path / "live.duckdb")],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "toolkit.cli", "sql", "SELECT 1", "--db", str(tmp_path / "live.duckdb")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "--mirror" in proc.stderr
-    code, out, _ = run(capsys, "sql", "SELECT status, cycle_time_ms, loops FROM execution_summary", "--mirror",
-                       str(tmp_path / "events"), "--format", "json")
+    code, out, _ = run(
+        capsys,
+        "sql",
+        "SELECT status, cycle_time_ms, loops FROM execution_summary",
+        "--mirror",
+        str(tmp_path / "events"),
+        "--format",
+        "json",
+    )
     assert code == 0 and json.loads(out) == [{"status": "completed", "cycle_time_ms": 150_000, "loops": 1}]
     mirror.close()
     recorder.close()
@@ -221,17 +289,20 @@ def test_collab_sql_on_a_running_servers_mirror(tmp_path, capsys):
 
 # ---------------------------------------------------------------------------- collab events export
 
+
 def test_collab_events_export(sim_db, tmp_path, capsys):
     for fmt in ("parquet", "csv", "ocel", "xes"):
         out = tmp_path / f"a1.{fmt}"
-        code, text, err = run(capsys, "events", "export", "--db", str(sim_db), "--execution", eid("A1"), "--to", fmt,
-                              str(out))
+        code, text, err = run(
+            capsys, "events", "export", "--db", str(sim_db), "--execution", eid("A1"), "--to", fmt, str(out)
+        )
         assert code == 0 and err == "" and out.stat().st_size > 0, fmt
         assert "of 1 execution(s) written to" in text
     assert json.loads((tmp_path / "a1.ocel").read_text())["objectTypes"][0]["name"] == "execution"
     assert (tmp_path / "a1.xes").read_text().count("<trace>") == 1
-    code, _, err = run(capsys, "events", "export", "--db", str(sim_db), "--definition", "nope", "--to", "csv",
-                       str(tmp_path / "n.csv"))
+    code, _, err = run(
+        capsys, "events", "export", "--db", str(sim_db), "--definition", "nope", "--to", "csv", str(tmp_path / "n.csv")
+    )
     assert code == 1 and "no executions of definition nope" in err
     with pytest.raises(SystemExit) as exc:  # exactly one of --execution / --definition
         main(["events", "export", "--db", str(sim_db), "--to", "csv", str(tmp_path / "n.csv")])
@@ -251,15 +322,26 @@ def test_duckdb_can_read_the_parquet_export_back(con, tmp_path):
 def test_pm4py_on_the_interval_log_gives_the_views_answers(con):
     pm4py = pm4py_or_skip()
     intervals = step_log(con, definition_id="loop-review", intervals=True)
-    assert len(intervals) == con.execute("SELECT count(*) FROM steps s JOIN executions x USING (execution_id) "
-                                         "WHERE x.definition_id = 'loop-review'").fetchall()[0][0]
+    assert (
+        len(intervals)
+        == con.execute(
+            "SELECT count(*) FROM steps s JOIN executions x USING (execution_id) WHERE x.definition_id = 'loop-review'"
+        ).fetchall()[0][0]
+    )
     dfg = dict(pm4py.discover_dfg(intervals)[0])
-    ours = {(a, b): n for a, b, n in con.execute(
-        "SELECT from_node_id, to_node_id, transitions FROM directly_follows WHERE definition_id = 'loop-review'"
-    ).fetchall()}
+    ours = {
+        (a, b): n
+        for a, b, n in con.execute(
+            "SELECT from_node_id, to_node_id, transitions FROM directly_follows WHERE definition_id = 'loop-review'"
+        ).fetchall()
+    }
     assert dfg == ours
     medians = pm4py.get_service_time(intervals, aggregation_measure="median", start_timestamp_key="start_timestamp")
-    p50 = dict(con.execute("SELECT node_id, quantile_cont(duration_ms, 0.5) / 1000 FROM step_durations d "
-                           "JOIN executions x USING (execution_id) WHERE x.definition_id = 'loop-review' "
-                           "GROUP BY node_id").fetchall())
+    p50 = dict(
+        con.execute(
+            "SELECT node_id, quantile_cont(duration_ms, 0.5) / 1000 FROM step_durations d "
+            "JOIN executions x USING (execution_id) WHERE x.definition_id = 'loop-review' "
+            "GROUP BY node_id"
+        ).fetchall()
+    )
     assert medians == pytest.approx(p50)

@@ -51,31 +51,63 @@ def load(executions, steps, stored: bool):
         keys.setdefault(e, len(keys))
     positions = {}
     for e in keys:
-        positions.update({(e, step.step_id): i for i, step in enumerate(in_step_order(
-            SimpleNamespace(step_id=s[1], node_id=s[2], started_at=s[3], completed_at=s[4])
-            for s in steps if s[0] == e))})
-    _x = pa.table({  # noqa: F841 - read by name below
-        "run": list(range(n)), "execution_id": [e for e, _ in executions], "definition_id": [d for _, d in executions],
-        "definition_version": [1] * n, "status": ["running"] * n, "failure_reason": [None] * n,
-        "correlation_id": [e for e, _ in executions], "started_at": [0] * n, "completed_at": pa.nulls(n, pa.int64()),
-        "cancelled_at": pa.nulls(n, pa.int64()), "exec_key": pa.array([keys[e] for e, _ in executions], pa.int32()),
-        "definition_key": pa.array([definition_of[e] for e, _ in executions], pa.int32())})
+        positions.update(
+            {
+                (e, step.step_id): i
+                for i, step in enumerate(
+                    in_step_order(
+                        SimpleNamespace(step_id=s[1], node_id=s[2], started_at=s[3], completed_at=s[4])
+                        for s in steps
+                        if s[0] == e
+                    )
+                )
+            }
+        )
+    _x = pa.table(
+        {  # noqa: F841 - read by name below
+            "run": list(range(n)),
+            "execution_id": [e for e, _ in executions],
+            "definition_id": [d for _, d in executions],
+            "definition_version": [1] * n,
+            "status": ["running"] * n,
+            "failure_reason": [None] * n,
+            "correlation_id": [e for e, _ in executions],
+            "started_at": [0] * n,
+            "completed_at": pa.nulls(n, pa.int64()),
+            "cancelled_at": pa.nulls(n, pa.int64()),
+            "exec_key": pa.array([keys[e] for e, _ in executions], pa.int32()),
+            "definition_key": pa.array([definition_of[e] for e, _ in executions], pa.int32()),
+        }
+    )
     m = len(steps)
-    _s = pa.table({  # noqa: F841
-        "run": [0] * m, "execution_id": [s[0] for s in steps], "step_id": [s[1] for s in steps],
-        "node_id": [s[2] for s in steps], "node_type": ["agent"] * m, "status": ["completed"] * m,
-        "group_id": pa.nulls(m, pa.string()), "iteration": [1] * m, "started_at": pa.array([s[3] for s in steps], pa.int64()),
-        "completed_at": pa.array([s[4] for s in steps], pa.int64()), "decision": pa.nulls(m, pa.string()),
-        "source_node_id": pa.nulls(m, pa.string()), "output": ["{}"] * m,
-        "exec_key": pa.array([keys[s[0]] for s in steps], pa.int32()),
-        "step_index": pa.array([positions[(s[0], s[1])] for s in steps], pa.int32()),
-        "definition_key": pa.array([definition_of.get(s[0]) for s in steps], pa.int32())})
+    _s = pa.table(
+        {  # noqa: F841
+            "run": [0] * m,
+            "execution_id": [s[0] for s in steps],
+            "step_id": [s[1] for s in steps],
+            "node_id": [s[2] for s in steps],
+            "node_type": ["agent"] * m,
+            "status": ["completed"] * m,
+            "group_id": pa.nulls(m, pa.string()),
+            "iteration": [1] * m,
+            "started_at": pa.array([s[3] for s in steps], pa.int64()),
+            "completed_at": pa.array([s[4] for s in steps], pa.int64()),
+            "decision": pa.nulls(m, pa.string()),
+            "source_node_id": pa.nulls(m, pa.string()),
+            "output": ["{}"] * m,
+            "exec_key": pa.array([keys[s[0]] for s in steps], pa.int32()),
+            "step_index": pa.array([positions[(s[0], s[1])] for s in steps], pa.int32()),
+            "definition_key": pa.array([definition_of.get(s[0]) for s in steps], pa.int32()),
+        }
+    )
     con.execute("INSERT INTO executions SELECT * FROM _x")
     con.execute("INSERT INTO steps SELECT * FROM _s")
     if not stored:
-        con.execute("ALTER TABLE executions DROP COLUMN exec_key; ALTER TABLE executions DROP COLUMN definition_key; "
-                    "ALTER TABLE steps DROP COLUMN exec_key; ALTER TABLE steps DROP COLUMN step_index; "
-                    "ALTER TABLE steps DROP COLUMN definition_key")
+        con.execute(
+            "ALTER TABLE executions DROP COLUMN exec_key; ALTER TABLE executions DROP COLUMN definition_key; "
+            "ALTER TABLE steps DROP COLUMN exec_key; ALTER TABLE steps DROP COLUMN step_index; "
+            "ALTER TABLE steps DROP COLUMN definition_key"
+        )
     return attach(con)
 
 
@@ -84,8 +116,9 @@ def reference(executions, steps):
     pairs, graph = [], Counter()
     definition = dict(executions)
     for execution_id in definition:
-        ordered = sorted((s for s in steps if s[0] == execution_id),
-                         key=lambda s: (s[3], s[4] is None, s[4] or 0, s[2], s[1]))
+        ordered = sorted(
+            (s for s in steps if s[0] == execution_id), key=lambda s: (s[3], s[4] is None, s[4] or 0, s[2], s[1])
+        )
         for a, b in zip(ordered, ordered[1:]):
             pairs.append((execution_id, a[1], b[1]))
             graph[(definition[execution_id], a[2], b[2])] += 1
@@ -100,10 +133,15 @@ def test_transitions_and_directly_follows_match_a_plain_sort(stored, log):
     con = load(executions, steps, stored)
     try:
         pairs, graph = reference(executions, steps)
-        got_pairs = con.execute("SELECT execution_id, from_step_id, to_step_id FROM step_transitions "
-                                "ORDER BY ALL").fetchall()
-        got_graph = {(d, a, b): n for d, a, b, n in con.execute(
-            "SELECT definition_id, from_node_id, to_node_id, transitions FROM directly_follows").fetchall()}
+        got_pairs = con.execute(
+            "SELECT execution_id, from_step_id, to_step_id FROM step_transitions ORDER BY ALL"
+        ).fetchall()
+        got_graph = {
+            (d, a, b): n
+            for d, a, b, n in con.execute(
+                "SELECT definition_id, from_node_id, to_node_id, transitions FROM directly_follows"
+            ).fetchall()
+        }
     finally:
         con.close()
     assert got_pairs == pairs
@@ -114,10 +152,14 @@ def test_transitions_and_directly_follows_match_a_plain_sort(stored, log):
 def test_steps_of_an_execution_missing_from_executions_are_left_out(stored):
     """directly_follows counts per definition, so it needs the execution row; steps without one
     are not counted under some other definition."""
-    con = load([("x0", "d1")], [("x0", "s1", "a", 0, 1), ("x0", "s2", "b", 1, 2),
-                                ("gone", "s1", "a", 0, 1), ("gone", "s2", "b", 1, 2)], stored)
+    con = load(
+        [("x0", "d1")],
+        [("x0", "s1", "a", 0, 1), ("x0", "s2", "b", 1, 2), ("gone", "s1", "a", 0, 1), ("gone", "s2", "b", 1, 2)],
+        stored,
+    )
     try:
-        assert con.execute("SELECT definition_id, from_node_id, to_node_id, transitions "
-                           "FROM directly_follows").fetchall() == [("d1", "a", "b", 1)]
+        assert con.execute(
+            "SELECT definition_id, from_node_id, to_node_id, transitions FROM directly_follows"
+        ).fetchall() == [("d1", "a", "b", 1)]
     finally:
         con.close()

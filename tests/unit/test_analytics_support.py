@@ -22,11 +22,15 @@ from toolkit.simulate.results import connect
 from toolkit.store import Store
 
 LOOP = {
-    "definitionId": "loop-review", "name": "Draft and review, at most two rounds",
+    "definitionId": "loop-review",
+    "name": "Draft and review, at most two rounds",
     "nodes": [
         {"nodeId": "draft", "type": "agent", "config": {"agentId": "writer", "mockOutput": {"decision": "approve"}}},
-        {"nodeId": "review", "type": "human", "config": {"reviewers": [{"userId": "ann", "mandatory": True},
-                                                                       {"userId": "bob", "mandatory": False}]}},
+        {
+            "nodeId": "review",
+            "type": "human",
+            "config": {"reviewers": [{"userId": "ann", "mandatory": True}, {"userId": "bob", "mandatory": False}]},
+        },
         {"nodeId": "publish", "type": "agent", "config": {"agentId": "publisher"}},
         {"nodeId": "escalate", "type": "agent", "config": {"agentId": "pager"}},
     ],
@@ -40,10 +44,16 @@ LOOP = {
 LOOP_ID = "loop_review__to__draft"
 
 SLA = {
-    "definitionId": "sla-check", "name": "A check with a one-minute SLA",
+    "definitionId": "sla-check",
+    "name": "A check with a one-minute SLA",
     "nodes": [
         {"nodeId": "intake", "type": "agent", "config": {"agentId": "intake"}},
-        {"nodeId": "check", "type": "human", "slaMs": 60_000, "config": {"reviewers": [{"userId": "cat", "mandatory": True}]}},
+        {
+            "nodeId": "check",
+            "type": "human",
+            "slaMs": 60_000,
+            "config": {"reviewers": [{"userId": "cat", "mandatory": True}]},
+        },
         {"nodeId": "done", "type": "agent", "config": {"agentId": "closer"}},
         {"nodeId": "fix", "type": "agent", "config": {"agentId": "fixer"}},
         {"nodeId": "page", "type": "agent", "config": {"agentId": "pager"}},
@@ -52,8 +62,12 @@ SLA = {
         {"from": "intake", "to": "check", "on": "approve"},
         {"from": "check", "to": "done", "on": "approve"},
         {"from": "check", "to": "fix", "on": "reject"},
-        {"from": "check", "to": "page", "on": "custom",
-         "when": '{"op": "eq", "args": [{"var": "step.status"}, "breached"]}'},
+        {
+            "from": "check",
+            "to": "page",
+            "on": "custom",
+            "when": '{"op": "eq", "args": [{"var": "step.status"}, "breached"]}',
+        },
     ],
 }
 
@@ -61,12 +75,22 @@ SLA = {
 # worked out in test_analytics.py.
 SCRIPTS = {
     # round 1 rejected by ann at 1 min; round 2: bob (optional) approves at 1.5 min, ann at 2.5 min
-    "A1": (LOOP, [{"atMs": 60_000, "node": "review", "reviewer": "ann", "decision": "reject", "reason": "too long"},
-                  {"atMs": 90_000, "node": "review", "occurrence": 2, "reviewer": "bob", "decision": "approve"},
-                  {"atMs": 150_000, "node": "review", "occurrence": 2, "reviewer": "ann", "decision": "approve"}]),
+    "A1": (
+        LOOP,
+        [
+            {"atMs": 60_000, "node": "review", "reviewer": "ann", "decision": "reject", "reason": "too long"},
+            {"atMs": 90_000, "node": "review", "occurrence": 2, "reviewer": "bob", "decision": "approve"},
+            {"atMs": 150_000, "node": "review", "occurrence": 2, "reviewer": "ann", "decision": "approve"},
+        ],
+    ),
     # rejected twice: the loop is exhausted and routes to escalate
-    "A2": (LOOP, [{"atMs": 10_000, "node": "review", "reviewer": "ann", "decision": "reject"},
-                  {"atMs": 20_000, "node": "review", "occurrence": 2, "reviewer": "ann", "decision": "reject"}]),
+    "A2": (
+        LOOP,
+        [
+            {"atMs": 10_000, "node": "review", "reviewer": "ann", "decision": "reject"},
+            {"atMs": 20_000, "node": "review", "occurrence": 2, "reviewer": "ann", "decision": "reject"},
+        ],
+    ),
     # nobody answers: the SLA breaches at 1 min and pages someone
     "B1": (SLA, []),
     # cat approves in 30 s
@@ -98,11 +122,14 @@ def simulated_log() -> duckdb.DuckDBPyConnection:
             con.execute(f"INSERT INTO {table} SELECT * FROM _part")
         result.con.close()
     # and each numbers its definition 0: one key per definition id across the simulations
-    con.execute("UPDATE executions SET definition_key = k.key FROM (SELECT definition_id, "
-                "CAST(dense_rank() OVER (ORDER BY definition_id) - 1 AS INTEGER) AS key FROM executions) k "
-                "WHERE k.definition_id = executions.definition_id")
-    con.execute("UPDATE steps SET definition_key = x.definition_key FROM executions x "
-                "WHERE x.execution_id = steps.execution_id")
+    con.execute(
+        "UPDATE executions SET definition_key = k.key FROM (SELECT definition_id, "
+        "CAST(dense_rank() OVER (ORDER BY definition_id) - 1 AS INTEGER) AS key FROM executions) k "
+        "WHERE k.definition_id = executions.definition_id"
+    )
+    con.execute(
+        "UPDATE steps SET definition_key = x.definition_key FROM executions x WHERE x.execution_id = steps.execution_id"
+    )
     return attach(con)
 
 
@@ -113,12 +140,15 @@ class ServerRecorder:
         self.start = start
         self.clock = ManualClock(start)
         self.store = Store(db)
-        self.services = Services(self.store, clock=self.clock) if runner is None else \
-            Services(self.store, clock=self.clock, runner=runner)
+        self.services = (
+            Services(self.store, clock=self.clock)
+            if runner is None
+            else Services(self.store, clock=self.clock, runner=runner)
+        )
         creds = create_workspace(self.store, "analytics-tests", now_ms=start)
         self.workspace = Authenticator(self.store).authenticate(creds.api_key, creds.auth_token)
 
-    def at(self, ms: int) -> "ServerRecorder":
+    def at(self, ms: int) -> ServerRecorder:
         self.clock.set(self.start + ms)
         return self
 
@@ -137,29 +167,51 @@ class ServerRecorder:
         return workflow.dispatch(self.services, self.workspace, request)["executionId"]
 
     def step_id(self, execution_id: str, node: str, occurrence: int = 1) -> str:
-        view = workflow.get_execution(self.services, self.workspace, validate(m.ExecutionRef, {"executionId": execution_id}))
+        view = workflow.get_execution(
+            self.services, self.workspace, validate(m.ExecutionRef, {"executionId": execution_id})
+        )
         return [s["stepId"] for s in view["steps"] if s["nodeId"] == node][occurrence - 1]
 
     def view(self, execution_id: str) -> dict:
-        return workflow.get_execution(self.services, self.workspace, validate(m.ExecutionRef, {"executionId": execution_id}))
+        return workflow.get_execution(
+            self.services, self.workspace, validate(m.ExecutionRef, {"executionId": execution_id})
+        )
 
-    def decide(self, execution_id: str, node: str, reviewer: str, decision: str, occurrence: int = 1,
-               reason: str | None = None) -> dict:
-        data = {"executionId": execution_id, "stepId": self.step_id(execution_id, node, occurrence),
-                "reviewerId": reviewer, "decision": decision}
+    def decide(
+        self, execution_id: str, node: str, reviewer: str, decision: str, occurrence: int = 1, reason: str | None = None
+    ) -> dict:
+        data = {
+            "executionId": execution_id,
+            "stepId": self.step_id(execution_id, node, occurrence),
+            "reviewerId": reviewer,
+            "decision": decision,
+        }
         if reason is not None:
             data["reason"] = reason
-        return workflow.record_reviewer_decision(self.services, self.workspace, validate(m.RecordReviewerDecision, data))
+        return workflow.record_reviewer_decision(
+            self.services, self.workspace, validate(m.RecordReviewerDecision, data)
+        )
 
     def resolve(self, execution_id: str, node: str, action: str, actor: str, occurrence: int = 1, **extra) -> dict:
-        data = {"executionId": execution_id, "stepId": self.step_id(execution_id, node, occurrence),
-                "action": action, "actorId": actor, **extra}
+        data = {
+            "executionId": execution_id,
+            "stepId": self.step_id(execution_id, node, occurrence),
+            "action": action,
+            "actorId": actor,
+            **extra,
+        }
         return workflow.resolve_step(self.services, self.workspace, validate(m.ResolveStep, data))
 
-    def resolution(self, execution_id: str, node: str, resolution_id: str, status: str, occurrence: int = 1,
-                   **extra) -> dict:
-        data = {"executionId": execution_id, "stepId": self.step_id(execution_id, node, occurrence),
-                "resolutionId": resolution_id, "status": status, **extra}
+    def resolution(
+        self, execution_id: str, node: str, resolution_id: str, status: str, occurrence: int = 1, **extra
+    ) -> dict:
+        data = {
+            "executionId": execution_id,
+            "stepId": self.step_id(execution_id, node, occurrence),
+            "resolutionId": resolution_id,
+            "status": status,
+            **extra,
+        }
         return workflow.record_agent_resolution(self.services, self.workspace, validate(m.RecordAgentResolution, data))
 
     def cancel_step(self, execution_id: str, node: str, actor: str, occurrence: int = 1) -> dict:
@@ -174,8 +226,14 @@ class ServerRecorder:
         return workflow.tick(self.services, self.workspace.workspace_id, execution_id)
 
     def agent_completed(self, execution_id: str, node: str, output=None, error=None, occurrence: int = 1):
-        return workflow.agent_completed(self.services, self.workspace.workspace_id, execution_id,
-                                        self.step_id(execution_id, node, occurrence), output, error)
+        return workflow.agent_completed(
+            self.services,
+            self.workspace.workspace_id,
+            execution_id,
+            self.step_id(execution_id, node, occurrence),
+            output,
+            error,
+        )
 
     def play(self, definition_id: str, actions: list[dict], dispatch_at: int = 0) -> str:
         """Dispatch at ``dispatch_at`` and apply script actions (``atMs`` since dispatch), firing
@@ -188,15 +246,22 @@ class ServerRecorder:
             if action.get("cancelExecution"):
                 self.cancel(eid, action.get("reason"))
             else:
-                self.decide(eid, action["node"], action["reviewer"], action["decision"],
-                            action.get("occurrence", 1), action.get("reason"))
+                self.decide(
+                    eid,
+                    action["node"],
+                    action["reviewer"],
+                    action["decision"],
+                    action.get("occurrence", 1),
+                    action.get("reason"),
+                )
         self._fire_deadlines(eid, None)
         return eid
 
     def _fire_deadlines(self, execution_id: str, until: int | None) -> None:
         while True:
-            row = self.store.read("SELECT status, next_deadline FROM executions WHERE execution_id = ?",
-                                  [execution_id]).fetchone()
+            row = self.store.read(
+                "SELECT status, next_deadline FROM executions WHERE execution_id = ?", [execution_id]
+            ).fetchone()
             status, deadline = row
             if status != "running" or deadline is None or (until is not None and deadline > self.start + until):
                 return

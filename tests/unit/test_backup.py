@@ -6,9 +6,9 @@ import os
 import subprocess
 
 import duckdb
-
 from api.support import collab_bin
 from test_analytics_support import LOOP, ServerRecorder
+
 from toolkit.store import Store
 
 

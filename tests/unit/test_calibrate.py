@@ -21,8 +21,10 @@ from toolkit.simulate.fitting import wilson
 DAY = 86_400_000
 # Reviewers work 9-17 UTC on weekdays; one decision takes log-normal / exponential working time.
 TRUE = {
-    "reviewers": {"alice@legal": {"approve": 0.8, "latencyMs": {"lognormal": {"medianMs": 3_600_000, "sigma": 0.6}}},
-                  "bob@brand": {"approve": 0.6, "latencyMs": {"exponential": 1_800_000}}},
+    "reviewers": {
+        "alice@legal": {"approve": 0.8, "latencyMs": {"lognormal": {"medianMs": 3_600_000, "sigma": 0.6}}},
+        "bob@brand": {"approve": 0.6, "latencyMs": {"exponential": 1_800_000}},
+    },
     "agents": {"draft": {"fail": 0.05, "latencyMs": {"lognormal": {"medianMs": 60_000, "sigma": 0.3}}}},
     "calendars": {"*": {"hours": [[9, 17]]}},
     "arrivalIntervalMs": 600_000,
@@ -61,8 +63,11 @@ def test_latency_medians_fall_inside_their_intervals_in_working_time(fitted):
 
 def test_working_hours_are_recovered(fitted):
     for who in ("alice@legal", "bob@brand"):
-        assert fitted.policy["calendars"][who] == {"timeZone": "UTC", "weekdays": ["mon", "tue", "wed", "thu", "fri"],
-                                                   "hours": [[9, 17]]}
+        assert fitted.policy["calendars"][who] == {
+            "timeZone": "UTC",
+            "weekdays": ["mon", "tue", "wed", "thu", "fri"],
+            "hours": [[9, 17]],
+        }
         row = fitted.report["calendars"][who]
         assert 9 <= row["earliestHour"] and row["latestHour"] <= 17
         assert row["actionsPerWeekday"]["sat"] == row["actionsPerWeekday"]["sun"] == 0

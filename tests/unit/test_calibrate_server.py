@@ -13,7 +13,8 @@ from test_analytics_support import ServerRecorder
 from toolkit.simulate import calibrate, whatif
 
 REVIEW = {
-    "definitionId": "one-review", "name": "One review",
+    "definitionId": "one-review",
+    "name": "One review",
     "nodes": [
         {"nodeId": "review", "type": "human", "config": {"reviewers": [{"userId": "rita", "mandatory": True}]}},
         {"nodeId": "ship", "type": "agent", "config": {"agentId": "shipper"}},
@@ -50,9 +51,11 @@ def test_a_server_log_is_calibrated_to_its_scripted_behaviour(server_db):
 
 
 def test_whatif_reads_the_recorded_version_from_the_server_store(server_db):
-    always_ship = {**REVIEW, "nodes": REVIEW["nodes"][:2],
-                   "edges": [{"from": "review", "to": "ship", "on": "approve"},
-                             {"from": "review", "to": "ship", "on": "reject"}]}
+    always_ship = {
+        **REVIEW,
+        "nodes": REVIEW["nodes"][:2],
+        "edges": [{"from": "review", "to": "ship", "on": "approve"}, {"from": "review", "to": "ship", "on": "reject"}],
+    }
     result = whatif(server_db, "one-review", always_ship, runs=100, replications=3)
     assert result.flagged == []  # both versions complete every run; only the path differs
     fixes = "SELECT count(*) FROM steps WHERE node_id = 'fix'"

@@ -9,16 +9,18 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from strategies import agent, definition, edge, human, op, var
+
 from toolkit import examples
 from toolkit.cli import main
 from toolkit.compiler import compile_definition
 from toolkit.model import Definition
 
 ROOT = Path(__file__).resolve().parents[2]
-CLEAN = definition([human("review"), agent("publish"), agent("fix")],
-                   [edge("review", "publish", "approve"), edge("review", "fix", "reject")])
+CLEAN = definition(
+    [human("review"), agent("publish"), agent("fix")],
+    [edge("review", "publish", "approve"), edge("review", "fix", "reject")],
+)
 WARNS = definition([agent("a"), agent("b")], [edge("a", "b", "custom", when=op("gte", var("output.score"), 1))])
 ERRORS = definition([human("review"), agent("publish")], [edge("review", "publish", "approve"), edge("publish", "x")])
 SCHEMA = definition([agent("a"), {"nodeId": "b", "type": "agent", "config": {"blocking": "true"}}], [])
@@ -62,7 +64,9 @@ def test_lint_json_output_shape(tmp_path, capsys):
     assert code == 1
     findings = json.loads(out)
     assert [(f["key"], f["severity"], f["where"]) for f in findings] == [
-        ("dangling-edge", "error", "edge:1"), ("APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH", "error", "node:review")]
+        ("dangling-edge", "error", "edge:1"),
+        ("APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH", "error", "node:review"),
+    ]
     assert all(list(f) == ["key", "severity", "message", "where"] and f["message"] for f in findings)
 
 
@@ -75,8 +79,13 @@ def test_lint_schema_findings_name_the_field(tmp_path, capsys):
     assert code == 1
     assert sorted(json.loads(out), key=lambda f: f["where"]) == [
         {"key": "schema", "severity": "error", "message": "field required", "where": "data.nodes[1].config.agentId"},
-        {"key": "schema", "severity": "error", "message": "input should be a valid boolean",
-         "where": "data.nodes[1].config.blocking"}]
+        {
+            "key": "schema",
+            "severity": "error",
+            "message": "input should be a valid boolean",
+            "where": "data.nodes[1].config.blocking",
+        },
+    ]
 
 
 def test_lint_file_that_is_not_json(tmp_path, capsys):
@@ -151,12 +160,24 @@ def _command() -> list[str]:
 
 def test_real_subprocess(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    bad = subprocess.run([*_command(), "lint", write(tmp_path, ERRORS), "--json"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [*_command(), "lint", write(tmp_path, ERRORS), "--json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 1, bad.stderr
     assert [f["key"] for f in json.loads(bad.stdout)] == ["dangling-edge", "APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH"]
-    good = subprocess.run([*_command(), "compile", str(examples.path("reject-loop-exhausted"))], cwd=tmp_path,
-                          env=env, capture_output=True, text=True, timeout=60)
+    good = subprocess.run(
+        [*_command(), "compile", str(examples.path("reject-loop-exhausted"))],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert good.returncode == 0, good.stderr
     assert json.loads(good.stdout)["loops"][0]["loopId"] == "loop_editor-review__to__draft"
 

@@ -28,17 +28,38 @@ def test_extras_are_read_from_the_package_metadata():
 
 
 def test_serve_without_the_server_extra_names_the_extra(tmp_path):
-    proc = subprocess.run([sys.executable, "-c", WITHOUT, "starlette,uvicorn", "serve", "--db",
-                           str(tmp_path / "x.duckdb"), "--port", "1"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            WITHOUT,
+            "starlette,uvicorn",
+            "serve",
+            "--db",
+            str(tmp_path / "x.duckdb"),
+            "--port",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
     # which of the two the server imports first is its business
-    assert re.fullmatch(r"collab serve: needs (starlette|uvicorn), which the 'server' extra installs: "
-                        r"pip install 'collab-workflows\[server\]'\n", proc.stderr), proc.stderr
+    assert re.fullmatch(
+        r"collab serve: needs (starlette|uvicorn), which the 'server' extra installs: "
+        r"pip install 'collab-workflows\[server\]'\n",
+        proc.stderr,
+    ), proc.stderr
 
 
 def test_a_missing_module_no_extra_provides_is_not_disguised(tmp_path):
-    proc = subprocess.run([sys.executable, "-c", WITHOUT, "duckdb", "sql", "SELECT 1", "--db",
-                           str(tmp_path / "x.duckdb")], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", WITHOUT, "duckdb", "sql", "SELECT 1", "--db", str(tmp_path / "x.duckdb")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1
     assert "ModuleNotFoundError" in proc.stderr and "extra installs" not in proc.stderr

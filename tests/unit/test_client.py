@@ -28,6 +28,7 @@ WORKSPACES = 12  # one per HTTP test; created before the server starts
 
 # ---------------------------------------------------------------------------- fixtures
 
+
 class _Server:
     """uvicorn in a background thread on a pre-bound socket (a free port on 127.0.0.1)."""
 
@@ -104,7 +105,12 @@ class Normaliser:
             return {k: self(v, k) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return type(value)(self(v) for v in value)
-        if isinstance(value, int) and not isinstance(value, bool) and key and (key.endswith("At") or key == "timestamp"):
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and key
+            and (key.endswith("At") or key == "timestamp")
+        ):
             return "<ts>"
         if isinstance(value, str):
             return _IDS.sub(self._id, value)
@@ -131,8 +137,12 @@ def scenario(client: WorkflowClient) -> list:
     out.append(("waiting", waiting))
     for step in sorted(waiting, key=lambda s: s["nodeId"], reverse=True):  # legal first, then brand
         reviewer = REVIEWERS[step["nodeId"]]
-        out.append(("decide", client.record_reviewer_decision(execution_id, step["stepId"], reviewer, "approve",
-                                                              reason="looks good")))
+        out.append(
+            (
+                "decide",
+                client.record_reviewer_decision(execution_id, step["stepId"], reviewer, "approve", reason="looks good"),
+            )
+        )
     out.append(("execution", client.get_execution(execution_id)))
     events = client.get_events(execution_id)
     out.append(("events", events))
@@ -151,23 +161,24 @@ def errors(client: WorkflowClient) -> list[tuple[str, str]]:
     execution_id = run["executionId"]
     legal = next(s for s in _waiting(client, execution_id) if s["nodeId"] == "legal-review")
     calls = [
-        lambda: client.create_definition(examples.load("parallel-review")),                   # ALREADY_EXISTS
-        lambda: client.get_definition("no-such-definition"),                                  # NOT_FOUND
-        lambda: client.get_execution("ex_00000000000000000000"),                              # NOT_FOUND
-        lambda: client.dispatch("parallel-review", bogus_field=1),                            # INVALID_ARGUMENT
-        lambda: client.get_events(execution_id, page_size=501),                               # INVALID_ARGUMENT
+        lambda: client.create_definition(examples.load("parallel-review")),  # ALREADY_EXISTS
+        lambda: client.get_definition("no-such-definition"),  # NOT_FOUND
+        lambda: client.get_execution("ex_00000000000000000000"),  # NOT_FOUND
+        lambda: client.dispatch("parallel-review", bogus_field=1),  # INVALID_ARGUMENT
+        lambda: client.get_events(execution_id, page_size=501),  # INVALID_ARGUMENT
         lambda: client.record_reviewer_decision(execution_id, legal["stepId"], "alice@legal", "maybe"),
         lambda: client.resolve_step(execution_id, legal["stepId"], "reviewer-approve", "mallory@evil"),
         lambda: client.update_definition({**examples.load("parallel-review"), "ifVersion": 7}),  # stale version
-        lambda: client.create_definition({**examples.load("parallel-review"), "definitionId": "bad-one",
-                                          "edges": []}),                                       # lint error
-        lambda: client.delete_definition("parallel-review"),                                  # running execution
+        lambda: client.create_definition(
+            {**examples.load("parallel-review"), "definitionId": "bad-one", "edges": []}
+        ),  # lint error
+        lambda: client.delete_definition("parallel-review"),  # running execution
         lambda: client.record_agent_resolution(execution_id, legal["stepId"], "r-1", "success"),  # not an agent
         lambda: client.resolve_step(execution_id, legal["stepId"], "reviewer-approve", "alice@legal"),  # fine
-        lambda: client.resolve_step(execution_id, legal["stepId"], "force-reject", "ops"),   # now terminal
-        lambda: client.cancel_step(execution_id, legal["stepId"], "ops"),                     # terminal
-        lambda: client.cancel_execution(execution_id, "test"),                                # fine
-        lambda: client.cancel_execution(execution_id),                                        # terminal
+        lambda: client.resolve_step(execution_id, legal["stepId"], "force-reject", "ops"),  # now terminal
+        lambda: client.cancel_step(execution_id, legal["stepId"], "ops"),  # terminal
+        lambda: client.cancel_execution(execution_id, "test"),  # fine
+        lambda: client.cancel_execution(execution_id),  # terminal
     ]
     out = []
     for call in calls:
@@ -181,6 +192,7 @@ def errors(client: WorkflowClient) -> list[tuple[str, str]]:
 
 
 # ---------------------------------------------------------------------------- the same on both
+
 
 def test_scenario_is_identical_in_process_and_over_http(local_client, http_client):
     local, remote = scenario(local_client), scenario(http_client)
@@ -203,14 +215,29 @@ def test_errors_are_identical_in_process_and_over_http(local_client, http_client
     local, remote = errors(local_client), errors(http_client)
     assert local == remote
     assert [code for code, _ in local] == [
-        "ALREADY_EXISTS", "NOT_FOUND", "NOT_FOUND", "INVALID_ARGUMENT", "INVALID_ARGUMENT", "INVALID_ARGUMENT",
-        "PERMISSION_DENIED", "FAILED_PRECONDITION", "INVALID_ARGUMENT", "FAILED_PRECONDITION",
-        "FAILED_PRECONDITION", "ok", "FAILED_PRECONDITION", "FAILED_PRECONDITION", "ok", "FAILED_PRECONDITION"]
+        "ALREADY_EXISTS",
+        "NOT_FOUND",
+        "NOT_FOUND",
+        "INVALID_ARGUMENT",
+        "INVALID_ARGUMENT",
+        "INVALID_ARGUMENT",
+        "PERMISSION_DENIED",
+        "FAILED_PRECONDITION",
+        "INVALID_ARGUMENT",
+        "FAILED_PRECONDITION",
+        "FAILED_PRECONDITION",
+        "ok",
+        "FAILED_PRECONDITION",
+        "FAILED_PRECONDITION",
+        "ok",
+        "FAILED_PRECONDITION",
+    ]
     assert local[3][1] == "data.bogusField: unknown field"
     assert "APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH" in local[8][1]
 
 
 # ---------------------------------------------------------------------------- arguments
+
 
 def test_keyword_dict_and_camel_case_forms_send_the_same_request(client):
     client.create_definition(**examples.load("parallel-review"))  # a body as keyword arguments
@@ -244,10 +271,13 @@ def test_resolve_cancel_and_agent_resolution(client):
     client.create_definition(examples.load("parallel-review"))
     run = client.dispatch("parallel-review")
     steps = {s["nodeId"]: s["stepId"] for s in _waiting(client, run["executionId"])}
-    resolved = client.resolve_step(run["executionId"], steps["legal-review"], "force-approve", "ops@x",
-                                   reason="urgent")
-    assert resolved == {"resolved": True, "executionId": run["executionId"], "stepId": steps["legal-review"],
-                        "action": "force-approve"}
+    resolved = client.resolve_step(run["executionId"], steps["legal-review"], "force-approve", "ops@x", reason="urgent")
+    assert resolved == {
+        "resolved": True,
+        "executionId": run["executionId"],
+        "stepId": steps["legal-review"],
+        "action": "force-approve",
+    }
     assert client.cancel_step(run["executionId"], steps["brand-review"], actor_id="ops@x")["cancelled"] is True
     state = client.get_execution(run["executionId"])
     assert {s["nodeId"]: s["status"] for s in state["steps"]}["brand-review"] == "cancelled"
@@ -256,8 +286,9 @@ def test_resolve_cancel_and_agent_resolution(client):
     run = client.dispatch("blocking-agent-quorum")
     blocking = _waiting(client, run["executionId"])
     assert blocking, "the blocking agent parks in waiting"
-    recorded = client.record_agent_resolution(run["executionId"], blocking[0]["stepId"], "res-1", "success",
-                                              output={"decision": "approve"})
+    recorded = client.record_agent_resolution(
+        run["executionId"], blocking[0]["stepId"], "res-1", "success", output={"decision": "approve"}
+    )
     assert recorded["recorded"] is True and "aggregatorStatus" in recorded
     cancelled = client.cancel_execution(run["executionId"], reason="done testing")
     assert cancelled == {"cancelled": True, "executionId": run["executionId"]}
@@ -265,6 +296,7 @@ def test_resolve_cancel_and_agent_resolution(client):
 
 
 # ---------------------------------------------------------------------------- transport details
+
 
 def test_results_are_plain_json_copies(local_client):
     """Mutating a result never reaches the services' caches (definition bodies are cached)."""
@@ -312,6 +344,7 @@ def test_call_rejects_unknown_operations(local_client):
 
 
 # ---------------------------------------------------------------------------- one table
+
 
 def test_one_method_per_operation():
     names = [op.name for op in OPERATIONS]

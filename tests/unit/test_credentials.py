@@ -18,16 +18,22 @@ from hypothesis import strategies as st
 
 from server import Settings, create_app
 from toolkit.errors import ApiError
+from toolkit.model import validate
+from toolkit.model.access import GenerateToken
 from toolkit.services.access.tokens import generate_token
 from toolkit.services.context import Services
 from toolkit.services.credentials import (
-    CredentialError, find_workspace, issue_token, revoke_token, rotate_key, rotate_secret, verification_secrets,
+    CredentialError,
+    find_workspace,
+    issue_token,
+    revoke_token,
+    rotate_key,
+    rotate_secret,
+    verification_secrets,
     verify_workspace_token,
 )
 from toolkit.services.workspaces import Authenticator, create_workspace
 from toolkit.store import Store
-from toolkit.model import validate
-from toolkit.model.access import GenerateToken
 from toolkit.tokens import LIFETIME_S, UserTokenError, verify_user_token
 
 NOW = 1_700_000_000_000
@@ -128,8 +134,12 @@ def test_known_and_unknown_keys_take_the_same_path(tmp_path):
     try:
         creds = create_workspace(store, "a", now_ms=NOW)
         paths = []
-        for key, token in ((creds.api_key, creds.auth_token), (creds.api_key, "at_wrong"),
-                           ("ak_unknown", creds.auth_token), ("ak_unknown", "at_unknown")):
+        for key, token in (
+            (creds.api_key, creds.auth_token),
+            (creds.api_key, "at_wrong"),
+            ("ak_unknown", creds.auth_token),
+            ("ak_unknown", "at_unknown"),
+        ):
             store.statements.clear()
             try:
                 Authenticator(store).authenticate(key, token)  # a new one: nothing remembered
@@ -142,8 +152,14 @@ def test_known_and_unknown_keys_take_the_same_path(tmp_path):
 
 
 def _token(services: Services, workspace) -> str:
-    request = validate(GenerateToken, {"userId": "ann", "userProperties": {"name": "Ann", "email": "a@x.io"},
-                                       "permissions": {"resources": [{"type": "organization", "id": "acme"}]}})
+    request = validate(
+        GenerateToken,
+        {
+            "userId": "ann",
+            "userProperties": {"name": "Ann", "email": "a@x.io"},
+            "permissions": {"resources": [{"type": "organization", "id": "acme"}]},
+        },
+    )
     return generate_token(services, workspace, request)["data"]["token"]
 
 
@@ -160,8 +176,10 @@ def test_a_rotated_secret_is_accepted_for_its_grace_period(store):
     assert rotated["previousAcceptedUntil"] == now + grace_ms
     new_token = _token(services, auth.authenticate(creds.api_key, creds.auth_token))
     with pytest.raises(UserTokenError, match="signature"):  # new tokens: the new secret only
-        verify_user_token(new_token, [s for s in verification_secrets(store, creds.workspace_id, now_ms=now)
-                                      if s != rotated["jwtSecret"]])
+        verify_user_token(
+            new_token,
+            [s for s in verification_secrets(store, creds.workspace_id, now_ms=now) if s != rotated["jwtSecret"]],
+        )
     assert verify_user_token(new_token, rotated["jwtSecret"])["sub"] == "ann"
 
     # Within the grace period both verify; after it, only the new one.
@@ -187,6 +205,7 @@ def test_the_default_grace_covers_a_whole_token_lifetime_and_old_secrets_are_dro
 
 
 # ------------------------------------------------------------------ a running server
+
 
 class _Uvicorn:
     """The app in uvicorn on a background thread: the test changes credentials through the
@@ -220,6 +239,7 @@ def test_a_running_server_refuses_a_revoked_token_at_once(tmp_path):
         spare = issue_token(store, creds.workspace_id, now_ms=NOW)
     app = create_app(Settings(db=db, timers=False, mirror_every_s=None))
     with _Uvicorn(app) as running, httpx.Client(base_url=running.url) as http:
+
         def status(token: str) -> int:
             headers = {"x-service-api-key": creds.api_key, "x-service-auth-token": token}
             return http.post("/v2/workflow/definitions/list", json={"data": {}}, headers=headers).status_code

@@ -19,13 +19,13 @@ NOW = 1_700_000_000  # Unix seconds
 FOLDERS = {
     "top": (None, "organizationPrivate", False),
     "mid": ("top", None, True),
-    "leaf": ("mid", None, True),             # leaf -> mid -> top: memberships of all three count
+    "leaf": ("mid", None, True),  # leaf -> mid -> top: memberships of all three count
     "leaf-own": ("top", "organizationPrivate", False),  # does not inherit: top's members do not count
     "rtop": (None, "restricted", False),
-    "rchild": ("rtop", None, True),          # inherits "restricted"
+    "rchild": ("rtop", None, True),  # inherits "restricted"
     "pubtop": (None, "public", False),
-    "pubchild": ("pubtop", None, True),      # inherits "public"
-    "orphan": (None, None, True),            # inherits, but has no parent: organizationPrivate
+    "pubchild": ("pubtop", None, True),  # inherits "public"
+    "orphan": (None, None, True),  # inherits, but has no parent: organizationPrivate
 }
 
 # document id -> (folder, access_type, disabled)
@@ -37,7 +37,7 @@ DOCUMENTS = {
     "in-leaf": ("leaf", "organizationPrivate", False),
     "in-leaf-own": ("leaf-own", "organizationPrivate", False),
     "in-rchild": ("rchild", "organizationPrivate", False),
-    "in-rchild-public": ("rchild", "public", False),          # its own type wins over the folder's
+    "in-rchild-public": ("rchild", "public", False),  # its own type wins over the folder's
     "in-pubchild": ("pubchild", "organizationPrivate", False),
     "in-pubtop-restricted": ("pubtop", "restricted", False),  # its own type wins over the folder's
     "in-orphan": ("orphan", "organizationPrivate", False),
@@ -130,24 +130,35 @@ def store():
     store = Store(":memory:")
 
     def job(tx):
-        tx.execute("INSERT INTO organizations (workspace_id, organization_id) VALUES (?, ?), (?, ?)",
-                   [WS, ORG, OTHER_WS, ORG])
+        tx.execute(
+            "INSERT INTO organizations (workspace_id, organization_id) VALUES (?, ?), (?, ?)", [WS, ORG, OTHER_WS, ORG]
+        )
         for fid, (parent, access, inherit) in FOLDERS.items():
-            tx.execute("INSERT INTO folders (workspace_id, organization_id, folder_id, parent_folder_id, access_type, "
-                       "inherit_from_parent) VALUES (?, ?, ?, ?, ?, ?)", [WS, ORG, fid, parent, access, inherit])
+            tx.execute(
+                "INSERT INTO folders (workspace_id, organization_id, folder_id, parent_folder_id, access_type, "
+                "inherit_from_parent) VALUES (?, ?, ?, ?, ?, ?)",
+                [WS, ORG, fid, parent, access, inherit],
+            )
         for did, (folder, access, disabled) in DOCUMENTS.items():
-            tx.execute("INSERT INTO documents (workspace_id, organization_id, document_id, folder_id, access_type, "
-                       "disabled) VALUES (?, ?, ?, ?, ?, ?)", [WS, ORG, did, folder, access, disabled])
+            tx.execute(
+                "INSERT INTO documents (workspace_id, organization_id, document_id, folder_id, access_type, "
+                "disabled) VALUES (?, ?, ?, ?, ?, ?)",
+                [WS, ORG, did, folder, access, disabled],
+            )
         tx.execute("INSERT INTO documents (workspace_id, organization_id, document_id) VALUES (?, '', 'loose')", [WS])
         # The other workspace: the same organization and document ids, its own member.
-        tx.execute("INSERT INTO documents (workspace_id, organization_id, document_id) VALUES (?, ?, 'plain')",
-                   [OTHER_WS, ORG])
+        tx.execute(
+            "INSERT INTO documents (workspace_id, organization_id, document_id) VALUES (?, ?, 'plain')", [OTHER_WS, ORG]
+        )
         rows = [(WS, u, t, r, "" if u == "noorg-member" else ORG, role, exp) for u, t, r, role, exp in MEMBERSHIPS]
         rows.append((WS, "noorg-member", "document", "loose", "", "viewer", None))
         rows.append((OTHER_WS, "other-ws-editor", "organization", ORG, ORG, "editor", None))
         for i, row in enumerate(rows):
-            tx.execute("INSERT INTO memberships (workspace_id, user_id, resource_type, resource_id, organization_id, "
-                       "access_role, expires_at, user_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", [*row, i])
+            tx.execute(
+                "INSERT INTO memberships (workspace_id, user_id, resource_type, resource_id, organization_id, "
+                "access_role, expires_at, user_seq) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [*row, i],
+            )
 
     store.write(job)
     yield store
@@ -191,15 +202,25 @@ def test_inside_a_writer_job(store):
 
 def test_a_folder_cycle_does_not_loop_forever():
     with Store(":memory:") as s:
+
         def job(tx):
-            tx.execute("INSERT INTO folders (workspace_id, organization_id, folder_id, parent_folder_id, access_type, "
-                       "inherit_from_parent) VALUES (?, ?, 'a', 'b', NULL, true), (?, ?, 'b', 'a', NULL, true)",
-                       [WS, ORG, WS, ORG])
-            tx.execute("INSERT INTO documents (workspace_id, organization_id, document_id, folder_id) "
-                       "VALUES (?, ?, 'doc', 'a')", [WS, ORG])
-            tx.execute("INSERT INTO memberships (workspace_id, user_id, resource_type, resource_id, organization_id, "
-                       "access_role, user_seq) VALUES (?, 'u', 'organization', ?, ?, 'viewer', 1), "
-                       "(?, 'f', 'folder', 'b', ?, 'editor', 2)", [WS, ORG, ORG, WS, ORG])
+            tx.execute(
+                "INSERT INTO folders (workspace_id, organization_id, folder_id, parent_folder_id, access_type, "
+                "inherit_from_parent) VALUES (?, ?, 'a', 'b', NULL, true), (?, ?, 'b', 'a', NULL, true)",
+                [WS, ORG, WS, ORG],
+            )
+            tx.execute(
+                "INSERT INTO documents (workspace_id, organization_id, document_id, folder_id) "
+                "VALUES (?, ?, 'doc', 'a')",
+                [WS, ORG],
+            )
+            tx.execute(
+                "INSERT INTO memberships (workspace_id, user_id, resource_type, resource_id, organization_id, "
+                "access_role, user_seq) VALUES (?, 'u', 'organization', ?, ?, 'viewer', 1), "
+                "(?, 'f', 'folder', 'b', ?, 'editor', 2)",
+                [WS, ORG, ORG, WS, ORG],
+            )
+
         s.write(job)
         assert effective_role(s.read, WS, "u", "doc", ORG, NOW) == "viewer"
         assert effective_role(s.read, WS, "f", "doc", ORG, NOW) == "editor"

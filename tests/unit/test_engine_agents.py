@@ -5,8 +5,18 @@ from __future__ import annotations
 import pytest
 
 from toolkit.engine import (
-    AgentCompleted, AgentFailure, AgentRequest, DefaultAgentRunner, Dispatch, ManualClock, Plan,
-    RecordAgentResolution, SeededIds, apply, resume_key, run_agents,
+    AgentCompleted,
+    AgentFailure,
+    AgentRequest,
+    DefaultAgentRunner,
+    Dispatch,
+    ManualClock,
+    Plan,
+    RecordAgentResolution,
+    SeededIds,
+    apply,
+    resume_key,
+    run_agents,
 )
 from toolkit.engine.testing import HOLD, Harness, ScriptedRunner, agent, definition, edge, human
 from toolkit.errors import ApiError, ErrorCode
@@ -19,10 +29,13 @@ def run(request):
 
 # ---------------------------------------------------------------- non-blocking agents
 
+
 def test_default_runner_outputs():
     runner = DefaultAgentRunner()
     assert runner.run(AgentRequest("s", "n", "spell", {"agentId": "spell"}, {})) == {
-        "agentId": "spell", "decision": "approve"}
+        "agentId": "spell",
+        "decision": "approve",
+    }
     mock = {"decision": "reject", "notes": {"n": [1]}}
     out = runner.run(AgentRequest("s", "n", "spell", {"mockOutput": mock}, {}))
     assert out == mock and out is not mock and out["notes"] is not mock["notes"]
@@ -32,7 +45,8 @@ def test_default_runner_outputs():
 def test_mock_output_is_the_step_output_and_routes(run):
     body = definition(
         [agent("score", mockOutput={"decision": "reject", "score": 0.2}), agent("ok"), agent("no")],
-        [edge("score", "ok", "approve"), edge("score", "no", "reject")])
+        [edge("score", "ok", "approve"), edge("score", "no", "reject")],
+    )
     h = run(body)
     h.dispatch()
     assert h.step("score").output == {"decision": "reject", "score": 0.2}
@@ -41,8 +55,9 @@ def test_mock_output_is_the_step_output_and_routes(run):
 
 
 def test_require_non_empty_output_fails_on_empty(run):
-    body = definition([agent("a", requireNonEmptyOutput=True, mockOutput={}), agent("after")],
-                      [edge("a", "after", "always")])
+    body = definition(
+        [agent("a", requireNonEmptyOutput=True, mockOutput={}), agent("after")], [edge("a", "after", "always")]
+    )
     h = run(body)
     h.dispatch()
     step = h.step("a")
@@ -75,8 +90,11 @@ def test_external_agent_stays_running_until_resolved(run):
 
 
 def test_agent_timeout_on_tick(run):
-    h = run(definition([agent("slow", agentMaxRuntimeMs=5_000), agent("after")], [edge("slow", "after", "always")]),
-            runner=ScriptedRunner({"slow": HOLD}), start_ms=1_000)
+    h = run(
+        definition([agent("slow", agentMaxRuntimeMs=5_000), agent("after")], [edge("slow", "after", "always")]),
+        runner=ScriptedRunner({"slow": HOLD}),
+        start_ms=1_000,
+    )
     h.dispatch()
     assert h.state.next_deadline() == 6_000
     assert h.tick(5_999) == {"fired": 0}
@@ -90,9 +108,10 @@ def test_agent_timeout_on_tick(run):
 
 
 def test_agent_completed_command_and_its_errors(run):
-    h = run(definition([agent("a"), human("r", "ann"), agent("x")],
-                       [edge("a", "r", "approve"), edge("r", "x", "reject")]),
-            runner=ScriptedRunner({"a": HOLD}))
+    h = run(
+        definition([agent("a"), human("r", "ann"), agent("x")], [edge("a", "r", "approve"), edge("r", "x", "reject")]),
+        runner=ScriptedRunner({"a": HOLD}),
+    )
     h.dispatch()
     with pytest.raises(ApiError) as err:
         h.send(AgentCompleted("missing", {}))
@@ -120,8 +139,9 @@ def test_agent_completed_with_error(run):
 
 
 def test_run_agents_follows_chains_and_returns_transitions():
-    body = definition([agent("a"), agent("b"), agent("c", external=True)],
-                      [edge("a", "b", "approve"), edge("b", "c", "approve")])
+    body = definition(
+        [agent("a"), agent("b"), agent("c", external=True)], [edge("a", "b", "approve"), edge("b", "c", "approve")]
+    )
     plan = Plan.from_definition(body)
     clock, ids = ManualClock(0), SeededIds(0)
     first = apply(plan, None, Dispatch("ex_1"), clock, ids)
@@ -129,8 +149,10 @@ def test_run_agents_follows_chains_and_returns_transitions():
     request = first.agent_requests[0]
     assert (request.agent_id, request.config["agentId"], request.input) == ("a", "a", {})
     extra = run_agents(plan, first.state, first, clock, ids)
-    assert [t.result["stepId"] for t in extra] == [first.state.steps_of("a")[0].step_id,
-                                                  first.state.steps_of("b")[0].step_id]
+    assert [t.result["stepId"] for t in extra] == [
+        first.state.steps_of("a")[0].step_id,
+        first.state.steps_of("b")[0].step_id,
+    ]
     assert first.state.steps_of("c")[0].status == "running"  # external
     assert extra[-1].agent_requests[0].node_id == "c"
 
@@ -156,15 +178,20 @@ def test_run_agents_skips_steps_that_ended_meanwhile():
 
 # ---------------------------------------------------------------- blocking agents
 
+
 def blocking(node_id="panel", kind="allResolved", expected=2, min_count=None, **extra):
     policy = {"kind": kind} if min_count is None else {"kind": kind, "minCount": min_count}
     return agent(node_id, blocking=True, resolutionPolicy=policy, expectedResolutions=expected, **extra)
 
 
-PANEL = lambda **kw: definition([blocking(**kw), agent("ok"), agent("no")],  # noqa: E731
-                                [edge("panel", "ok", "approve"), edge("panel", "no", "reject"),
-                                 edge("panel", "no", "custom",
-                                      when='{"op": "eq", "args": [{"var": "step.status"}, "failed"]}')])
+PANEL = lambda **kw: definition(
+    [blocking(**kw), agent("ok"), agent("no")],  # noqa: E731
+    [
+        edge("panel", "ok", "approve"),
+        edge("panel", "no", "reject"),
+        edge("panel", "no", "custom", when='{"op": "eq", "args": [{"var": "step.status"}, "failed"]}'),
+    ],
+)
 
 
 def test_blocking_agent_waits_with_awaiting_approval(run):
@@ -173,7 +200,10 @@ def test_blocking_agent_waits_with_awaiting_approval(run):
     step = h.step("panel")
     assert step.status == "waiting"
     assert h.of_type("step.awaiting-approval")[0].data == {
-        "waitingForReviewers": 2, "mandatoryCount": 2, "resumeKey": resume_key("ex_test", step.step_id)}
+        "waitingForReviewers": 2,
+        "mandatoryCount": 2,
+        "resumeKey": resume_key("ex_test", step.step_id),
+    }
     assert h.state.next_deadline() is None  # no agent timeout while waiting for resolutions
 
 
@@ -181,20 +211,38 @@ def test_all_resolved_completes_after_expected_successes(run):
     h = run(PANEL(expected=2), start_ms=10)
     h.dispatch()
     assert h.resolution("panel", "r1", "success", {"decision": "approve", "n": 1}) == {
-        "recorded": True, "aggregatorStatus": "pending", "resumeScheduled": False}
+        "recorded": True,
+        "aggregatorStatus": "pending",
+        "resumeScheduled": False,
+    }
     h.at(20)
     assert h.resolution("panel", "r2", "success", {"decision": "approve"}) == {
-        "recorded": True, "aggregatorStatus": "resolved", "resumeScheduled": True}
+        "recorded": True,
+        "aggregatorStatus": "resolved",
+        "resumeScheduled": True,
+    }
     step = h.step("panel")
     assert step.output == {
         "decision": "approve",
         "resolutions": [
-            {"resolutionId": "r1", "status": "success", "output": {"decision": "approve", "n": 1},
-             "errorMessage": None, "recordedAt": 10},
-            {"resolutionId": "r2", "status": "success", "output": {"decision": "approve"},
-             "errorMessage": None, "recordedAt": 20},
+            {
+                "resolutionId": "r1",
+                "status": "success",
+                "output": {"decision": "approve", "n": 1},
+                "errorMessage": None,
+                "recordedAt": 10,
+            },
+            {
+                "resolutionId": "r2",
+                "status": "success",
+                "output": {"decision": "approve"},
+                "errorMessage": None,
+                "recordedAt": 20,
+            },
         ],
-        "successCount": 2, "failureCount": 0}
+        "successCount": 2,
+        "failureCount": 0,
+    }
     tail = [(e.type, e.data) for e in h.events if e.step_id == step.step_id][-4:]
     assert tail == [
         ("step.response-recorded", {"resolutionId": "r1", "status": "success"}),
@@ -221,7 +269,10 @@ def test_min_resolved_fails_as_soon_as_unreachable(run):
     h.dispatch()
     h.resolution("panel", "r1", "failure", error_message="e1")
     assert h.resolution("panel", "r2", "failure", error_message="e2") == {
-        "recorded": True, "aggregatorStatus": "failed", "resumeScheduled": True}
+        "recorded": True,
+        "aggregatorStatus": "failed",
+        "resumeScheduled": True,
+    }
     step = h.step("panel")
     assert step.status == "failed"
     assert step.error["code"] == "resolution-threshold-unreachable"
@@ -245,9 +296,16 @@ def test_agent_reject_sets_rejector_fields(run):
     h.resolution("panel", "r2", "success", {"decision": "approve"})
     out = h.step("panel").output
     assert (out["decision"], out["rejectedBy"], out["rejectorMandatory"], out["rejectionReason"]) == (
-        "reject", "panel", True, "unsafe")
+        "reject",
+        "panel",
+        True,
+        "unsafe",
+    )
     assert h.of_type("step.completed")[0].data == {
-        "nodeType": "agent", "decision": "reject", "aggregatorStatus": "resolved"}
+        "nodeType": "agent",
+        "decision": "reject",
+        "aggregatorStatus": "resolved",
+    }
     assert h.statuses() == [("panel", "completed"), ("no", "completed")]
 
 
@@ -264,20 +322,29 @@ def test_resolution_replays(run):
     h.resolution("panel", "r1", "success", {"decision": "approve"})
     seq = h.state.last_seq
     assert h.resolution("panel", "r1", "failure", error_message="x") == {
-        "recorded": False, "aggregatorStatus": "pending", "resumeScheduled": False}
+        "recorded": False,
+        "aggregatorStatus": "pending",
+        "resumeScheduled": False,
+    }
     assert h.state.last_seq == seq
     h.resolution("panel", "r2", "success", {"decision": "approve"})
     # after the step (and execution) ended: a replay answers, a new id is refused
     assert h.resolution("panel", "r2", "success") == {
-        "recorded": False, "aggregatorStatus": "resolved", "resumeScheduled": False}
+        "recorded": False,
+        "aggregatorStatus": "resolved",
+        "resumeScheduled": False,
+    }
     with pytest.raises(ApiError) as err:
         h.resolution("panel", "r3", "success")
     assert err.value.code == ErrorCode.FAILED_PRECONDITION
 
 
 def test_resolution_errors(run):
-    h = run(definition([blocking(), agent("plain", external=True), human("r", "ann"), agent("x")],
-                       [edge("r", "x", "reject")]))
+    h = run(
+        definition(
+            [blocking(), agent("plain", external=True), human("r", "ann"), agent("x")], [edge("r", "x", "reject")]
+        )
+    )
     h.dispatch()
     sid = h.sid("panel")
     for cmd, code in [

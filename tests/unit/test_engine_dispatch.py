@@ -9,9 +9,25 @@ import random
 import pytest
 
 from toolkit.engine import (
-    AgentCompleted, CancelExecution, CancelStep, RecordAgentResolution, RecordReviewerDecision, ResolveStep,
-    EXTERNAL_TYPES, INTERNAL_TYPES, Dispatch, Event, ExecutionState, ManualClock, Plan, SeededIds,
-    Tick, apply, external_view, resume_key, suppress_duplicate_dispatch,
+    EXTERNAL_TYPES,
+    INTERNAL_TYPES,
+    AgentCompleted,
+    CancelExecution,
+    CancelStep,
+    Dispatch,
+    Event,
+    ExecutionState,
+    ManualClock,
+    Plan,
+    RecordAgentResolution,
+    RecordReviewerDecision,
+    ResolveStep,
+    SeededIds,
+    Tick,
+    apply,
+    external_view,
+    resume_key,
+    suppress_duplicate_dispatch,
 )
 from toolkit.engine.testing import G, Harness, agent, definition, edge, group, human, webhook
 from toolkit.errors import ApiError, ErrorCode
@@ -63,17 +79,22 @@ def test_dispatch_event_log_in_order(run):
     assert h.events[1].data == {"nodeId": "a", "nodeType": "agent", "groupId": None, "iteration": 1}
     assert h.events[2].data == {"nodeId": "a", "nodeType": "agent"}
     assert h.events[3].data == {"agentId": "a"}
-    assert h.events[6].data == {"waitingForReviewers": 1, "mandatoryCount": 1,
-                                "resumeKey": resume_key("ex_test", b)}
+    assert h.events[6].data == {"waitingForReviewers": 1, "mandatoryCount": 1, "resumeKey": resume_key("ex_test", b)}
 
 
 def test_every_event_carries_ids_timestamp_and_correlation(run):
     h = run(CHAIN, start_ms=42)
     h.dispatch(correlation_id="order-7")
     for e in h.events:
-        assert e.to_json() == {"eventId": f"evt_ex_test_{e.seq}", "seq": e.seq, "type": e.type,
-                               "stepId": e.step_id, "timestamp": 42, "correlationId": "order-7",
-                               "data": e.data}
+        assert e.to_json() == {
+            "eventId": f"evt_ex_test_{e.seq}",
+            "seq": e.seq,
+            "type": e.type,
+            "stepId": e.step_id,
+            "timestamp": 42,
+            "correlationId": "order-7",
+            "data": e.data,
+        }
     assert h.state.correlation_id == "order-7"
 
 
@@ -96,8 +117,11 @@ def test_several_roots_and_a_root_group(run):
 def test_second_edge_to_same_child_gets_edge_index_suffix(run):
     body = definition(
         [agent("a"), webhook("b")],
-        [edge("a", "b", "approve"), edge("a", "b", "always"),
-         edge("a", "b", "custom", when='{"op": "eq", "args": [{"var": "output.decision"}, "approve"]}')],
+        [
+            edge("a", "b", "approve"),
+            edge("a", "b", "always"),
+            edge("a", "b", "custom", when='{"op": "eq", "args": [{"var": "output.decision"}, "approve"]}'),
+        ],
     )
     h = run(body)
     h.dispatch()
@@ -110,7 +134,8 @@ def test_step_ids_longer_than_200_chars_are_hashed(run):
     long_node = "n" * 60
     nodes = [agent("a")] + [agent(f"{long_node}{i}") for i in range(4)]
     edges = [edge("a", f"{long_node}0", "approve")] + [
-        edge(f"{long_node}{i}", f"{long_node}{i + 1}", "approve") for i in range(3)]
+        edge(f"{long_node}{i}", f"{long_node}{i + 1}", "approve") for i in range(3)
+    ]
     h = run(definition(nodes, edges))
     h.dispatch()
     ids = [s.step_id for s in h.state.steps.values()]
@@ -165,16 +190,32 @@ def test_views(run):
     h.dispatch({"k": 1}, idempotency_key="idem-1")
     view = h.state.view()
     assert view == {
-        "executionId": "ex_test", "status": "running", "startedAt": 100, "completedAt": None,
-        "cancelledAt": None, "definitionId": "test-flow", "definitionVersion": 1,
-        "correlationId": "ex_test", "idempotencyKey": "idem-1", "failureReason": None,
+        "executionId": "ex_test",
+        "status": "running",
+        "startedAt": 100,
+        "completedAt": None,
+        "cancelledAt": None,
+        "definitionId": "test-flow",
+        "definitionVersion": 1,
+        "correlationId": "ex_test",
+        "idempotencyKey": "idem-1",
+        "failureReason": None,
         "steps": [h.step("a").view(), h.step("b").view()],
     }
     assert h.step("a").view() == {
-        "stepId": h.sid("a"), "nodeId": "a", "nodeType": "agent", "status": "completed",
-        "groupId": None, "startedAt": 100, "completedAt": 100,
-        "output": {"agentId": "a", "decision": "approve"}, "error": None, "input": {},
-        "iteration": 1, "reviewerIds": []}
+        "stepId": h.sid("a"),
+        "nodeId": "a",
+        "nodeType": "agent",
+        "status": "completed",
+        "groupId": None,
+        "startedAt": 100,
+        "completedAt": 100,
+        "output": {"agentId": "a", "decision": "approve"},
+        "error": None,
+        "input": {},
+        "iteration": 1,
+        "reviewerIds": [],
+    }
     b = h.step("b").view()
     assert (b["status"], b["output"], b["reviewerIds"], b["completedAt"]) == ("waiting", {}, ["ann"], None)
 
@@ -221,9 +262,15 @@ def test_dispatch_errors():
     with pytest.raises(ApiError) as err:
         apply(plan, None, Dispatch("ex_2", trigger_context=[1]), clock, ids)
     assert err.value.code == ErrorCode.INVALID_ARGUMENT
-    for command in (Tick(), CancelExecution(), CancelStep("s", "ops"), ResolveStep("s", "force-fail", "ops"),
-                    RecordReviewerDecision("s", "ann", "approve"), RecordAgentResolution("s", "r", "success"),
-                    AgentCompleted("s", {})):
+    for command in (
+        Tick(),
+        CancelExecution(),
+        CancelStep("s", "ops"),
+        ResolveStep("s", "force-fail", "ops"),
+        RecordReviewerDecision("s", "ann", "approve"),
+        RecordAgentResolution("s", "r", "success"),
+        AgentCompleted("s", {}),
+    ):
         with pytest.raises(ApiError) as err:
             apply(plan, None, command, clock, ids)  # no such execution
         assert err.value.code == ErrorCode.NOT_FOUND
@@ -238,18 +285,36 @@ def test_suppress_duplicate_dispatch_logs_internal_event():
     t = suppress_duplicate_dispatch(h.state, ManualClock(9_999))
     assert t.result == {"executionId": "ex_test", "correlationId": "c1", "deduplicated": True}
     assert [(e.seq, e.type, e.step_id, e.timestamp, e.data) for e in t.events] == [
-        (last + 1, "idempotency.suppressed", None, 9_999, {"idempotencyKey": "k1"})]
+        (last + 1, "idempotency.suppressed", None, 9_999, {"idempotencyKey": "k1"})
+    ]
     assert external_view(t.events) == []
 
 
 def test_event_type_sets_are_exactly_api_section_6():
     assert EXTERNAL_TYPES == {
-        "execution.dispatched", "execution.completed", "execution.failed", "execution.cancelled",
-        "step.awaiting-approval", "step.completed", "step.failed", "step.breached", "step.cancelled",
-        "group.quorum-met", "loop.iteration-started", "loop.exhausted"}
+        "execution.dispatched",
+        "execution.completed",
+        "execution.failed",
+        "execution.cancelled",
+        "step.awaiting-approval",
+        "step.completed",
+        "step.failed",
+        "step.breached",
+        "step.cancelled",
+        "group.quorum-met",
+        "loop.iteration-started",
+        "loop.exhausted",
+    }
     assert INTERNAL_TYPES == {
-        "step.scheduled", "step.started", "step.retried", "step.resumed", "step.response-recorded",
-        "step.overridden", "parallel-group.completed", "idempotency.suppressed"}
+        "step.scheduled",
+        "step.started",
+        "step.retried",
+        "step.resumed",
+        "step.response-recorded",
+        "step.overridden",
+        "parallel-group.completed",
+        "idempotency.suppressed",
+    }
     assert not EXTERNAL_TYPES & INTERNAL_TYPES
 
 
@@ -297,9 +362,15 @@ def test_plan_refuses_dangling_references():
 def test_plan_precomputes_lookups():
     body = definition(
         [agent("draft"), human("m1", "u1"), human("m2", "u2"), agent("pub"), agent("esc")],
-        [edge("draft", G("g"), "approve"), edge("m1", "pub", "approve"), edge("m2", "pub", "always"),
-         edge(G("g"), "draft", "reject", loop=2), edge(G("g"), "esc", "exhausted")],
-        [group("g", ["m1", "m2"], "joinOnQuorum")])
+        [
+            edge("draft", G("g"), "approve"),
+            edge("m1", "pub", "approve"),
+            edge("m2", "pub", "always"),
+            edge(G("g"), "draft", "reject", loop=2),
+            edge(G("g"), "esc", "exhausted"),
+        ],
+        [group("g", ["m1", "m2"], "joinOnQuorum")],
+    )
     plan = Plan.from_definition(body, version=3)
     assert plan.roots == [("node", "draft")]
     loop = plan.loops["loop_g__to__draft"]

@@ -19,10 +19,18 @@ def member_ids(h, *nodes):
 # ---------------------------------------------------------------- joinOnQuorum
 
 JOIN = definition(
-    [agent("draft", mockOutput={"decision": "approve", "text": "v1"}), human("legal", "ann"),
-     human("brand", "bob"), agent("publish")],
-    [edge("draft", G("board"), "approve"), edge("legal", "publish", "approve"),
-     edge("brand", "publish", "approve"), edge(G("board"), "draft", "reject", loop=3)],
+    [
+        agent("draft", mockOutput={"decision": "approve", "text": "v1"}),
+        human("legal", "ann"),
+        human("brand", "bob"),
+        agent("publish"),
+    ],
+    [
+        edge("draft", G("board"), "approve"),
+        edge("legal", "publish", "approve"),
+        edge("brand", "publish", "approve"),
+        edge(G("board"), "draft", "reject", loop=3),
+    ],
     [group("board", ["legal", "brand"], "joinOnQuorum")],
 )
 
@@ -38,13 +46,18 @@ def test_join_on_quorum_creates_one_successor_with_group_output(run):
     publish = h.step("publish")
     assert publish.step_id == "group_board__to__publish"
     assert publish.input == {
-        "decision": "approve", "groupId": "board",
+        "decision": "approve",
+        "groupId": "board",
         "groupOutputs": {"legal": h.step("legal").output, "brand": h.step("brand").output},
-        "quorum": 2, "totalApproved": 2, "expectedSteps": 2}
+        "quorum": 2,
+        "totalApproved": 2,
+        "expectedSteps": 2,
+    }
     assert len(h.state.steps_of("publish")) == 1  # one step per distinct target
     quorum = h.of_type("group.quorum-met")
-    assert [(e.step_id, e.data) for e in quorum] == [(h.sid("brand"), {
-        "groupId": "board", "total": 2, "quorum": 2, "completedTotal": 2, "expectedSteps": 2})]
+    assert [(e.step_id, e.data) for e in quorum] == [
+        (h.sid("brand"), {"groupId": "board", "total": 2, "quorum": 2, "completedTotal": 2, "expectedSteps": 2})
+    ]
     assert h.state.status == "completed"
     tail = [e.type for e in h.events if e.seq > quorum[0].seq][:3]
     assert tail == ["parallel-group.completed", "step.scheduled", "step.started"]
@@ -53,22 +66,38 @@ def test_join_on_quorum_creates_one_successor_with_group_output(run):
 def test_join_quorum_cancels_the_rest_and_omits_them_from_group_outputs(run):
     body = definition(
         [agent("prep"), human("a", "u1"), human("b", "u2"), human("c", "u3"), agent("next")],
-        [edge("prep", G("g"), "approve"), edge("a", "next", "approve"), edge("b", "next", "approve"),
-         edge("c", "next", "approve"), edge(G("g"), "prep", "reject", loop=2)],
+        [
+            edge("prep", G("g"), "approve"),
+            edge("a", "next", "approve"),
+            edge("b", "next", "approve"),
+            edge("c", "next", "approve"),
+            edge(G("g"), "prep", "reject", loop=2),
+        ],
         [group("g", ["a", "b", "c"], "joinOnQuorum", quorum=2)],
     )
     h = run(body)
     h.dispatch()
     h.decide("a", "u1", "approve")
     h.decide("c", "u3", "approve")
-    assert h.statuses() == [("prep", "completed"), ("a", "completed"), ("b", "cancelled"),
-                            ("c", "completed"), ("next", "completed")]
+    assert h.statuses() == [
+        ("prep", "completed"),
+        ("a", "completed"),
+        ("b", "cancelled"),
+        ("c", "completed"),
+        ("next", "completed"),
+    ]
     cancelled = h.of_type("step.cancelled")
     assert [(e.step_id, e.data) for e in cancelled] == [
-        (h.sid("b"), {"actorId": "system:group-quorum", "reason": "group-quorum-met"})]
+        (h.sid("b"), {"actorId": "system:group-quorum", "reason": "group-quorum-met"})
+    ]
     assert sorted(h.step("next").input["groupOutputs"]) == ["a", "c"]
     assert h.of_type("group.quorum-met")[0].data == {
-        "groupId": "g", "total": 2, "quorum": 2, "completedTotal": 2, "expectedSteps": 3}
+        "groupId": "g",
+        "total": 2,
+        "quorum": 2,
+        "completedTotal": 2,
+        "expectedSteps": 3,
+    }
     assert h.state.status == "completed"
 
 
@@ -77,8 +106,12 @@ def test_join_reject_without_mandatory_rejection_ends_completed(run):
     routing), so a reject the loop does not take ends the execution quietly."""
     body = definition(
         [agent("prep"), human("a", "u1", ("opt", False)), human("b", "u2"), agent("next")],
-        [edge("prep", G("g"), "approve"), edge("a", "next", "approve"), edge("b", "next", "approve"),
-         edge(G("g"), "prep", "reject", loop=2)],
+        [
+            edge("prep", G("g"), "approve"),
+            edge("a", "next", "approve"),
+            edge("b", "next", "approve"),
+            edge(G("g"), "prep", "reject", loop=2),
+        ],
         [group("g", ["a", "b"], "joinOnQuorum")],
     )
     h = run(body)
@@ -87,8 +120,13 @@ def test_join_reject_without_mandatory_rejection_ends_completed(run):
     h.decide("b", "u2", "approve")
     assert h.of_type("loop.iteration-started") == []
     completed = h.of_type("parallel-group.completed")[0]
-    assert completed.data == {"groupId": "g", "decision": "reject", "totalApproved": 1,
-                              "completedTotal": 2, "expectedSteps": 2}
+    assert completed.data == {
+        "groupId": "g",
+        "decision": "reject",
+        "totalApproved": 1,
+        "completedTotal": 2,
+        "expectedSteps": 2,
+    }
     assert h.state.status == "completed"
     assert h.state.failure_reason is None
 
@@ -96,10 +134,23 @@ def test_join_reject_without_mandatory_rejection_ends_completed(run):
 # ---------------------------------------------------------------- cancelOnQuorum
 
 CANCEL = definition(
-    [agent("prep"), human("sec", "frank"), human("fin", "erin"), human("proc", "grace"),
-     agent("po"), agent("sec-fix"), agent("fin-fix"), agent("proc-fix")],
-    [edge("prep", G("buy"), "approve"), edge(G("buy"), "po", "approve"),
-     edge("sec", "sec-fix", "reject"), edge("fin", "fin-fix", "reject"), edge("proc", "proc-fix", "reject")],
+    [
+        agent("prep"),
+        human("sec", "frank"),
+        human("fin", "erin"),
+        human("proc", "grace"),
+        agent("po"),
+        agent("sec-fix"),
+        agent("fin-fix"),
+        agent("proc-fix"),
+    ],
+    [
+        edge("prep", G("buy"), "approve"),
+        edge(G("buy"), "po", "approve"),
+        edge("sec", "sec-fix", "reject"),
+        edge("fin", "fin-fix", "reject"),
+        edge("proc", "proc-fix", "reject"),
+    ],
     [group("buy", ["sec", "fin", "proc"], "cancelOnQuorum", quorum=2)],
 )
 
@@ -115,11 +166,17 @@ def test_cancel_on_quorum_cancels_the_others_and_fires_once(run):
     assert after[:5] == [
         ("step.resumed", proc, {"aggregatorStatus": "resolved"}),
         ("step.completed", proc, {"nodeType": "human", "decision": "approve", "aggregatorStatus": "resolved"}),
-        ("group.quorum-met", proc, {"groupId": "buy", "total": 2, "quorum": 2, "completedTotal": 2,
-                                    "expectedSteps": 3}),
+        (
+            "group.quorum-met",
+            proc,
+            {"groupId": "buy", "total": 2, "quorum": 2, "completedTotal": 2, "expectedSteps": 3},
+        ),
         ("step.cancelled", fin, {"actorId": "system:group-quorum", "reason": "group-quorum-met"}),
-        ("parallel-group.completed", proc, {"groupId": "buy", "decision": "approve", "totalApproved": 2,
-                                            "completedTotal": 3, "expectedSteps": 3}),
+        (
+            "parallel-group.completed",
+            proc,
+            {"groupId": "buy", "decision": "approve", "totalApproved": 2, "completedTotal": 3, "expectedSteps": 3},
+        ),
     ]
     assert h.step("po").step_id == "group_buy__to__po"
     assert h.step("po").input["decision"] == "approve"
@@ -184,8 +241,7 @@ def test_cancel_on_quorum_outvoted_rejection_is_handled(run):
 
 WAIT = definition(
     [human("qa", "q"), human("eng", "e"), agent("ship"), agent("rework"), agent("note")],
-    [edge(G("signoff"), "ship", "approve"), edge(G("signoff"), "rework", "reject"),
-     edge("qa", "note", "approve")],
+    [edge(G("signoff"), "ship", "approve"), edge(G("signoff"), "rework", "reject"), edge("qa", "note", "approve")],
     [group("signoff", ["qa", "eng"])],
 )
 
@@ -198,7 +254,12 @@ def test_wait_all_unanimity_approves_as_edge_source(run):
     assert h.of_type("group.quorum-met") == []
     h.decide("eng", "e", "approve")
     assert h.of_type("group.quorum-met")[0].data == {
-        "groupId": "signoff", "total": 2, "quorum": 2, "completedTotal": 2, "expectedSteps": 2}
+        "groupId": "signoff",
+        "total": 2,
+        "quorum": 2,
+        "completedTotal": 2,
+        "expectedSteps": 2,
+    }
     ship = h.step("ship")
     assert ship.step_id == "group_signoff__to__ship"
     assert ship.input["decision"] == "approve" and ship.input["totalApproved"] == 2
@@ -222,8 +283,11 @@ def test_wait_all_rejects_only_when_every_member_is_terminal(run):
 
 
 def test_wait_all_member_rejection_unrouted_without_group_edges(run):
-    body = definition([human("qa", "q"), human("eng", "e"), agent("ship")],
-                      [edge(G("s"), "ship", "approve")], [group("s", ["qa", "eng"])])
+    body = definition(
+        [human("qa", "q"), human("eng", "e"), agent("ship")],
+        [edge(G("s"), "ship", "approve")],
+        [group("s", ["qa", "eng"])],
+    )
     h = run(body)
     h.dispatch()
     h.decide("eng", "e", "approve")
@@ -235,7 +299,8 @@ def test_wait_all_custom_group_edge_reads_group_output(run):
     body = definition(
         [human("a", "u1"), human("b", "u2"), agent("most")],
         [edge(G("g"), "most", "custom", when='{"op": "gte", "args": [{"var": "output.totalApproved"}, 1]}')],
-        [group("g", ["a", "b"])])
+        [group("g", ["a", "b"])],
+    )
     h = run(body)
     h.dispatch()
     h.decide("a", "u1", "reject")
@@ -262,7 +327,12 @@ def test_required_member_must_approve_for_quorum(run):
     assert h.step("legal").status == "waiting"
     h.decide("legal", "l", "approve")
     assert h.of_type("group.quorum-met")[0].data == {
-        "groupId": "g", "total": 3, "quorum": 2, "completedTotal": 3, "expectedSteps": 3}
+        "groupId": "g",
+        "total": 3,
+        "quorum": 2,
+        "completedTotal": 3,
+        "expectedSteps": 3,
+    }
     assert h.step("sign").input["totalApproved"] == 3
     assert h.state.status == "completed"
 
@@ -278,11 +348,13 @@ def test_required_member_meets_quorum_with_one_other(run):
 
 # ---------------------------------------------------------------- instances
 
+
 def test_each_firing_into_a_group_is_a_new_instance(run):
     body = definition(
         [agent("p1"), agent("p2"), agent("m1"), agent("m2"), agent("done")],
         [edge("p1", G("g"), "approve"), edge("p2", G("g"), "approve"), edge(G("g"), "done", "always")],
-        [group("g", ["m1", "m2"])])
+        [group("g", ["m1", "m2"])],
+    )
     h = run(body)
     h.dispatch()
     assert sorted(h.state.groups) == ["g:1:1", "g:1:2"]

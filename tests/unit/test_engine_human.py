@@ -15,8 +15,11 @@ def run(request):
 
 
 REVIEW = definition(
-    [human("review", "ann", "bob", ("cy", False), reviewerEmails=["ann@x.io"], commentBody="Please look"),
-     agent("ship"), agent("fix")],
+    [
+        human("review", "ann", "bob", ("cy", False), reviewerEmails=["ann@x.io"], commentBody="Please look"),
+        agent("ship"),
+        agent("fix"),
+    ],
     [edge("review", "ship", "approve"), edge("review", "fix", "reject")],
 )
 
@@ -37,11 +40,17 @@ def test_approves_when_every_mandatory_reviewer_approved(run):
     sid = h.sid("review")
     h.at(2_000)
     assert h.decide("review", "ann", "approve", "fine") == {
-        "recorded": True, "aggregatorStatus": "pending", "resumeScheduled": False}
+        "recorded": True,
+        "aggregatorStatus": "pending",
+        "resumeScheduled": False,
+    }
     assert h.step("review").status == "waiting"
     h.at(3_000)
     assert h.decide("review", "bob", "approve") == {
-        "recorded": True, "aggregatorStatus": "resolved", "resumeScheduled": True}
+        "recorded": True,
+        "aggregatorStatus": "resolved",
+        "resumeScheduled": True,
+    }
     step = h.step("review")
     assert step.status == "completed" and step.completed_at == 3_000
     assert step.output == {
@@ -97,7 +106,10 @@ def test_any_declared_reviewer_rejects_at_once(run, who, mandatory):
     assert out["aggregatorStatus"] == "rejected"
     assert (out["rejectedBy"], out["rejectorMandatory"], out["rejectionReason"]) == (who, mandatory, "typos")
     assert h.of_type("step.completed")[0].data == {
-        "nodeType": "human", "decision": "reject", "aggregatorStatus": "rejected"}
+        "nodeType": "human",
+        "decision": "reject",
+        "aggregatorStatus": "rejected",
+    }
     assert h.statuses() == [("review", "completed"), ("fix", "completed")]
     assert h.state.status == "completed"  # the reject edge handled it
 
@@ -108,14 +120,20 @@ def test_second_decision_of_a_reviewer_is_idempotent(run):
     h.decide("review", "ann", "approve")
     before = h.state.last_seq
     assert h.decide("review", "ann", "reject") == {
-        "recorded": False, "aggregatorStatus": "pending", "resumeScheduled": False,
-        "rejectionReason": "idempotent"}
+        "recorded": False,
+        "aggregatorStatus": "pending",
+        "resumeScheduled": False,
+        "rejectionReason": "idempotent",
+    }
     assert h.state.last_seq == before
     h.decide("review", "bob", "approve")
     # Replays stay answerable after the step (and the execution) ended.
     assert h.decide("review", "bob", "approve") == {
-        "recorded": False, "aggregatorStatus": "resolved", "resumeScheduled": False,
-        "rejectionReason": "idempotent"}
+        "recorded": False,
+        "aggregatorStatus": "resolved",
+        "resumeScheduled": False,
+        "rejectionReason": "idempotent",
+    }
 
 
 def test_unknown_responder_is_not_recorded(run):
@@ -123,15 +141,22 @@ def test_unknown_responder_is_not_recorded(run):
     h.dispatch()
     before = h.state.last_seq
     assert h.decide("review", "mallory", "approve") == {
-        "recorded": False, "aggregatorStatus": "pending", "resumeScheduled": False,
-        "rejectionReason": "unknown-responder"}
+        "recorded": False,
+        "aggregatorStatus": "pending",
+        "resumeScheduled": False,
+        "rejectionReason": "unknown-responder",
+    }
     assert h.state.last_seq == before
     assert h.step("review").responses == {}
 
 
 def test_decision_errors(run):
-    h = run(definition([agent("a", external=True), human("review", "ann"), agent("fix")],
-                       [edge("a", "review", "always"), edge("review", "fix", "reject")]))
+    h = run(
+        definition(
+            [agent("a", external=True), human("review", "ann"), agent("fix")],
+            [edge("a", "review", "always"), edge("review", "fix", "reject")],
+        )
+    )
     h.dispatch()
     with pytest.raises(ApiError) as err:
         h.send(RecordReviewerDecision("nope", "ann", "approve"))
@@ -155,7 +180,8 @@ def test_decision_errors(run):
 def test_legacy_reviewer_ids_are_all_mandatory(run):
     body = definition(
         [{"nodeId": "cab", "type": "human", "config": {"reviewerIds": ["u1", "u2"]}}, agent("fix")],
-        [edge("cab", "fix", "reject")])
+        [edge("cab", "fix", "reject")],
+    )
     h = run(body)
     h.dispatch()
     assert h.of_type("step.awaiting-approval")[0].data["mandatoryCount"] == 2

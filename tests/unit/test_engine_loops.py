@@ -16,10 +16,13 @@ LOOP_ID = "loop_review__to__draft"
 
 
 def revision_flow(max_iterations=3, exhausted=True, extra_nodes=(), extra_edges=()):
-    nodes = [agent("draft"), human("review", "ann", ("opt", False)), agent("publish"), agent("escalate"),
-             *extra_nodes]
-    edges = [edge("draft", "review", "approve"), edge("review", "publish", "approve"),
-             edge("review", "draft", "reject", loop=max_iterations), *extra_edges]
+    nodes = [agent("draft"), human("review", "ann", ("opt", False)), agent("publish"), agent("escalate"), *extra_nodes]
+    edges = [
+        edge("draft", "review", "approve"),
+        edge("review", "publish", "approve"),
+        edge("review", "draft", "reject", loop=max_iterations),
+        *extra_edges,
+    ]
     if exhausted:
         edges.append(edge("review", "escalate", "exhausted"))
     return definition(nodes, edges)
@@ -39,12 +42,24 @@ def test_mandatory_rejection_restarts_the_loop_with_previous_attempts(run):
     draft2 = h.step("draft", 2)
     assert draft2.step_id == f"{review1}__to__draft"
     assert draft2.iteration == 2
-    assert draft2.input == {"iteration": 2, "loopId": LOOP_ID, "previousAttempts": [
-        {"iteration": 1, "authorOutput": {"decision": "approve", "text": "v1"}, "rejectedBy": "ann",
-         "rejectorMandatory": True, "rejectionReason": "too long", "rejectedAt": 2_000}]}
+    assert draft2.input == {
+        "iteration": 2,
+        "loopId": LOOP_ID,
+        "previousAttempts": [
+            {
+                "iteration": 1,
+                "authorOutput": {"decision": "approve", "text": "v1"},
+                "rejectedBy": "ann",
+                "rejectorMandatory": True,
+                "rejectionReason": "too long",
+                "rejectedAt": 2_000,
+            }
+        ],
+    }
     started = h.of_type("loop.iteration-started")
     assert [(e.step_id, e.data) for e in started] == [
-        (draft2.step_id, {"loopId": LOOP_ID, "iteration": 2, "triggeredBy": "rejection"})]
+        (draft2.step_id, {"loopId": LOOP_ID, "iteration": 2, "triggeredBy": "rejection"})
+    ]
     # order: the rejection completes, the loop starts, then the entry step
     types = [e.type for e in h.events if e.seq > h.of_type("step.completed")[1].seq - 1]
     assert types[:4] == ["step.completed", "loop.iteration-started", "step.scheduled", "step.started"]
@@ -73,8 +88,9 @@ def test_exhaustion_fires_the_exhausted_edge(run):
     h.decide("review", "ann", "reject", "r2", occurrence=2)
     review2 = h.sid("review", 2)
     exhausted = h.of_type("loop.exhausted")
-    assert [(e.step_id, e.data) for e in exhausted] == [(review2, {
-        "loopId": LOOP_ID, "iteration": 2, "lastRejectedBy": "ann", "lastRejectionReason": "r2"})]
+    assert [(e.step_id, e.data) for e in exhausted] == [
+        (review2, {"loopId": LOOP_ID, "iteration": 2, "lastRejectedBy": "ann", "lastRejectionReason": "r2"})
+    ]
     escalate = h.step("escalate")
     assert escalate.step_id == f"{review2}__to__escalate"
     assert escalate.input["loopId"] == LOOP_ID and len(escalate.input["previousAttempts"]) == 2
@@ -84,9 +100,12 @@ def test_exhaustion_fires_the_exhausted_edge(run):
 
 
 def test_exhaustion_without_route_fails_at_once(run):
-    body = revision_flow(max_iterations=1, exhausted=False,
-                         extra_nodes=[human("side", "sid"), agent("side-fix")],
-                         extra_edges=[edge("side", "side-fix", "reject")])
+    body = revision_flow(
+        max_iterations=1,
+        exhausted=False,
+        extra_nodes=[human("side", "sid"), agent("side-fix")],
+        extra_edges=[edge("side", "side-fix", "reject")],
+    )
     h = run(body)
     h.dispatch()
     h.decide("review", "ann", "reject", "no")
@@ -95,15 +114,22 @@ def test_exhaustion_without_route_fails_at_once(run):
     assert h.types()[-4:] == ["step.completed", "loop.exhausted", "step.cancelled", "execution.failed"]
     cancelled = h.of_type("step.cancelled")[0]
     assert (cancelled.step_id, cancelled.data) == (
-        h.sid("side"), {"actorId": "system:loop-exhausted", "reason": "loop-exhausted"})
+        h.sid("side"),
+        {"actorId": "system:loop-exhausted", "reason": "loop-exhausted"},
+    )
     assert h.events[-1].data == {"failureReason": f"loop-exhausted:{LOOP_ID}"}
 
 
 def test_restart_cancels_in_flight_body_steps(run):
     # draft fans out to review directly and through `check`, so a check step is in flight
-    body = revision_flow(extra_nodes=[human("check", "chk"), agent("check-fix")],
-                         extra_edges=[edge("draft", "check", "approve"), edge("check", "review", "approve"),
-                                      edge("check", "check-fix", "reject")])
+    body = revision_flow(
+        extra_nodes=[human("check", "chk"), agent("check-fix")],
+        extra_edges=[
+            edge("draft", "check", "approve"),
+            edge("check", "review", "approve"),
+            edge("check", "check-fix", "reject"),
+        ],
+    )
     h = run(body, runner=drafts_runner())
     h.dispatch()
     check1 = h.sid("check")
@@ -111,7 +137,8 @@ def test_restart_cancels_in_flight_body_steps(run):
     h.decide("review", "ann", "reject", "redo")
     cancelled = h.of_type("step.cancelled")
     assert [(e.step_id, e.data) for e in cancelled] == [
-        (check1, {"actorId": "system:loop-restart", "reason": "loop-restart"})]
+        (check1, {"actorId": "system:loop-restart", "reason": "loop-restart"})
+    ]
     assert cancelled[0].seq < h.of_type("loop.iteration-started")[0].seq
     assert h.step("check", 2).status == "waiting" and h.step("check", 2).iteration == 2
 
@@ -157,24 +184,40 @@ def test_a_looping_rejection_fires_no_forward_edges_of_the_source(run):
 
 def test_agent_rejection_iterates_a_self_loop(run):
     answers = [{"decision": "reject", "reason": f"score {s}"} for s in (1, 2)] + [{"decision": "approve"}]
-    body = definition([agent("check"), agent("done")],
-                      [edge("check", "check", "reject", loop=3), edge("check", "done", "approve")])
+    body = definition(
+        [agent("check"), agent("done")], [edge("check", "check", "reject", loop=3), edge("check", "done", "approve")]
+    )
     h = run(body, runner=ScriptedRunner({"check": answers}))
     h.dispatch()
     checks = h.state.steps_of("check")
     assert [s.iteration for s in checks] == [1, 2, 3]
     assert checks[1].step_id == f"{checks[0].step_id}__to__check"
     assert checks[2].input["previousAttempts"] == [
-        {"iteration": 1, "authorOutput": answers[0], "rejectedBy": "check", "rejectorMandatory": True,
-         "rejectionReason": "score 1", "rejectedAt": 1_000},
-        {"iteration": 2, "authorOutput": answers[1], "rejectedBy": "check", "rejectorMandatory": True,
-         "rejectionReason": "score 2", "rejectedAt": 1_000}]
+        {
+            "iteration": 1,
+            "authorOutput": answers[0],
+            "rejectedBy": "check",
+            "rejectorMandatory": True,
+            "rejectionReason": "score 1",
+            "rejectedAt": 1_000,
+        },
+        {
+            "iteration": 2,
+            "authorOutput": answers[1],
+            "rejectedBy": "check",
+            "rejectorMandatory": True,
+            "rejectionReason": "score 2",
+            "rejectedAt": 1_000,
+        },
+    ]
     assert h.state.status == "completed"
 
 
 def test_agent_rejection_exhausts_a_self_loop(run):
-    body = definition([agent("check", mockOutput={"decision": "reject"}), agent("done")],
-                      [edge("check", "check", "reject", loop=2), edge("check", "done", "approve")])
+    body = definition(
+        [agent("check", mockOutput={"decision": "reject"}), agent("done")],
+        [edge("check", "check", "reject", loop=2), edge("check", "done", "approve")],
+    )
     h = run(body)
     h.dispatch()
     assert len(h.state.steps_of("check")) == 2
@@ -185,9 +228,13 @@ def test_agent_rejection_exhausts_a_self_loop(run):
 
 GROUP_LOOP = definition(
     [agent("draft"), human("legal", "ann"), human("brand", "bob"), agent("publish"), agent("escalate")],
-    [edge("draft", G("board"), "approve"), edge("legal", "publish", "approve"),
-     edge("brand", "publish", "approve"), edge(G("board"), "draft", "reject", loop=2),
-     edge(G("board"), "escalate", "exhausted")],
+    [
+        edge("draft", G("board"), "approve"),
+        edge("legal", "publish", "approve"),
+        edge("brand", "publish", "approve"),
+        edge(G("board"), "draft", "reject", loop=2),
+        edge(G("board"), "escalate", "exhausted"),
+    ],
     [group("board", ["legal", "brand"], "joinOnQuorum")],
 )
 
@@ -220,8 +267,12 @@ def test_group_loop_exhaustion_routes_from_the_group(run):
         h.decide("brand", "bob", "reject", occurrence=occurrence)
     exhausted = h.of_type("loop.exhausted")[0]
     assert exhausted.step_id is None
-    assert exhausted.data == {"loopId": "loop_board__to__draft", "iteration": 2, "lastRejectedBy": "ann",
-                              "lastRejectionReason": "r2"}
+    assert exhausted.data == {
+        "loopId": "loop_board__to__draft",
+        "iteration": 2,
+        "lastRejectedBy": "ann",
+        "lastRejectionReason": "r2",
+    }
     escalate = h.step("escalate")
     assert escalate.step_id == "group_board__to__escalate"
     assert escalate.input["groupId"] == "board" and len(escalate.input["previousAttempts"]) == 2
@@ -231,9 +282,15 @@ def test_group_loop_exhaustion_routes_from_the_group(run):
 def test_group_fired_edges_inside_a_loop_body_carry_the_iteration(run):
     body = definition(
         [agent("draft"), human("a", "u1"), human("b", "u2"), human("final", "boss"), agent("done"), agent("redo")],
-        [edge("draft", G("g"), "approve"), edge(G("g"), "final", "approve"), edge(G("g"), "redo", "reject"),
-         edge("final", "done", "approve"), edge("final", "draft", "reject", loop=3)],
-        [group("g", ["a", "b"])])
+        [
+            edge("draft", G("g"), "approve"),
+            edge(G("g"), "final", "approve"),
+            edge(G("g"), "redo", "reject"),
+            edge("final", "done", "approve"),
+            edge("final", "draft", "reject", loop=3),
+        ],
+        [group("g", ["a", "b"])],
+    )
     h = run(body)
     h.dispatch()
     h.decide("a", "u1", "approve")

@@ -15,12 +15,20 @@ def run(request):
 
 
 FLOW = definition(
-    [human("review", "ann", ("cy", False)), agent("ext", external=True),
-     agent("panel", blocking=True, resolutionPolicy="allResolved", expectedResolutions=2),
-     agent("ok"), agent("no"), agent("broken")],
-    [edge("review", "ok", "approve"), edge("review", "no", "reject"),
-     edge("ext", "broken", "custom", when='{"op": "eq", "args": [{"var": "step.status"}, "failed"]}'),
-     edge("panel", "ok", "approve")],
+    [
+        human("review", "ann", ("cy", False)),
+        agent("ext", external=True),
+        agent("panel", blocking=True, resolutionPolicy="allResolved", expectedResolutions=2),
+        agent("ok"),
+        agent("no"),
+        agent("broken"),
+    ],
+    [
+        edge("review", "ok", "approve"),
+        edge("review", "no", "reject"),
+        edge("ext", "broken", "custom", when='{"op": "eq", "args": [{"var": "step.status"}, "failed"]}'),
+        edge("panel", "ok", "approve"),
+    ],
 )
 
 
@@ -30,28 +38,45 @@ def code_of(h, command) -> ErrorCode:
     return err.value.code
 
 
-@pytest.mark.parametrize("action,actor,decision", [
-    ("force-approve", "ops", "approve"), ("reviewer-approve", "cy", "approve"),
-    ("force-reject", "ops", "reject"), ("reviewer-reject", "ann", "reject")])
+@pytest.mark.parametrize(
+    "action,actor,decision",
+    [
+        ("force-approve", "ops", "approve"),
+        ("reviewer-approve", "cy", "approve"),
+        ("force-reject", "ops", "reject"),
+        ("reviewer-reject", "ann", "reject"),
+    ],
+)
 def test_approve_and_reject_actions_complete_at_once(run, action, actor, decision):
     h = run(FLOW, start_ms=50)
     h.dispatch()
     sid = h.sid("review")
     h.at(60)
-    result = h.resolve("review", action, actor, output={"decision": "nope", "approved": 3, "note": "n"},
-                       reason="because")
+    result = h.resolve(
+        "review", action, actor, output={"decision": "nope", "approved": 3, "note": "n"}, reason="because"
+    )
     assert result == {"resolved": True, "executionId": "ex_test", "stepId": sid, "action": action}
     step = h.step("review")
     assert step.status == "completed"
-    assert step.output == {"decision": decision, "approved": decision == "approve", "note": "n",
-                           "approvalReply": {"actorId": actor, "action": action, "reason": "because", "at": 60}}
+    assert step.output == {
+        "decision": decision,
+        "approved": decision == "approve",
+        "note": "n",
+        "approvalReply": {"actorId": actor, "action": action, "reason": "because", "at": 60},
+    }
     assert step.responses == {}  # the reviewer aggregator is bypassed
     mine = [(e.type, e.data) for e in h.events if e.step_id == sid][-3:]
     assert mine == [
         ("step.overridden", {"actorId": actor, "action": action, "reason": "because", "decision": decision}),
         ("step.resumed", {"aggregatorStatus": "resolved" if decision == "approve" else "rejected"}),
-        ("step.completed", {"nodeType": "human", "decision": decision,
-                            "aggregatorStatus": "resolved" if decision == "approve" else "rejected"}),
+        (
+            "step.completed",
+            {
+                "nodeType": "human",
+                "decision": decision,
+                "aggregatorStatus": "resolved" if decision == "approve" else "rejected",
+            },
+        ),
     ]
     assert h.step("ok" if decision == "approve" else "no").status == "completed"
 
@@ -64,8 +89,12 @@ def test_force_complete_stores_exactly_the_output(run):
     assert step.status == "completed" and step.output == {"answer": 42}
     mine = [e.type for e in h.events if e.step_id == step.step_id]
     assert mine == ["step.scheduled", "step.started", "step.overridden", "step.completed"]  # no resume: it ran
-    assert h.of_type("step.overridden")[0].data == {"actorId": "bot", "action": "force-complete",
-                                                    "reason": None, "decision": None}
+    assert h.of_type("step.overridden")[0].data == {
+        "actorId": "bot",
+        "action": "force-complete",
+        "reason": None,
+        "decision": None,
+    }
     h.resolve("review", "force-complete", "ops")
     assert h.step("review").output == {}
 
@@ -77,7 +106,10 @@ def test_force_complete_a_waiting_blocking_agent(run):
     h.resolve("panel", "force-complete", "ops", output={"decision": "approve"})
     assert h.step("panel").output == {"decision": "approve"}
     assert h.of_type("step.completed")[-2].data == {
-        "nodeType": "agent", "decision": "approve", "aggregatorStatus": "resolved"}
+        "nodeType": "agent",
+        "decision": "approve",
+        "aggregatorStatus": "resolved",
+    }
     assert h.resolution("panel", "r1", "success")["aggregatorStatus"] == "resolved"
 
 
@@ -128,6 +160,7 @@ def test_concurrent_resolves_one_wins(run):
 
 # ---------------------------------------------------------------- cancel step
 
+
 def test_cancel_step(run):
     h = run(FLOW, start_ms=10)
     h.dispatch()
@@ -159,6 +192,7 @@ def test_cancelled_steps_fire_no_always_edges(run):
 
 # ---------------------------------------------------------------- cancel execution
 
+
 def test_cancel_execution_cancels_every_active_step(run):
     h = run(FLOW, start_ms=5)
     h.dispatch()
@@ -171,7 +205,11 @@ def test_cancel_execution_cancels_every_active_step(run):
     assert h.events[-1].step_id is None
     view = h.state.view()
     assert (view["status"], view["cancelledAt"], view["completedAt"], view["failureReason"]) == (
-        "cancelled", 9, 9, None)
+        "cancelled",
+        9,
+        9,
+        None,
+    )
 
 
 def test_commands_on_an_ended_execution(run):

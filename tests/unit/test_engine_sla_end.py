@@ -18,11 +18,21 @@ def run(request):
 
 
 SLA = definition(
-    [human("legal", "alice", sla_ms=1_000), agent("sign"), agent("changes"), agent("notify"),
-     agent("page"), agent("flagged")],
-    [edge("legal", "sign", "approve"), edge("legal", "changes", "reject"), edge("legal", "notify", "always"),
-     edge("legal", "page", "custom", when=STATUS_IS_BREACHED),
-     edge("legal", "flagged", "custom", when=OUTPUT_FLAG)],
+    [
+        human("legal", "alice", sla_ms=1_000),
+        agent("sign"),
+        agent("changes"),
+        agent("notify"),
+        agent("page"),
+        agent("flagged"),
+    ],
+    [
+        edge("legal", "sign", "approve"),
+        edge("legal", "changes", "reject"),
+        edge("legal", "notify", "always"),
+        edge("legal", "page", "custom", when=STATUS_IS_BREACHED),
+        edge("legal", "flagged", "custom", when=OUTPUT_FLAG),
+    ],
 )
 
 
@@ -37,7 +47,8 @@ def test_breach_routes_through_always_and_status_edges_only(run):
     assert legal.error == {"code": "sla-exceeded", "message": "step exceeded its SLA of 1000 ms"}
     breached = h.of_type("step.breached")
     assert [(e.step_id, e.data, e.timestamp) for e in breached] == [
-        (legal.step_id, {"reason": "sla-exceeded", "slaMs": 1_000}, 2_000)]
+        (legal.step_id, {"reason": "sla-exceeded", "slaMs": 1_000}, 2_000)
+    ]
     # `flagged` would be true over the (empty) output but does not read the status
     assert h.statuses() == [("legal", "breached"), ("notify", "completed"), ("page", "completed")]
     assert h.step("notify").step_id == f"{legal.step_id}__to__notify"
@@ -46,8 +57,12 @@ def test_breach_routes_through_always_and_status_edges_only(run):
 
 
 def test_unrouted_breach_fails_the_execution(run):
-    h = run(definition([human("legal", "alice", sla_ms=500), agent("sign"), agent("changes")],
-                       [edge("legal", "sign", "approve"), edge("legal", "changes", "reject")]))
+    h = run(
+        definition(
+            [human("legal", "alice", sla_ms=500), agent("sign"), agent("changes")],
+            [edge("legal", "sign", "approve"), edge("legal", "changes", "reject")],
+        )
+    )
     h.dispatch()
     h.tick(10_000)
     assert h.state.status == "failed"
@@ -70,23 +85,30 @@ def test_decision_before_the_deadline_clears_it(run):
 
 def test_tick_fires_every_due_deadline_in_order(run):
     body = definition(
-        [human("a", "u1", sla_ms=300), human("b", "u2", sla_ms=100),
-         agent("c", sla_ms=200, agentMaxRuntimeMs=200), agent("after")],
-        [edge("a", "after", "always"), edge("b", "after", "always"), edge("c", "after", "always")])
+        [
+            human("a", "u1", sla_ms=300),
+            human("b", "u2", sla_ms=100),
+            agent("c", sla_ms=200, agentMaxRuntimeMs=200),
+            agent("after"),
+        ],
+        [edge("a", "after", "always"), edge("b", "after", "always"), edge("c", "after", "always")],
+    )
     h = run(body, runner=ScriptedRunner({"c": HOLD}), start_ms=0)
     h.dispatch()
     assert h.state.next_deadline() == 100
     assert h.tick(1_000) == {"fired": 3}
     terminal = [(e.type, e.step_id) for e in h.events if e.type in ("step.breached", "step.failed")]
     # b (100), then c: its SLA and its agent timeout are both due at 200 — the SLA wins — then a (300)
-    assert terminal == [("step.breached", h.sid("b")), ("step.breached", h.sid("c")),
-                        ("step.breached", h.sid("a"))]
+    assert terminal == [("step.breached", h.sid("b")), ("step.breached", h.sid("c")), ("step.breached", h.sid("a"))]
     assert h.state.status == "completed"
 
 
 def test_agent_timeout_and_sla_next_deadline(run):
-    h = run(definition([agent("slow", sla_ms=9_000, agentMaxRuntimeMs=4_000)], []),
-            runner=ScriptedRunner({"slow": HOLD}), start_ms=0)
+    h = run(
+        definition([agent("slow", sla_ms=9_000, agentMaxRuntimeMs=4_000)], []),
+        runner=ScriptedRunner({"slow": HOLD}),
+        start_ms=0,
+    )
     h.dispatch()
     assert h.state.next_deadline() == 4_000
     h.tick(4_000)
@@ -95,8 +117,10 @@ def test_agent_timeout_and_sla_next_deadline(run):
 
 
 def test_blocking_agent_breach(run):
-    body = definition([agent("panel", sla_ms=50, blocking=True, resolutionPolicy="allResolved"), agent("x")],
-                      [edge("panel", "x", "always")])
+    body = definition(
+        [agent("panel", sla_ms=50, blocking=True, resolutionPolicy="allResolved"), agent("x")],
+        [edge("panel", "x", "always")],
+    )
     h = run(body, start_ms=0)
     h.dispatch()
     h.tick(50)
@@ -108,6 +132,7 @@ def test_blocking_agent_breach(run):
 
 # ---------------------------------------------------------------- end of an execution
 
+
 def test_execution_completes_when_nothing_is_active(run):
     h = run(definition([agent("a"), agent("b")], [edge("a", "b", "approve")]), start_ms=77)
     h.dispatch()
@@ -118,8 +143,7 @@ def test_execution_completes_when_nothing_is_active(run):
 
 def test_failure_waits_for_active_steps_and_reports_the_first_unhandled(run):
     runner = ScriptedRunner({"a": AgentFailure("x", "a broke"), "b": AgentFailure("y", "b broke")})
-    body = definition([agent("a"), agent("b"), human("r", "ann"), agent("z")],
-                      [edge("r", "z", "reject")])
+    body = definition([agent("a"), agent("b"), human("r", "ann"), agent("z")], [edge("r", "z", "reject")])
     h = run(body, runner=runner)
     h.dispatch()
     assert [s for _, s in h.statuses()] == ["failed", "failed", "waiting"]
@@ -138,8 +162,10 @@ def test_a_routed_failure_is_handled(run):
 
 
 def test_custom_edge_on_failed_step_routes_it(run):
-    body = definition([agent("a"), agent("recover")],
-                      [edge("a", "recover", "custom", when='{"op": "eq", "args": [{"var": "step.status"}, "failed"]}')])
+    body = definition(
+        [agent("a"), agent("recover")],
+        [edge("a", "recover", "custom", when='{"op": "eq", "args": [{"var": "step.status"}, "failed"]}')],
+    )
     h = run(body, runner=ScriptedRunner({"a": AgentFailure("x", "broke")}))
     h.dispatch()
     assert h.step("recover").status == "completed"
@@ -147,9 +173,11 @@ def test_custom_edge_on_failed_step_routes_it(run):
 
 
 def test_custom_edges_see_execution_input_and_iteration(run):
-    when = ('{"op": "and", "args": [{"op": "eq", "args": [{"var": "execution.input.tier"}, "gold"]}, '
-            '{"op": "eq", "args": [{"var": "step.iteration"}, 1]}, '
-            '{"op": "eq", "args": [{"var": "step.nodeType"}, "agent"]}]}')
+    when = (
+        '{"op": "and", "args": [{"op": "eq", "args": [{"var": "execution.input.tier"}, "gold"]}, '
+        '{"op": "eq", "args": [{"var": "step.iteration"}, 1]}, '
+        '{"op": "eq", "args": [{"var": "step.nodeType"}, "agent"]}]}'
+    )
     body = definition([agent("a"), agent("vip")], [edge("a", "vip", "custom", when=when)])
     h = run(body)
     h.dispatch({"tier": "gold"})
@@ -167,9 +195,11 @@ def test_an_execution_that_multiplies_its_steps_is_stopped_at_the_step_limit():
 
     layers = 16  # 2^17 - 1 steps without the limit
     nodes = [{"nodeId": "root", "type": "agent", "config": {"agentId": "a"}}] + [
-        {"nodeId": f"n{i}-{k}", "type": "agent", "config": {"agentId": "a"}} for i in range(layers) for k in range(2)]
+        {"nodeId": f"n{i}-{k}", "type": "agent", "config": {"agentId": "a"}} for i in range(layers) for k in range(2)
+    ]
     edges = [{"from": "root", "to": f"n0-{k}"} for k in range(2)] + [
-        {"from": f"n{i}-{a}", "to": f"n{i + 1}-{b}"} for i in range(layers - 1) for a in range(2) for b in range(2)]
+        {"from": f"n{i}-{a}", "to": f"n{i + 1}-{b}"} for i in range(layers - 1) for a in range(2) for b in range(2)
+    ]
     plan = Plan.from_definition({"definitionId": "fan-in", "name": "x", "nodes": nodes, "edges": edges})
     clock, ids = ManualClock(0), SeededIds(0)
     t = apply(plan, None, Dispatch("ex_1"), clock, ids)

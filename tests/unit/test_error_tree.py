@@ -35,7 +35,8 @@ def exception_classes(root: Path = ROOT, folders: tuple[str, ...] = ("toolkit", 
                 continue
             builtin = [getattr(builtins, b, None) for b in bases]
             if any(b in found for b in bases) or any(
-                    isinstance(b, type) and issubclass(b, BaseException) for b in builtin):
+                isinstance(b, type) and issubclass(b, BaseException) for b in builtin
+            ):
                 found[name] = where
                 changed = True
     return found
@@ -43,8 +44,19 @@ def exception_classes(root: Path = ROOT, folders: tuple[str, ...] = ("toolkit", 
 
 def test_the_scan_sees_the_known_exceptions():
     found = exception_classes()
-    for name in ("ApiError", "PredicateError", "UserTokenError", "ReplayError", "MirrorError",
-                 "ConcurrentChange", "AgentFailure", "UnsupportedPattern", "BodyTooLarge", "Refused", "BadUrl"):
+    for name in (
+        "ApiError",
+        "PredicateError",
+        "UserTokenError",
+        "ReplayError",
+        "MirrorError",
+        "ConcurrentChange",
+        "AgentFailure",
+        "UnsupportedPattern",
+        "BodyTooLarge",
+        "Refused",
+        "BadUrl",
+    ):
         assert name in found
 
 
@@ -56,7 +68,7 @@ def test_every_exception_class_is_in_the_error_tree():
 
 def test_a_subclass_of_a_project_exception_counts(tmp_path):
     (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "m.py").write_text("class Quota(Base):\n    pass\n"
-                                           "class Base(LookupError):\n    pass\n"
-                                           "class Plain:\n    pass\n")
+    (tmp_path / "pkg" / "m.py").write_text(
+        "class Quota(Base):\n    pass\nclass Base(LookupError):\n    pass\nclass Plain:\n    pass\n"
+    )
     assert exception_classes(tmp_path, ("pkg",)) == {"Quota": "pkg/m.py", "Base": "pkg/m.py"}

@@ -61,8 +61,17 @@ from toolkit.simulate import run_script
 SCRIPTS_DIR = Path(__file__).resolve().parents[1] / "scripts"
 SCRIPTS = sorted(SCRIPTS_DIR.glob("*.json"))
 EXTRA_KEYS = ("description", "checks")
-CHECK_KEYS = {"stepStatuses", "decisions", "stepCounts", "createdBy", "stepFields", "externalEventTypes",
-              "events", "outcome", "errors"}
+CHECK_KEYS = {
+    "stepStatuses",
+    "decisions",
+    "stepCounts",
+    "createdBy",
+    "stepFields",
+    "externalEventTypes",
+    "events",
+    "outcome",
+    "errors",
+}
 ABSENT = "$absent"
 
 # (script name, part) -> why the engine's behaviour differs from the spec (none known today).
@@ -70,6 +79,7 @@ KNOWN_ENGINE_BUGS: dict[tuple[str, str], str] = {}
 
 
 # ---------------------------------------------------------------- loading and running
+
 
 def load(path: Path) -> tuple[str, dict, dict]:
     """(example name, script for run_script, checks) of one scenario file."""
@@ -125,11 +135,17 @@ def same(actual, expected) -> bool:
     if isinstance(expected, bool) or isinstance(actual, bool):
         return type(actual) is type(expected) and actual == expected
     if isinstance(expected, dict):
-        return isinstance(actual, dict) and actual.keys() == expected.keys() and all(
-            same(actual[k], expected[k]) for k in expected)
+        return (
+            isinstance(actual, dict)
+            and actual.keys() == expected.keys()
+            and all(same(actual[k], expected[k]) for k in expected)
+        )
     if isinstance(expected, list):
-        return isinstance(actual, list) and len(actual) == len(expected) and all(
-            same(a, e) for a, e in zip(actual, expected))
+        return (
+            isinstance(actual, list)
+            and len(actual) == len(expected)
+            and all(same(a, e) for a, e in zip(actual, expected))
+        )
     return actual == expected
 
 
@@ -150,8 +166,14 @@ class Steps:
 def step_field(step, path: str):
     root, _, rest = path.partition(".")
     head, bracket, tail = root.partition("[")
-    roots = {"stepId": step.step_id, "status": step.status, "iteration": step.iteration,
-             "input": step.input, "output": step.output, "error": step.error}
+    roots = {
+        "stepId": step.step_id,
+        "status": step.status,
+        "iteration": step.iteration,
+        "input": step.input,
+        "output": step.output,
+        "error": step.error,
+    }
     assert head in roots, f"a step field path starts with one of {sorted(roots)}, not {path!r}"
     value = roots[head]
     remainder = (bracket + tail if bracket else "") + ("." + rest if rest else "")
@@ -164,7 +186,8 @@ def event_matches(event, matcher: dict, step_of, started_at: int) -> bool:
     if "step" in matcher:
         wanted = matcher["step"]
         if (wanted is None and event.step_id is not None) or (
-                wanted is not None and event.step_id != step_of(wanted).step_id):
+            wanted is not None and event.step_id != step_of(wanted).step_id
+        ):
             return False
     if "atMs" in matcher and event.timestamp - started_at != matcher["atMs"]:
         return False
@@ -208,8 +231,7 @@ def assert_checks(run, checks: dict) -> None:
     for matcher in checks.get("events", []):
         hits = [e for e in run.events if event_matches(e, matcher, step_of, started)]
         if ("count" in matcher and len(hits) != matcher["count"]) or ("count" not in matcher and not hits):
-            near = [(e.seq, e.step_id, e.timestamp - started, e.data) for e in run.events
-                    if e.type == matcher["type"]]
+            near = [(e.seq, e.step_id, e.timestamp - started, e.data) for e in run.events if e.type == matcher["type"]]
             failures.append(f"{len(hits)} event(s) match {matcher}; events of that type: {near}")
     for key, value in checks.get("outcome", {}).items():
         if run.outcome[key] != value:
@@ -218,6 +240,7 @@ def assert_checks(run, checks: dict) -> None:
 
 
 # ---------------------------------------------------------------- one test per script and part
+
 
 @pytest.mark.parametrize("path", params("expect"))
 def test_script_meets_its_expectation(path):
@@ -253,8 +276,9 @@ def test_scripted_run_keeps_the_event_log_rules(path):
             assert e.step_id is None, e
         elif e.type != "loop.exhausted":
             assert e.step_id in state.steps, e
-    terminal = Counter(e.step_id for e in events
-                       if e.type in ("step.completed", "step.failed", "step.cancelled", "step.breached"))
+    terminal = Counter(
+        e.step_id for e in events if e.type in ("step.completed", "step.failed", "step.cancelled", "step.breached")
+    )
     assert max(terminal.values(), default=1) == 1, "a step became terminal twice"
     assert set(terminal) == {s.step_id for s in state.steps.values() if s.terminal}
     for e in events:
@@ -275,6 +299,7 @@ def test_scripted_run_keeps_the_event_log_rules(path):
 
 
 # ---------------------------------------------------------------- the files themselves
+
 
 def test_every_example_has_a_script():
     covered = {path.stem.split("--", 1)[0] for path in SCRIPTS}
@@ -301,6 +326,7 @@ def test_known_engine_bugs_name_existing_scripts():
 
 # ---------------------------------------------------------------- the checks language, on itself
 
+
 def test_lookup_paths_and_absence():
     doc = {"a": {"b": [{"c": 1}, {"d": None}]}}
     assert lookup(doc, "a.b[0].c") == 1
@@ -326,6 +352,7 @@ def test_failed_checks_are_reported():
 
 # ---------------------------------------------------------------- the same scripts through the CLI
 
+
 def _stripped(path: Path, tmp_path: Path, **expect) -> Path:
     """A copy of a scenario file the CLI's strict script loader accepts (no description/checks)."""
     _, script, _ = load(path)
@@ -338,8 +365,9 @@ def _stripped(path: Path, tmp_path: Path, **expect) -> Path:
 
 def test_cli_runs_a_script_that_meets_its_expectation(tmp_path, capsys):
     path = SCRIPTS_DIR / "parallel-review--reject-then-approve.json"
-    code = cli.main(["simulate", str(examples.path("parallel-review")), "--runs", "1",
-                     "--script", str(_stripped(path, tmp_path))])
+    code = cli.main(
+        ["simulate", str(examples.path("parallel-review")), "--runs", "1", "--script", str(_stripped(path, tmp_path))]
+    )
     out = capsys.readouterr()
     assert code == 0, out.err
     assert out.out.startswith("completed after 180000 ms: draft > legal-review > brand-review > draft")
@@ -348,8 +376,16 @@ def test_cli_runs_a_script_that_meets_its_expectation(tmp_path, capsys):
 
 def test_cli_fails_a_script_whose_expectation_is_wrong(tmp_path, capsys):
     path = SCRIPTS_DIR / "parallel-review--three-rejections-exhaust.json"
-    code = cli.main(["simulate", str(examples.path("parallel-review")), "--runs", "1",
-                     "--script", str(_stripped(path, tmp_path, status="completed", failureReason=None))])
+    code = cli.main(
+        [
+            "simulate",
+            str(examples.path("parallel-review")),
+            "--runs",
+            "1",
+            "--script",
+            str(_stripped(path, tmp_path, status="completed", failureReason=None)),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 1
     assert "expectation failed: status: expected 'completed', got 'failed'" in err
@@ -358,8 +394,17 @@ def test_cli_fails_a_script_whose_expectation_is_wrong(tmp_path, capsys):
 
 def test_cli_json_report_of_a_script(tmp_path, capsys):
     path = SCRIPTS_DIR / "cancel-on-quorum--quorum-cancels-remaining.json"
-    code = cli.main(["simulate", str(examples.path("cancel-on-quorum")), "--runs", "1", "--json",
-                     "--script", str(_stripped(path, tmp_path))])
+    code = cli.main(
+        [
+            "simulate",
+            str(examples.path("cancel-on-quorum")),
+            "--runs",
+            "1",
+            "--json",
+            "--script",
+            str(_stripped(path, tmp_path)),
+        ]
+    )
     report = json.loads(capsys.readouterr().out)
     assert code == 0
     assert report["mismatches"] == []
@@ -369,13 +414,16 @@ def test_cli_json_report_of_a_script(tmp_path, capsys):
 
 # ---------------------------------------------------------------- simulator behaviour around scripts
 
+
 def test_actions_after_the_end_are_reported():
-    script = {"actions": [
-        {"atMs": 60_000, "node": "legal-review", "reviewer": "alice@legal", "decision": "approve"},
-        {"atMs": 90_000, "node": "brand-review", "reviewer": "bob@brand", "decision": "approve"},
-        # The execution completed at 90 s: cancelling it now is refused (FAILED_PRECONDITION).
-        {"atMs": 120_000, "cancelExecution": True, "reason": "withdrawn"},
-    ]}
+    script = {
+        "actions": [
+            {"atMs": 60_000, "node": "legal-review", "reviewer": "alice@legal", "decision": "approve"},
+            {"atMs": 90_000, "node": "brand-review", "reviewer": "bob@brand", "decision": "approve"},
+            # The execution completed at 90 s: cancelling it now is refused (FAILED_PRECONDITION).
+            {"atMs": 120_000, "cancelExecution": True, "reason": "withdrawn"},
+        ]
+    }
     run = run_script(examples.load("parallel-review"), script)
     assert run.outcome["status"] == "completed"
     assert [index for index, _ in run.errors] == [2]

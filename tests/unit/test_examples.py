@@ -57,6 +57,7 @@ def test_example_compiles(name):
 
 # ---------------------------------------------------------------- coverage of constructs
 
+
 def _constructs(body: dict) -> set[str]:
     d = Definition.model_validate(body)
     found = {f"node:{n.type}" for n in d.nodes}
@@ -94,8 +95,9 @@ def _constructs(body: dict) -> set[str]:
             if e.from_.ref == e.to.ref:
                 found.add("loop:self")
         if e.when is not None:
-            roots = {p.split(".")[0] if not p.startswith("execution.") else "execution.input"
-                     for p in parse(e.when).paths}
+            roots = {
+                p.split(".")[0] if not p.startswith("execution.") else "execution.input" for p in parse(e.when).paths
+            }
             found |= {f"when:{r}" for r in roots}
     raw_endpoints = [x for e in body["edges"] for x in (e["from"], e["to"])]
     if any(isinstance(x, dict) and x.get("kind") == "node" for x in raw_endpoints):
@@ -107,17 +109,42 @@ def _constructs(body: dict) -> set[str]:
 
 
 REQUIRED = {
-    "node:agent", "node:human", "node:webhook",
-    "agent:blocking", "agent:minResolved", "agent:allResolved", "agent:mockOutput", "agent:external",
-    "human:reviewers", "human:reviewerIds", "human:optional-reviewer",
-    "group:waitAll", "group:joinOnQuorum", "group:cancelOnQuorum",
-    "group:requiredNodeIds", "group:quorum<expected",
-    "edge:approve", "edge:reject", "edge:always", "edge:exhausted", "edge:custom",
-    "edge:group-source", "edge:group-target", "endpoint:object-node",
-    "loop:with-exhausted", "loop:without-exhausted", "loop:group-source", "loop:self",
-    "when:output", "when:step", "when:execution.input",
+    "node:agent",
+    "node:human",
+    "node:webhook",
+    "agent:blocking",
+    "agent:minResolved",
+    "agent:allResolved",
+    "agent:mockOutput",
+    "agent:external",
+    "human:reviewers",
+    "human:reviewerIds",
+    "human:optional-reviewer",
+    "group:waitAll",
+    "group:joinOnQuorum",
+    "group:cancelOnQuorum",
+    "group:requiredNodeIds",
+    "group:quorum<expected",
+    "edge:approve",
+    "edge:reject",
+    "edge:always",
+    "edge:exhausted",
+    "edge:custom",
+    "edge:group-source",
+    "edge:group-target",
+    "endpoint:object-node",
+    "loop:with-exhausted",
+    "loop:without-exhausted",
+    "loop:group-source",
+    "loop:self",
+    "when:output",
+    "when:step",
+    "when:execution.input",
     "node:slaMs",
-    "definition:triggers", "definition:tags", "definition:custom", "definition:scope",
+    "definition:triggers",
+    "definition:tags",
+    "definition:custom",
+    "definition:scope",
 }
 
 
@@ -126,18 +153,21 @@ def test_examples_cover_every_construct():
     assert REQUIRED - covered == set()
 
 
-@pytest.mark.parametrize("name, constructs", [
-    ("parallel-review", {"group:joinOnQuorum", "loop:group-source", "loop:without-exhausted"}),
-    ("reject-loop-exhausted", {"loop:with-exhausted", "edge:exhausted"}),
-    ("blocking-agent-quorum", {"agent:blocking", "agent:minResolved"}),
-    ("cancel-on-quorum", {"group:cancelOnQuorum", "group:quorum<expected", "edge:group-source"}),
-    ("unanimous-signoff", {"group:waitAll", "edge:group-source", "edge:reject"}),
-    ("sla-escalation", {"node:slaMs", "edge:always", "when:step"}),
-    ("risk-score-routing", {"edge:custom", "when:output", "when:execution.input"}),
-    ("webhook-notify", {"node:webhook", "edge:always"}),
-    ("required-approver", {"group:requiredNodeIds", "group:quorum<expected"}),
-    ("legacy-reviewers", {"human:reviewerIds", "human:optional-reviewer", "endpoint:object-node"}),
-])
+@pytest.mark.parametrize(
+    "name, constructs",
+    [
+        ("parallel-review", {"group:joinOnQuorum", "loop:group-source", "loop:without-exhausted"}),
+        ("reject-loop-exhausted", {"loop:with-exhausted", "edge:exhausted"}),
+        ("blocking-agent-quorum", {"agent:blocking", "agent:minResolved"}),
+        ("cancel-on-quorum", {"group:cancelOnQuorum", "group:quorum<expected", "edge:group-source"}),
+        ("unanimous-signoff", {"group:waitAll", "edge:group-source", "edge:reject"}),
+        ("sla-escalation", {"node:slaMs", "edge:always", "when:step"}),
+        ("risk-score-routing", {"edge:custom", "when:output", "when:execution.input"}),
+        ("webhook-notify", {"node:webhook", "edge:always"}),
+        ("required-approver", {"group:requiredNodeIds", "group:quorum<expected"}),
+        ("legacy-reviewers", {"human:reviewerIds", "human:optional-reviewer", "endpoint:object-node"}),
+    ],
+)
 def test_each_named_example_shows_its_construct(name, constructs):
     assert constructs <= _constructs(examples.load(name))
 
@@ -154,8 +184,10 @@ def test_parallel_review_keeps_the_benchmark_shape():
     assert group.on_quorum_met == "joinOnQuorum"
     assert group.member_node_ids == ["legal-review", "brand-review"]
     assert group.quorum_value == group.expected == 2
-    edges = {(e.from_.kind, e.from_.ref, e.to.kind, e.to.ref, e.on,
-              e.loop.max_iterations if e.loop else None) for e in d.edges}
+    edges = {
+        (e.from_.kind, e.from_.ref, e.to.kind, e.to.ref, e.on, e.loop.max_iterations if e.loop else None)
+        for e in d.edges
+    }
     assert edges == {
         ("node", "draft", "group", group.group_id, "approve", None),
         ("node", "legal-review", "node", "publish", "approve", None),
@@ -165,6 +197,7 @@ def test_parallel_review_keeps_the_benchmark_shape():
 
 
 # ---------------------------------------------------------------- the module's API
+
 
 def test_load_returns_a_fresh_copy():
     first = examples.load("parallel-review")

@@ -8,15 +8,15 @@ import json
 import networkx as nx
 import pytest
 from pydantic import ValidationError
+from strategies import agent, blocking, definition, edge, group, grp, human, nd, with_sla
 
-from strategies import agent, blocking, definition, edge, grp, group, human, nd, with_sla
 from toolkit import examples
 from toolkit.graph import from_graph, to_graph
 
 
 def sample() -> dict:
     return {
-        "name": "Sample",                    # unusual key order is kept
+        "name": "Sample",  # unusual key order is kept
         "definitionId": "sample-flow",
         "description": None,
         "nodes": [
@@ -70,7 +70,7 @@ def test_edge_attributes_keyed_by_authored_index():
     assert (data[0]["role"], data[0]["loop"], data[0]["when"]) == ("approve", None, None)
     assert data[2]["role"] == "reject" and data[2]["loop"] == 3
     assert data[4]["when"] == raw["edges"][4]["when"]
-    assert data[5]["role"] == "always"            # the default role
+    assert data[5]["role"] == "always"  # the default role
     assert all(d["index"] == k and d["raw"] == raw["edges"][k] for k, d in data.items())
     # Group endpoints are edges between the group node and the other end.
     assert g.has_edge("draft", "board", key=0) and g.has_edge("board", "publish", key=1)
@@ -89,8 +89,8 @@ def _assert_round_trip(raw: dict) -> None:
     before = json.dumps(raw)
     back = from_graph(to_graph(raw))
     assert back == raw
-    assert json.dumps(back) == before            # same key order everywhere
-    assert json.dumps(raw) == before             # the input is untouched
+    assert json.dumps(back) == before  # same key order everywhere
+    assert json.dumps(raw) == before  # the input is untouched
 
 
 def test_round_trip_sample():
@@ -113,11 +113,13 @@ def test_round_trip_groups_absent_null_or_empty(groups):
 
 def test_round_trip_of_a_lint_invalid_but_schema_valid_definition():
     # Dangling edges and missing configs are lint findings; the graph still keeps them exactly.
-    raw = definition([{"nodeId": "a", "type": "agent"}, agent("b")],
-                     [edge("a", "ghost"), edge(grp("nogroup"), "b"), edge("b", "b", "reject", loop=2)])
+    raw = definition(
+        [{"nodeId": "a", "type": "agent"}, agent("b")],
+        [edge("a", "ghost"), edge(grp("nogroup"), "b"), edge("b", "b", "reject", loop=2)],
+    )
     _assert_round_trip(raw)
     g = to_graph(raw)
-    assert "kind" not in g.nodes["ghost"]        # an undeclared end is a bare graph node
+    assert "kind" not in g.nodes["ghost"]  # an undeclared end is a bare graph node
 
 
 def test_graph_is_independent_of_the_input():
@@ -129,7 +131,7 @@ def test_graph_is_independent_of_the_input():
     back = from_graph(g)
     assert back == sample()
     back["nodes"][0]["config"]["agentId"] = "again"
-    assert from_graph(g) == sample()             # from_graph hands out copies
+    assert from_graph(g) == sample()  # from_graph hands out copies
 
 
 def test_to_graph_validates_the_schema():
@@ -139,11 +141,15 @@ def test_to_graph_validates_the_schema():
         to_graph(raw)
 
 
-@pytest.mark.parametrize("raw", [
-    definition([agent("a"), agent("a")], []),
-    definition([agent("a"), blocking("m")], [], [group("a", "m")]),
-    definition([blocking("m")], [], [group("g", "m"), group("g", "m")]),
-], ids=["node-node", "group-node", "group-group"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        definition([agent("a"), agent("a")], []),
+        definition([agent("a"), blocking("m")], [], [group("a", "m")]),
+        definition([blocking("m")], [], [group("g", "m"), group("g", "m")]),
+    ],
+    ids=["node-node", "group-node", "group-group"],
+)
 def test_repeated_ids_are_refused_rather_than_merged(raw):
     with pytest.raises(ValueError, match="unique"):
         to_graph(copy.deepcopy(raw))

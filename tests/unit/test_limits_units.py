@@ -25,9 +25,9 @@ def test_token_bucket_refills_at_the_rate_and_says_how_long_to_wait():
     refused = tenants.admit("a")
     assert refused.code.value == "RESOURCE_EXHAUSTED" and refused.retry_after_s == 1
     assert tenants.admit("b") is None  # another workspace has its own bucket
-    clock.now += 0.5                   # one token back
+    clock.now += 0.5  # one token back
     assert tenants.admit("a") is None and tenants.admit("a") is not None
-    clock.now += 60                    # never more than the bucket holds
+    clock.now += 60  # never more than the bucket holds
     assert [tenants.admit("a") is None for _ in range(4)] == [True, True, True, False]
 
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolkit.engine.testing import G, agent, definition, edge, group
-from toolkit.limits import MAX_CUSTOM_EDGES_PER_NODE, MAX_REGEX_PER_NODE, MAX_REGEX_PER_PREDICATE
 from toolkit.errors import ApiError
+from toolkit.limits import MAX_CUSTOM_EDGES_PER_NODE, MAX_REGEX_PER_NODE, MAX_REGEX_PER_PREDICATE
 from toolkit.lint import errors_of, lint_document
 from toolkit.services.workflow.definitions import validated
 
@@ -23,8 +23,11 @@ def when(regex_ops: int) -> str:
 
 def fan(edges: int, regex_each: int, source="src") -> dict:
     nodes = [agent("src"), agent("other")] + [agent(f"t{i}") for i in range(edges)]
-    return definition(nodes, [edge(source, f"t{i}", "custom", when=when(regex_each)) for i in range(edges)],
-                      groups=[group("g", ["src", "other"])] if source != "src" else None)
+    return definition(
+        nodes,
+        [edge(source, f"t{i}", "custom", when=when(regex_each)) for i in range(edges)],
+        groups=[group("g", ["src", "other"])] if source != "src" else None,
+    )
 
 
 def errors(body) -> list[tuple[str, str]]:
@@ -61,8 +64,10 @@ def test_the_create_error_names_key_and_source_and_keeps_the_list_short():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(min_value=0, max_value=MAX_CUSTOM_EDGES_PER_NODE + 3),
-       st.integers(min_value=0, max_value=MAX_REGEX_PER_PREDICATE + 1))
+@given(
+    st.integers(min_value=0, max_value=MAX_CUSTOM_EDGES_PER_NODE + 3),
+    st.integers(min_value=0, max_value=MAX_REGEX_PER_PREDICATE + 1),
+)
 def test_the_limits_are_exactly_the_documented_ones(edges, regex_each):
     """Whatever the shape, a finding appears exactly when its limit is passed."""
     expected = set()

@@ -20,8 +20,9 @@ import pytest
 from toolkit import examples
 from toolkit.client import LocalClient, serve_in_background
 from toolkit.simulate import run_script, simulate
+from toolkit.viz import execution as execution_module
+from toolkit.viz import names as names_module
 from toolkit.viz import render_execution_from_events, style
-from toolkit.viz import execution as execution_module, names as names_module
 from toolkit.viz.names import Names
 from toolkit.widgets import Player, SimulationPanel
 
@@ -45,11 +46,18 @@ def fill(g: ET.Element) -> str:
 
 # ---------------------------------------------------------------- execution views
 
+
 def test_a_rejected_review_is_drawn_as_a_rejection():
     body = examples.load("parallel-review")
-    run = run_script(body, {"actions": [
-        {"atMs": 60_000, "node": "legal-review", "reviewer": "alice@legal", "decision": "approve"},
-        {"atMs": 90_000, "node": "brand-review", "reviewer": "bob@brand", "decision": "reject"}]})
+    run = run_script(
+        body,
+        {
+            "actions": [
+                {"atMs": 60_000, "node": "legal-review", "reviewer": "alice@legal", "decision": "approve"},
+                {"atMs": 90_000, "node": "brand-review", "reviewer": "bob@brand", "decision": "reject"},
+            ]
+        },
+    )
     # the picture right after brand's rejection (before the loop sends the draft round again)
     rejected = next(e.seq for e in run.events if e.type == "step.completed" and e.data.get("decision") == "reject")
     view = render_execution_from_events(body, run.events, upto_seq=rejected)
@@ -74,7 +82,7 @@ def test_a_failed_execution_names_its_loop_and_keeps_the_id_in_a_tooltip():
 def test_names_fall_back_to_ids_for_what_has_no_name():
     names = Names(examples.load("parallel-review"))
     assert names.reason("step-rejected:brand-review") == "Brand review rejected"
-    assert names.reason("step-breached:nope") == "step-breached:nope"          # unknown node: the code as is
+    assert names.reason("step-breached:nope") == "step-breached:nope"  # unknown node: the code as is
     assert names.reason("work-limit-exceeded:edge:3") == "work-limit-exceeded:edge:3"
     assert names.step("group_review-board__to__draft__i2") == "Draft campaign copy"
     assert names.step("not-a-step-id") == "not-a-step-id"
@@ -94,17 +102,19 @@ def test_the_player_shows_node_names_with_the_step_id_in_a_tooltip():
     step_id = player.event["stepId"]
     caption = player.caption.value
     assert "Legal review" in caption or "Brand review" in caption
-    visible = caption.split(">", 1)[1]          # after the opening tag, whose title holds the id
+    visible = caption.split(">", 1)[1]  # after the opening tag, whose title holds the id
     assert step_id not in visible and f'title="{step_id}"' in caption
-    assert "<details" in player.details.value   # the raw event, ids included, folded away
+    assert "<details" in player.details.value  # the raw event, ids included, folded away
 
 
 # ---------------------------------------------------------------- SimulationPanel
 
+
 @pytest.fixture
 def panel():
-    return SimulationPanel(examples.load("parallel-review"), runs=200, seed=3,
-                           policy={"reviewers": {"*": {"latencyMs": 60_000}}})
+    return SimulationPanel(
+        examples.load("parallel-review"), runs=200, seed=3, policy={"reviewers": {"*": {"latencyMs": 60_000}}}
+    )
 
 
 def test_panel_refuses_zero_runs_and_says_so(panel):
@@ -125,7 +135,7 @@ def test_panel_marks_results_stale_when_a_setting_moves(panel):
     assert "opacity:0.45" in panel.table.value and "opacity:0.45" in panel.heat.value
     panel.run()
     assert not panel.stale and panel.stale_note.value == "" and "opacity" not in panel.table.value
-    panel.seed.value = 4                                                    # the seed counts too
+    panel.seed.value = 4  # the seed counts too
     assert panel.stale
 
 
@@ -134,14 +144,14 @@ def test_panel_cancel_stops_a_run_and_keeps_the_previous_results(panel):
     cancel_once_started = lambda change: panel.cancel() if change.new > 0 else None  # noqa: E731
     panel.progress.observe(cancel_once_started, names="value")
     panel.runs.value = 2_000
-    panel.button.click()                                   # in a thread; Cancel is clicked as it runs
+    panel.button.click()  # in a thread; Cancel is clicked as it runs
     assert panel.wait(120)
     assert panel.last_error is None, panel.last_traceback
     assert panel.result is first and int(panel.outcomes["runs"].sum()) == 200
     assert "cancelled after 80 of 2,000 runs" in panel.status.value
     assert panel.stale and not panel.button.disabled and panel.cancel_button.disabled
     panel.progress.unobserve(cancel_once_started, names="value")
-    assert panel.run(runs=300) is not None and int(panel.outcomes["runs"].sum()) == 300   # the next run runs
+    assert panel.run(runs=300) is not None and int(panel.outcomes["runs"].sum()) == 300  # the next run runs
 
 
 def test_panel_table_names_the_loop_and_keeps_its_id_in_a_tooltip(panel):
@@ -153,6 +163,7 @@ def test_panel_table_names_the_loop_and_keeps_its_id_in_a_tooltip(panel):
 
 
 # ---------------------------------------------------------------- a real server
+
 
 def wait_for(client, execution_id: str, ready, timeout_s: float = 60) -> dict:
     deadline = time.monotonic() + timeout_s
@@ -187,9 +198,10 @@ def test_serve_in_background_keeps_a_given_database(tmp_path):
     with first.client() as client:
         client.create_definition(examples.load("parallel-review"))
     first.stop()
-    assert db.exists()                                       # a given database stays, with what was written
-    with LocalClient.open(str(db), api_key=first.credentials["apiKey"],
-                          auth_token=first.credentials["authToken"]) as client:
+    assert db.exists()  # a given database stays, with what was written
+    with LocalClient.open(
+        str(db), api_key=first.credentials["apiKey"], auth_token=first.credentials["authToken"]
+    ) as client:
         assert client.get_definition("parallel-review")["definitionId"] == "parallel-review"
 
 
@@ -205,16 +217,16 @@ def test_live_player_follows_an_execution_on_a_server_in_the_background():
         player.caption.observe(lambda change: seen.append(change.new), names="value")
         assert player.following and player.stop_button.layout.display is None and player.fetch.disabled
 
-        decide_all_waiting(client, execution_id, "reject")        # round 1: back to the draft
+        decide_all_waiting(client, execution_id, "reject")  # round 1: back to the draft
         # the player shows the second round by itself, while the execution still runs
         until(lambda: any(e["type"] == "loop.iteration-started" for e in player.events))
         assert "↺ iteration 2 of 3" in player.view.source and not player.ended and player.following
         mid_run = player.caption.value
-        decide_all_waiting(client, execution_id, "approve")       # round 2: published
+        decide_all_waiting(client, execution_id, "approve")  # round 2: published
         assert player.wait(60)
         assert not player.following and player.ended
         assert player.events[-1]["type"] == "execution.completed"
-        assert player.index == len(player.events) - 1             # it moved along to the end
+        assert player.index == len(player.events) - 1  # it moved along to the end
         assert mid_run in seen and "execution.completed" not in mid_run and "execution.completed" in seen[-1]
         assert "execution completed" in player.status.value and player.fetch.description == "✓ all events fetched"
         assert "completed" in player.view.source
@@ -230,8 +242,8 @@ def test_live_player_follows_an_execution_on_a_server_in_the_background():
         wait_for(client, second, lambda x: x["status"] == "completed")
         assert len(watcher.events) == count and not watcher.ended
 
-    assert not server.running and server.exit_code is not None and not folder.exists()   # throw-away db gone
-    assert server.stop() == server.exit_code                                              # twice is fine
+    assert not server.running and server.exit_code is not None and not folder.exists()  # throw-away db gone
+    assert server.stop() == server.exit_code  # twice is fine
 
     # the server is gone and the client closed: fetching says so in plain words
     watcher.fetch.click()

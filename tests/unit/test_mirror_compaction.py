@@ -41,10 +41,13 @@ def truth(written: dict) -> dict:
         con.register(f"all_{table}", rows)
     for table in ("events", "commands", "definition_versions"):
         con.execute(f"CREATE VIEW {table} AS SELECT * FROM all_{table}")
-    con.execute("CREATE VIEW executions AS SELECT * FROM all_executions "
-                "QUALIFY version = max(version) OVER (PARTITION BY execution_id)")
-    con.execute("CREATE VIEW steps AS SELECT * FROM all_steps "
-                "QUALIFY version = max(version) OVER (PARTITION BY execution_id)")
+    con.execute(
+        "CREATE VIEW executions AS SELECT * FROM all_executions "
+        "QUALIFY version = max(version) OVER (PARTITION BY execution_id)"
+    )
+    con.execute(
+        "CREATE VIEW steps AS SELECT * FROM all_steps QUALIFY version = max(version) OVER (PARTITION BY execution_id)"
+    )
     try:
         return answers(con)
     finally:
@@ -82,9 +85,14 @@ def test_ten_thousand_syncs_compact_to_one_file_per_table_and_day_with_the_same_
 
 
 def _insert_events(store: Store, start: int, n: int) -> None:
-    store.write(lambda tx: tx.execute(
-        "INSERT INTO events SELECT NULL, 'ws', 'x' || (i % 7), i, 'ev' || i, 'step.completed', NULL, i, 'c', true, '{}' "
-        "FROM range(?, ?) t(i)", [start, start + n]))
+    store.write(
+        lambda tx: tx.execute(
+            "INSERT INTO events SELECT NULL, 'ws', 'x' || (i % 7), i, 'ev' || i, 'step.completed', "
+            "NULL, i, 'c', true, '{}' "
+            "FROM range(?, ?) t(i)",
+            [start, start + n],
+        )
+    )
 
 
 def test_a_reader_sees_every_row_exactly_once_while_the_mirror_is_compacted(tmp_path):
@@ -111,7 +119,8 @@ def test_a_reader_sees_every_row_exactly_once_while_the_mirror_is_compacted(tmp_
             while not stop.is_set():
                 during = compacting.is_set()
                 n, distinct, top = con.execute(
-                    "SELECT count(*), count(DISTINCT event_id), max(seq) FROM events").fetchall()[0]
+                    "SELECT count(*), count(DISTINCT event_id), max(seq) FROM events"
+                ).fetchall()[0]
                 if during and compacting.is_set():
                     overlapped[0] += 1
                 if not (n == distinct == top + 1):

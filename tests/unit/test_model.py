@@ -8,8 +8,8 @@ import json
 
 import pytest
 from pydantic import ValidationError
-
 from strategies import agent, definition, edge, group, human, webhook
+
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import (
     AgentConfig,
@@ -25,8 +25,7 @@ from toolkit.model import (
 
 def base() -> dict:
     """Valid: nodes[0] agent, nodes[1] human, nodes[2] agent; edges[1] is the reject edge."""
-    return definition([agent("a"), human("h"), agent("fix")],
-                      [edge("h", "a", "approve"), edge("h", "fix", "reject")])
+    return definition([agent("a"), human("h"), agent("fix")], [edge("h", "a", "approve"), edge("h", "fix", "reject")])
 
 
 def at(raw: dict, path: str):
@@ -42,6 +41,7 @@ def setting(path: str, value):
     def mutate(raw):
         container, key = at(raw, path)
         container[key] = value
+
     return mutate
 
 
@@ -49,6 +49,7 @@ def removing(path: str):
     def mutate(raw):
         container, key = at(raw, path)
         del container[key]
+
     return mutate
 
 
@@ -56,6 +57,7 @@ def updating(path: str, **values):
     def mutate(raw):
         container, key = at(raw, path)
         container[key].update(values)
+
     return mutate
 
 
@@ -93,13 +95,21 @@ REJECTED = [
     ("edges-501", setting("edges", [edge("a", "a")] * 501), "data.edges", "at most 500 items"),
     ("edges-missing", removing("edges"), "data.edges", "field required"),
     ("groups-101", setting("groups", [group(f"g{i}", "a") for i in range(101)]), "data.groups", "at most 100 items"),
-    ("triggers-51", setting("triggers", [{"triggerId": f"t{i}"} for i in range(51)]), "data.triggers",
-     "at most 50 items"),
+    (
+        "triggers-51",
+        setting("triggers", [{"triggerId": f"t{i}"} for i in range(51)]),
+        "data.triggers",
+        "at most 50 items",
+    ),
     ("trigger-id-empty", setting("triggers", [{"triggerId": ""}]), "data.triggers[0].triggerId", "at least 1"),
     ("trigger-id-long", setting("triggers", [{"triggerId": "t" * 129}]), "data.triggers[0].triggerId", "at most 128"),
     ("trigger-id-missing", setting("triggers", [{"eventName": "x"}]), "data.triggers[0].triggerId", "field required"),
-    ("trigger-event-long", setting("triggers", [{"triggerId": "t", "eventName": "e" * 129}]),
-     "data.triggers[0].eventName", "at most 128"),
+    (
+        "trigger-event-long",
+        setting("triggers", [{"triggerId": "t", "eventName": "e" * 129}]),
+        "data.triggers[0].eventName",
+        "at most 128",
+    ),
     ("tags-21", setting("tags", ["t"] * 21), "data.tags", "at most 20 items"),
     ("tag-65", setting("tags", ["ok", "t" * 65]), "data.tags[1]", "at most 64 characters"),
     ("custom-not-object", setting("custom", [1]), "data.custom", "valid dictionary"),
@@ -114,8 +124,12 @@ REJECTED = [
     ("node-type-missing", removing("nodes.2.type"), "data.nodes[2].type", "field required"),
     ("node-name-empty", setting("nodes.0.name", ""), "data.nodes[0].name", "at least 1 character"),
     ("node-name-long", setting("nodes.0.name", "n" * 201), "data.nodes[0].name", "at most 200 characters"),
-    ("node-description-long", setting("nodes.0.description", "d" * 2001), "data.nodes[0].description",
-     "at most 2000 characters"),
+    (
+        "node-description-long",
+        setting("nodes.0.description", "d" * 2001),
+        "data.nodes[0].description",
+        "at most 2000 characters",
+    ),
     ("node-sla-zero", setting("nodes.0.slaMs", 0), "data.nodes[0].slaMs", "greater than or equal to 1"),
     ("node-not-object", setting("nodes.1", "h"), "data.nodes[1]", "valid object"),
     ("node-null", setting("nodes.1", None), "data.nodes[1]", "valid object"),
@@ -123,153 +137,371 @@ REJECTED = [
     ("edge-on-unknown", setting("edges.0.on", "maybe"), "data.edges[0].on", "'approve', 'reject'"),
     ("edge-from-missing", removing("edges.0.from"), "data.edges[0].from", "field required"),
     ("edge-to-number", setting("edges.0.to", 7), "data.edges[0].to", "node id string"),
-    ("edge-endpoint-no-id", setting("edges.0.from", {"kind": "node"}), "data.edges[0].from.nodeId",
-     "exactly nodeId"),
-    ("edge-endpoint-both-ids", setting("edges.0.from", {"kind": "group", "groupId": "g", "nodeId": "h"}),
-     "data.edges[0].from.nodeId", "exactly groupId"),
-    ("edge-node-endpoint-with-group", setting("edges.0.from", {"kind": "node", "nodeId": "h", "groupId": "g"}),
-     "data.edges[0].from.groupId", "not allowed"),
-    ("edge-group-endpoint-no-id", setting("edges.0.from", {"kind": "group"}), "data.edges[0].from.groupId",
-     "field required"),
-    ("edge-endpoint-kind", setting("edges.0.from", {"kind": "edge", "nodeId": "h"}), "data.edges[0].from.kind",
-     "'node' or 'group'"),
+    ("edge-endpoint-no-id", setting("edges.0.from", {"kind": "node"}), "data.edges[0].from.nodeId", "exactly nodeId"),
+    (
+        "edge-endpoint-both-ids",
+        setting("edges.0.from", {"kind": "group", "groupId": "g", "nodeId": "h"}),
+        "data.edges[0].from.nodeId",
+        "exactly groupId",
+    ),
+    (
+        "edge-node-endpoint-with-group",
+        setting("edges.0.from", {"kind": "node", "nodeId": "h", "groupId": "g"}),
+        "data.edges[0].from.groupId",
+        "not allowed",
+    ),
+    (
+        "edge-group-endpoint-no-id",
+        setting("edges.0.from", {"kind": "group"}),
+        "data.edges[0].from.groupId",
+        "field required",
+    ),
+    (
+        "edge-endpoint-kind",
+        setting("edges.0.from", {"kind": "edge", "nodeId": "h"}),
+        "data.edges[0].from.kind",
+        "'node' or 'group'",
+    ),
     ("edge-endpoint-dunder", setting("edges.0.to", "a__b"), "data.edges[0].to.nodeId", "'__'"),
-    ("edge-group-endpoint-dunder", setting("edges.0.to", {"kind": "group", "groupId": "g__1"}),
-     "data.edges[0].to.groupId", "'__'"),
-    ("edge-when-long", updating("edges.0", on="custom", when="x" * 1001), "data.edges[0].when",
-     "at most 1000 characters"),
-    ("edge-when-object", updating("edges.0", on="custom", when={"op": "eq", "args": [1, 1]}), "data.edges[0].when",
-     "valid string"),
-    ("loop-0", setting("edges.1.loop", {"maxIterations": 0}), "data.edges[1].loop.maxIterations",
-     "greater than or equal to 1"),
-    ("loop-21", setting("edges.1.loop", {"maxIterations": 21}), "data.edges[1].loop.maxIterations",
-     "less than or equal to 20"),
+    (
+        "edge-group-endpoint-dunder",
+        setting("edges.0.to", {"kind": "group", "groupId": "g__1"}),
+        "data.edges[0].to.groupId",
+        "'__'",
+    ),
+    (
+        "edge-when-long",
+        updating("edges.0", on="custom", when="x" * 1001),
+        "data.edges[0].when",
+        "at most 1000 characters",
+    ),
+    (
+        "edge-when-object",
+        updating("edges.0", on="custom", when={"op": "eq", "args": [1, 1]}),
+        "data.edges[0].when",
+        "valid string",
+    ),
+    (
+        "loop-0",
+        setting("edges.1.loop", {"maxIterations": 0}),
+        "data.edges[1].loop.maxIterations",
+        "greater than or equal to 1",
+    ),
+    (
+        "loop-21",
+        setting("edges.1.loop", {"maxIterations": 21}),
+        "data.edges[1].loop.maxIterations",
+        "less than or equal to 20",
+    ),
     ("loop-missing", setting("edges.1.loop", {}), "data.edges[1].loop.maxIterations", "field required"),
-    ("loop-float", setting("edges.1.loop", {"maxIterations": 2.0}), "data.edges[1].loop.maxIterations",
-     "valid integer"),
+    (
+        "loop-float",
+        setting("edges.1.loop", {"maxIterations": 2.0}),
+        "data.edges[1].loop.maxIterations",
+        "valid integer",
+    ),
     # ---------------------------------------------------------------- groups
     ("group-id-dunder", setting("groups", [group("g__1", "a")]), "data.groups[0].groupId", "'__'"),
     ("group-id-pattern", setting("groups", [group("g 1", "a")]), "data.groups[0].groupId", "should match pattern"),
     ("group-member-dunder", setting("groups", [group("g", "a__x")]), "data.groups[0].memberNodeIds[0]", "'__'"),
-    ("group-required-dunder", setting("groups", [group("g", "a", requiredNodeIds=["a__x"])]),
-     "data.groups[0].requiredNodeIds[0]", "'__'"),
-    ("group-101-members", setting("groups", [group("g", *[f"m{i}" for i in range(101)])]),
-     "data.groups[0].memberNodeIds", "at most 100 items"),
-    ("group-members-missing", setting("groups", [{"groupId": "g"}]), "data.groups[0].memberNodeIds",
-     "field required"),
-    ("group-policy", setting("groups", [group("g", "a", onQuorumMet="anyOf")]), "data.groups[0].onQuorumMet",
-     "'waitAll', 'joinOnQuorum' or 'cancelOnQuorum'"),
-    ("group-quorum-string", setting("groups", [group("g", "a", quorum="1")]), "data.groups[0].quorum",
-     "valid integer"),
+    (
+        "group-required-dunder",
+        setting("groups", [group("g", "a", requiredNodeIds=["a__x"])]),
+        "data.groups[0].requiredNodeIds[0]",
+        "'__'",
+    ),
+    (
+        "group-101-members",
+        setting("groups", [group("g", *[f"m{i}" for i in range(101)])]),
+        "data.groups[0].memberNodeIds",
+        "at most 100 items",
+    ),
+    ("group-members-missing", setting("groups", [{"groupId": "g"}]), "data.groups[0].memberNodeIds", "field required"),
+    (
+        "group-policy",
+        setting("groups", [group("g", "a", onQuorumMet="anyOf")]),
+        "data.groups[0].onQuorumMet",
+        "'waitAll', 'joinOnQuorum' or 'cancelOnQuorum'",
+    ),
+    ("group-quorum-string", setting("groups", [group("g", "a", quorum="1")]), "data.groups[0].quorum", "valid integer"),
     # ---------------------------------------------------------------- agent config
     ("agent-id-missing", removing("nodes.2.config.agentId"), "data.nodes[2].config.agentId", "field required"),
     ("agent-id-empty", setting("nodes.0.config.agentId", ""), "data.nodes[0].config.agentId", "at least 1"),
-    ("agent-id-129", setting("nodes.0.config.agentId", "x" * 129), "data.nodes[0].config.agentId",
-     "at most 128 characters"),
-    ("blocking-without-policy", setting("nodes.0.config.blocking", True), "data.nodes[0].config.resolutionPolicy",
-     "required when blocking"),
-    ("policy-without-blocking", setting("nodes.0.config.resolutionPolicy", "allResolved"),
-     "data.nodes[0].config.resolutionPolicy", "only allowed when blocking"),
-    ("policy-with-blocking-false", updating("nodes.0.config", blocking=False, resolutionPolicy={"kind": "allResolved"}),
-     "data.nodes[0].config.resolutionPolicy", "only allowed when blocking"),
-    ("policy-unknown-shorthand", updating("nodes.0.config", blocking=True, resolutionPolicy="someResolved"),
-     "data.nodes[0].config.resolutionPolicy.kind", "'allResolved' or 'minResolved'"),
-    ("min-resolved-shorthand-needs-count", updating("nodes.0.config", blocking=True, resolutionPolicy="minResolved"),
-     "data.nodes[0].config.resolutionPolicy.minCount", "required for minResolved"),
-    ("min-resolved-needs-count", updating("nodes.0.config", blocking=True, resolutionPolicy={"kind": "minResolved"}),
-     "data.nodes[0].config.resolutionPolicy.minCount", "required for minResolved"),
-    ("min-count-over-expected", updating("nodes.0.config", blocking=True,
-                                         resolutionPolicy={"kind": "minResolved", "minCount": 3},
-                                         expectedResolutions=2),
-     "data.nodes[0].config.resolutionPolicy.minCount", "<= expectedResolutions"),
-    ("min-count-over-default-expected", updating("nodes.0.config", blocking=True,
-                                                 resolutionPolicy={"kind": "minResolved", "minCount": 2}),
-     "data.nodes[0].config.resolutionPolicy.minCount", "<= expectedResolutions"),
-    ("min-count-zero", updating("nodes.0.config", blocking=True, resolutionPolicy={"kind": "minResolved", "minCount": 0}),
-     "data.nodes[0].config.resolutionPolicy.minCount", "greater than or equal to 1"),
-    ("policy-unknown-key", updating("nodes.0.config", blocking=True,
-                                    resolutionPolicy={"kind": "allResolved", "threshold": 1}),
-     "data.nodes[0].config.resolutionPolicy.threshold", "unknown field"),
-    ("expected-resolutions-zero", setting("nodes.0.config.expectedResolutions", 0),
-     "data.nodes[0].config.expectedResolutions", "greater than or equal to 1"),
-    ("runtime-over-a-day", setting("nodes.0.config.agentMaxRuntimeMs", 86_400_001),
-     "data.nodes[0].config.agentMaxRuntimeMs", "less than or equal to 86400000"),
-    ("mock-output-not-object", setting("nodes.0.config.mockOutput", "approve"), "data.nodes[0].config.mockOutput",
-     "valid dictionary"),
+    (
+        "agent-id-129",
+        setting("nodes.0.config.agentId", "x" * 129),
+        "data.nodes[0].config.agentId",
+        "at most 128 characters",
+    ),
+    (
+        "blocking-without-policy",
+        setting("nodes.0.config.blocking", True),
+        "data.nodes[0].config.resolutionPolicy",
+        "required when blocking",
+    ),
+    (
+        "policy-without-blocking",
+        setting("nodes.0.config.resolutionPolicy", "allResolved"),
+        "data.nodes[0].config.resolutionPolicy",
+        "only allowed when blocking",
+    ),
+    (
+        "policy-with-blocking-false",
+        updating("nodes.0.config", blocking=False, resolutionPolicy={"kind": "allResolved"}),
+        "data.nodes[0].config.resolutionPolicy",
+        "only allowed when blocking",
+    ),
+    (
+        "policy-unknown-shorthand",
+        updating("nodes.0.config", blocking=True, resolutionPolicy="someResolved"),
+        "data.nodes[0].config.resolutionPolicy.kind",
+        "'allResolved' or 'minResolved'",
+    ),
+    (
+        "min-resolved-shorthand-needs-count",
+        updating("nodes.0.config", blocking=True, resolutionPolicy="minResolved"),
+        "data.nodes[0].config.resolutionPolicy.minCount",
+        "required for minResolved",
+    ),
+    (
+        "min-resolved-needs-count",
+        updating("nodes.0.config", blocking=True, resolutionPolicy={"kind": "minResolved"}),
+        "data.nodes[0].config.resolutionPolicy.minCount",
+        "required for minResolved",
+    ),
+    (
+        "min-count-over-expected",
+        updating(
+            "nodes.0.config",
+            blocking=True,
+            resolutionPolicy={"kind": "minResolved", "minCount": 3},
+            expectedResolutions=2,
+        ),
+        "data.nodes[0].config.resolutionPolicy.minCount",
+        "<= expectedResolutions",
+    ),
+    (
+        "min-count-over-default-expected",
+        updating("nodes.0.config", blocking=True, resolutionPolicy={"kind": "minResolved", "minCount": 2}),
+        "data.nodes[0].config.resolutionPolicy.minCount",
+        "<= expectedResolutions",
+    ),
+    (
+        "min-count-zero",
+        updating("nodes.0.config", blocking=True, resolutionPolicy={"kind": "minResolved", "minCount": 0}),
+        "data.nodes[0].config.resolutionPolicy.minCount",
+        "greater than or equal to 1",
+    ),
+    (
+        "policy-unknown-key",
+        updating("nodes.0.config", blocking=True, resolutionPolicy={"kind": "allResolved", "threshold": 1}),
+        "data.nodes[0].config.resolutionPolicy.threshold",
+        "unknown field",
+    ),
+    (
+        "expected-resolutions-zero",
+        setting("nodes.0.config.expectedResolutions", 0),
+        "data.nodes[0].config.expectedResolutions",
+        "greater than or equal to 1",
+    ),
+    (
+        "runtime-over-a-day",
+        setting("nodes.0.config.agentMaxRuntimeMs", 86_400_001),
+        "data.nodes[0].config.agentMaxRuntimeMs",
+        "less than or equal to 86400000",
+    ),
+    (
+        "mock-output-not-object",
+        setting("nodes.0.config.mockOutput", "approve"),
+        "data.nodes[0].config.mockOutput",
+        "valid dictionary",
+    ),
     # ---------------------------------------------------------------- human config
-    ("reviewers-and-ids", setting("nodes.1.config.reviewers", [{"userId": "bob", "mandatory": True}]),
-     "data.nodes[1].config.reviewerIds", "exactly one of reviewers or reviewerIds"),
-    ("reviewers-neither", setting("nodes.1.config", {"commentBody": "hi"}), "data.nodes[1].config.reviewers",
-     "exactly one of reviewers or reviewerIds"),
-    ("reviewers-empty", setting("nodes.1.config", {"reviewers": []}), "data.nodes[1].config.reviewers",
-     "at least 1 item"),
-    ("reviewer-ids-empty", setting("nodes.1.config", {"reviewerIds": []}), "data.nodes[1].config.reviewerIds",
-     "at least 1 item"),
-    ("reviewers-101", setting("nodes.1.config", {"reviewers": [{"userId": f"u{i}"} for i in range(101)]}),
-     "data.nodes[1].config.reviewers", "at most 100 items"),
-    ("reviewer-ids-101", setting("nodes.1.config", {"reviewerIds": [f"u{i}" for i in range(101)]}),
-     "data.nodes[1].config.reviewerIds", "at most 100 items"),
-    ("reviewers-duplicate", setting("nodes.1.config", {"reviewers": [{"userId": "u"}, {"userId": "u", "mandatory": False}]}),
-     "data.nodes[1].config.reviewers[1].userId", "unique ('u' is also reviewers[0])"),
-    ("reviewer-ids-duplicate", setting("nodes.1.config", {"reviewerIds": ["u", "v", "u"]}),
-     "data.nodes[1].config.reviewerIds[2]", "unique ('u' is also reviewerIds[0])"),
-    ("reviewers-none-mandatory", setting("nodes.1.config", {"reviewers": [{"userId": "u", "mandatory": False}]}),
-     "data.nodes[1].config.reviewers", "at least one reviewer must be mandatory"),
-    ("reviewer-user-missing", setting("nodes.1.config", {"reviewers": [{"mandatory": True}]}),
-     "data.nodes[1].config.reviewers[0].userId", "field required"),
-    ("reviewer-unknown-key", setting("nodes.1.config", {"reviewers": [{"userId": "u", "role": "boss"}]}),
-     "data.nodes[1].config.reviewers[0].role", "unknown field"),
-    ("reviewer-emails-51", setting("nodes.1.config.reviewerEmails", [f"u{i}@x.io" for i in range(51)]),
-     "data.nodes[1].config.reviewerEmails", "at most 50 items"),
-    ("comment-body-8001", setting("nodes.1.config.commentBody", "c" * 8001), "data.nodes[1].config.commentBody",
-     "at most 8000 characters"),
+    (
+        "reviewers-and-ids",
+        setting("nodes.1.config.reviewers", [{"userId": "bob", "mandatory": True}]),
+        "data.nodes[1].config.reviewerIds",
+        "exactly one of reviewers or reviewerIds",
+    ),
+    (
+        "reviewers-neither",
+        setting("nodes.1.config", {"commentBody": "hi"}),
+        "data.nodes[1].config.reviewers",
+        "exactly one of reviewers or reviewerIds",
+    ),
+    (
+        "reviewers-empty",
+        setting("nodes.1.config", {"reviewers": []}),
+        "data.nodes[1].config.reviewers",
+        "at least 1 item",
+    ),
+    (
+        "reviewer-ids-empty",
+        setting("nodes.1.config", {"reviewerIds": []}),
+        "data.nodes[1].config.reviewerIds",
+        "at least 1 item",
+    ),
+    (
+        "reviewers-101",
+        setting("nodes.1.config", {"reviewers": [{"userId": f"u{i}"} for i in range(101)]}),
+        "data.nodes[1].config.reviewers",
+        "at most 100 items",
+    ),
+    (
+        "reviewer-ids-101",
+        setting("nodes.1.config", {"reviewerIds": [f"u{i}" for i in range(101)]}),
+        "data.nodes[1].config.reviewerIds",
+        "at most 100 items",
+    ),
+    (
+        "reviewers-duplicate",
+        setting("nodes.1.config", {"reviewers": [{"userId": "u"}, {"userId": "u", "mandatory": False}]}),
+        "data.nodes[1].config.reviewers[1].userId",
+        "unique ('u' is also reviewers[0])",
+    ),
+    (
+        "reviewer-ids-duplicate",
+        setting("nodes.1.config", {"reviewerIds": ["u", "v", "u"]}),
+        "data.nodes[1].config.reviewerIds[2]",
+        "unique ('u' is also reviewerIds[0])",
+    ),
+    (
+        "reviewers-none-mandatory",
+        setting("nodes.1.config", {"reviewers": [{"userId": "u", "mandatory": False}]}),
+        "data.nodes[1].config.reviewers",
+        "at least one reviewer must be mandatory",
+    ),
+    (
+        "reviewer-user-missing",
+        setting("nodes.1.config", {"reviewers": [{"mandatory": True}]}),
+        "data.nodes[1].config.reviewers[0].userId",
+        "field required",
+    ),
+    (
+        "reviewer-unknown-key",
+        setting("nodes.1.config", {"reviewers": [{"userId": "u", "role": "boss"}]}),
+        "data.nodes[1].config.reviewers[0].role",
+        "unknown field",
+    ),
+    (
+        "reviewer-emails-51",
+        setting("nodes.1.config.reviewerEmails", [f"u{i}@x.io" for i in range(51)]),
+        "data.nodes[1].config.reviewerEmails",
+        "at most 50 items",
+    ),
+    (
+        "comment-body-8001",
+        setting("nodes.1.config.commentBody", "c" * 8001),
+        "data.nodes[1].config.commentBody",
+        "at most 8000 characters",
+    ),
     # ---------------------------------------------------------------- webhook config
-    ("webhook-http", lambda raw: raw["nodes"].append(webhook("w", url="http://hooks.example.com")),
-     "data.nodes[3].config.url", "https"),
-    ("webhook-no-scheme", lambda raw: raw["nodes"].append(webhook("w", url="hooks.example.com")),
-     "data.nodes[3].config.url", "https"),
+    (
+        "webhook-http",
+        lambda raw: raw["nodes"].append(webhook("w", url="http://hooks.example.com")),
+        "data.nodes[3].config.url",
+        "https",
+    ),
+    (
+        "webhook-no-scheme",
+        lambda raw: raw["nodes"].append(webhook("w", url="hooks.example.com")),
+        "data.nodes[3].config.url",
+        "https",
+    ),
     # ---------------------------------------------------------------- unknown keys, by name
     ("unknown-top-key", setting("owner", "me"), "data.owner", "unknown field"),
     ("unknown-node-key", setting("nodes.0.timeoutMs", 5), "data.nodes[0].timeoutMs", "unknown field"),
     ("unknown-edge-key", setting("edges.0.label", "yes"), "data.edges[0].label", "unknown field"),
-    ("unknown-endpoint-key", setting("edges.0.from", {"kind": "node", "nodeId": "h", "port": 1}),
-     "data.edges[0].from.port", "unknown field"),
-    ("unknown-loop-key", setting("edges.1.loop", {"maxIterations": 2, "delayMs": 5}), "data.edges[1].loop.delayMs",
-     "unknown field"),
-    ("unknown-group-key", setting("groups", [group("g", "a", policy="waitAll")]), "data.groups[0].policy",
-     "unknown field"),
-    ("unknown-trigger-key", setting("triggers", [{"triggerId": "t", "cron": "* * * * *"}]), "data.triggers[0].cron",
-     "unknown field"),
+    (
+        "unknown-endpoint-key",
+        setting("edges.0.from", {"kind": "node", "nodeId": "h", "port": 1}),
+        "data.edges[0].from.port",
+        "unknown field",
+    ),
+    (
+        "unknown-loop-key",
+        setting("edges.1.loop", {"maxIterations": 2, "delayMs": 5}),
+        "data.edges[1].loop.delayMs",
+        "unknown field",
+    ),
+    (
+        "unknown-group-key",
+        setting("groups", [group("g", "a", policy="waitAll")]),
+        "data.groups[0].policy",
+        "unknown field",
+    ),
+    (
+        "unknown-trigger-key",
+        setting("triggers", [{"triggerId": "t", "cron": "* * * * *"}]),
+        "data.triggers[0].cron",
+        "unknown field",
+    ),
     ("unknown-scope-key", setting("scope", {"level": "apiKey", "team": "x"}), "data.scope.team", "unknown field"),
     ("snake-case-key", setting("definition_id", "abc"), "data.definition_id", "unknown field"),
     # ---------------------------------------------------------------- strict types
     ("bool-as-string", setting("nodes.0.config.blocking", "true"), "data.nodes[0].config.blocking", "valid boolean"),
-    ("bool-as-int", setting("nodes.0.config.requireNonEmptyOutput", 1), "data.nodes[0].config.requireNonEmptyOutput",
-     "valid boolean"),
-    ("mandatory-as-string", setting("nodes.1.config", {"reviewers": [{"userId": "u", "mandatory": "yes"}]}),
-     "data.nodes[1].config.reviewers[0].mandatory", "valid boolean"),
+    (
+        "bool-as-int",
+        setting("nodes.0.config.requireNonEmptyOutput", 1),
+        "data.nodes[0].config.requireNonEmptyOutput",
+        "valid boolean",
+    ),
+    (
+        "mandatory-as-string",
+        setting("nodes.1.config", {"reviewers": [{"userId": "u", "mandatory": "yes"}]}),
+        "data.nodes[1].config.reviewers[0].mandatory",
+        "valid boolean",
+    ),
     ("int-as-string", setting("nodes.0.slaMs", "5000"), "data.nodes[0].slaMs", "valid integer"),
     ("int-as-bool", setting("nodes.0.slaMs", True), "data.nodes[0].slaMs", "valid integer"),
-    ("int-as-float", setting("nodes.0.config.expectedResolutions", 2.0), "data.nodes[0].config.expectedResolutions",
-     "valid integer"),
+    (
+        "int-as-float",
+        setting("nodes.0.config.expectedResolutions", 2.0),
+        "data.nodes[0].config.expectedResolutions",
+        "valid integer",
+    ),
     ("string-as-number", setting("name", 7), "data.name", "valid string"),
     ("list-as-object", setting("nodes", {"a": agent("a")}), "data.nodes", "valid list"),
     ("tags-as-string", setting("tags", "finance"), "data.tags", "valid list"),
     # ---------------------------------------------------------------- scope
-    ("scope-org-without-id", setting("scope", {"level": "organization"}), "data.organizationId",
-     "required when scope.level is organization"),
-    ("scope-doc-without-ids", setting("scope", {"level": "document"}), "data.organizationId",
-     "required when scope.level is document"),
-    ("scope-doc-without-document", setting("scope", {"level": "document", "organizationId": "org"}),
-     "data.documentId", "required when scope.level is document"),
-    ("scope-level-unknown", setting("scope", {"level": "team"}), "data.scope.level",
-     "'apiKey', 'organization' or 'document'"),
-    ("scope-org-disagrees", lambda raw: raw.update(scope={"level": "organization", "organizationId": "org-1"},
-                                                   organizationId="org-2"),
-     "data.scope.organizationId", "disagrees with the top-level organizationId"),
-    ("scope-doc-disagrees", lambda raw: raw.update(scope={"level": "document", "documentId": "d-1"},
-                                                   organizationId="org", documentId="d-2"),
-     "data.scope.documentId", "disagrees with the top-level documentId"),
+    (
+        "scope-org-without-id",
+        setting("scope", {"level": "organization"}),
+        "data.organizationId",
+        "required when scope.level is organization",
+    ),
+    (
+        "scope-doc-without-ids",
+        setting("scope", {"level": "document"}),
+        "data.organizationId",
+        "required when scope.level is document",
+    ),
+    (
+        "scope-doc-without-document",
+        setting("scope", {"level": "document", "organizationId": "org"}),
+        "data.documentId",
+        "required when scope.level is document",
+    ),
+    (
+        "scope-level-unknown",
+        setting("scope", {"level": "team"}),
+        "data.scope.level",
+        "'apiKey', 'organization' or 'document'",
+    ),
+    (
+        "scope-org-disagrees",
+        lambda raw: raw.update(scope={"level": "organization", "organizationId": "org-1"}, organizationId="org-2"),
+        "data.scope.organizationId",
+        "disagrees with the top-level organizationId",
+    ),
+    (
+        "scope-doc-disagrees",
+        lambda raw: raw.update(
+            scope={"level": "document", "documentId": "d-1"}, organizationId="org", documentId="d-2"
+        ),
+        "data.scope.documentId",
+        "disagrees with the top-level documentId",
+    ),
     ("scope-empty-org-id", setting("organizationId", ""), "data.organizationId", "at least 1 character"),
 ]
 
@@ -296,7 +528,10 @@ def test_every_error_is_named_the_first_leading():
         validate(Definition, raw)
     parts = info.value.message.split("; ")
     assert [p.split(": ")[0] for p in parts] == [
-        "data.name", "data.nodes[2].config.agentId", "data.edges[1].loop.maxIterations"]
+        "data.name",
+        "data.nodes[2].config.agentId",
+        "data.edges[1].loop.maxIterations",
+    ]
 
 
 def test_describe_errors_and_prefix():
@@ -331,8 +566,10 @@ ACCEPTED = [
     ("edges-500", setting("edges", [edge("a", "fix")] * 500)),
     ("groups-100", setting("groups", [group(f"g{i}", "a") for i in range(100)])),
     ("groups-null", setting("groups", None)),
-    ("triggers-50", setting("triggers", [{"triggerId": f"t{i}", "filters": {"any": [1, {"x": None}]}}
-                                         for i in range(50)])),
+    (
+        "triggers-50",
+        setting("triggers", [{"triggerId": f"t{i}", "filters": {"any": [1, {"x": None}]}} for i in range(50)]),
+    ),
     ("trigger-128", setting("triggers", [{"triggerId": "t" * 128, "eventName": "e" * 128}])),
     ("tags-20", setting("tags", ["t" * 64] * 20)),
     ("node-id-64", lambda raw: raw["nodes"].append(agent("x" * 64))),
@@ -342,15 +579,30 @@ ACCEPTED = [
     ("loop-1", setting("edges.1.loop", {"maxIterations": 1})),
     ("loop-20", setting("edges.1.loop", {"maxIterations": 20})),
     ("loop-null", setting("edges.1.loop", None)),
-    ("endpoint-forms", lambda raw: raw["edges"].extend([
-        edge({"kind": "node", "nodeId": "a"}, {"nodeId": "fix", "kind": "node"}),
-        edge("a", {"kind": "group", "groupId": "g"})])),
+    (
+        "endpoint-forms",
+        lambda raw: raw["edges"].extend(
+            [
+                edge({"kind": "node", "nodeId": "a"}, {"nodeId": "fix", "kind": "node"}),
+                edge("a", {"kind": "group", "groupId": "g"}),
+            ]
+        ),
+    ),
     ("runtime-a-day", setting("nodes.0.config.agentMaxRuntimeMs", 86_400_000)),
     ("blocking-shorthand", updating("nodes.0.config", blocking=True, resolutionPolicy="allResolved")),
-    ("min-resolved", updating("nodes.0.config", blocking=True, expectedResolutions=3,
-                              resolutionPolicy={"kind": "minResolved", "minCount": 3})),
-    ("reviewers-100", setting("nodes.1.config", {"reviewers": [{"userId": f"u{i}", "mandatory": i == 0}
-                                                               for i in range(100)]})),
+    (
+        "min-resolved",
+        updating(
+            "nodes.0.config",
+            blocking=True,
+            expectedResolutions=3,
+            resolutionPolicy={"kind": "minResolved", "minCount": 3},
+        ),
+    ),
+    (
+        "reviewers-100",
+        setting("nodes.1.config", {"reviewers": [{"userId": f"u{i}", "mandatory": i == 0} for i in range(100)]}),
+    ),
     ("reviewer-mandatory-default", setting("nodes.1.config", {"reviewers": [{"userId": "u"}]})),
     ("reviewer-emails-50", setting("nodes.1.config.reviewerEmails", [f"u{i}@x.io" for i in range(50)])),
     ("comment-8000", setting("nodes.1.config.commentBody", "c" * 8000)),
@@ -360,8 +612,12 @@ ACCEPTED = [
     ("scope-org-top-level", lambda raw: raw.update(scope={"level": "organization"}, organizationId="org")),
     ("scope-org-inside", setting("scope", {"level": "organization", "organizationId": "org"})),
     ("scope-doc-split", lambda raw: raw.update(scope={"level": "document", "documentId": "d"}, organizationId="o")),
-    ("scope-agree", lambda raw: raw.update(scope={"level": "document", "organizationId": "o", "documentId": "d"},
-                                           organizationId="o", documentId="d")),
+    (
+        "scope-agree",
+        lambda raw: raw.update(
+            scope={"level": "document", "organizationId": "o", "documentId": "d"}, organizationId="o", documentId="d"
+        ),
+    ),
     ("scope-default", setting("scope", {})),
 ]
 
@@ -372,6 +628,7 @@ def test_values_at_the_limits_are_accepted(mutate):
 
 
 # ------------------------------------------------------------------------- free-form objects
+
 
 def test_unknown_keys_are_kept_inside_node_configs_and_custom():
     raw = base()
@@ -400,6 +657,7 @@ def test_validation_never_mutates_the_input():
 
 # ------------------------------------------------------------------------- model helpers
 
+
 def test_endpoints_normalise():
     d = valid(lambda raw: raw["edges"].append(edge({"nodeId": "a", "kind": "node"}, {"kind": "group", "groupId": "g"})))
     e = d.edges[-1]
@@ -410,27 +668,43 @@ def test_endpoints_normalise():
 
 def test_agent_config_defaults_and_required_successes():
     c = AgentConfig.model_validate({"agentId": "x"})
-    assert (c.blocking, c.require_non_empty_output, c.expected_resolutions, c.agent_max_runtime_ms, c.external) == \
-        (False, False, 1, 600_000, False)
-    c = AgentConfig.model_validate({"agentId": "x", "blocking": True, "resolutionPolicy": "allResolved",
-                                    "expectedResolutions": 3})
+    assert (c.blocking, c.require_non_empty_output, c.expected_resolutions, c.agent_max_runtime_ms, c.external) == (
+        False,
+        False,
+        1,
+        600_000,
+        False,
+    )
+    c = AgentConfig.model_validate(
+        {"agentId": "x", "blocking": True, "resolutionPolicy": "allResolved", "expectedResolutions": 3}
+    )
     assert c.resolution_policy.kind == "allResolved" and c.required_successes == 3
-    c = AgentConfig.model_validate({"agentId": "x", "blocking": True, "expectedResolutions": 3,
-                                    "resolutionPolicy": {"kind": "minResolved", "minCount": 2}})
+    c = AgentConfig.model_validate(
+        {
+            "agentId": "x",
+            "blocking": True,
+            "expectedResolutions": 3,
+            "resolutionPolicy": {"kind": "minResolved", "minCount": 2},
+        }
+    )
     assert c.required_successes == 2
 
 
 def test_human_reviewer_list():
-    assert [(r.user_id, r.mandatory) for r in HumanConfig.model_validate({"reviewerIds": ["a", "b"]}).reviewer_list] == \
-        [("a", True), ("b", True)]
+    assert [
+        (r.user_id, r.mandatory) for r in HumanConfig.model_validate({"reviewerIds": ["a", "b"]}).reviewer_list
+    ] == [("a", True), ("b", True)]
     c = HumanConfig.model_validate({"reviewers": [{"userId": "a", "mandatory": False}, {"userId": "b"}]})
     assert [(r.user_id, r.mandatory) for r in c.reviewer_list] == [("a", False), ("b", True)]
     assert c.reviewer_emails == []
 
 
 def test_group_defaults():
-    d = valid(setting("groups", [group("g", "a", "fix"), group("q", "h", expectedSteps=1, quorum=1,
-                                                               onQuorumMet="joinOnQuorum")]))
+    d = valid(
+        setting(
+            "groups", [group("g", "a", "fix"), group("q", "h", expectedSteps=1, quorum=1, onQuorumMet="joinOnQuorum")]
+        )
+    )
     g, q = d.group_list
     assert (g.expected, g.quorum_value, g.on_quorum_met, g.required_node_ids) == (2, 2, "waitAll", [])
     assert (q.expected, q.quorum_value) == (1, 1)

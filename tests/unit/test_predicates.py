@@ -1,4 +1,5 @@
 """Unit tests for toolkit.predicates: every operator, path forms and every invalid form."""
+
 import json
 import pickle
 
@@ -30,8 +31,7 @@ CTX = {
         "emptyObj": {},
         "nested": {"0": "key-zero", "deep": {"x": [10, 20, 30]}},
     },
-    "step": {"stepId": "s-1", "nodeId": "review", "nodeType": "approval", "status": "completed",
-             "iteration": 2},
+    "step": {"stepId": "s-1", "nodeId": "review", "nodeType": "approval", "status": "completed", "iteration": 2},
     "execution": {"input": {"amount": 1200, "requester": {"name": "ann", "roles": ["manager"]}}},
 }
 
@@ -70,7 +70,10 @@ VALUE_CASES = [
     (V("output"), CTX["output"]),
     (V("step"), CTX["step"]),
     # literals and arrays of expressions
-    (None, None), (True, True), (1.5, 1.5), ("x", "x"),
+    (None, None),
+    (True, True),
+    (1.5, 1.5),
+    ("x", "x"),
     ([1, V("output.count"), op("not", True)], [1, 3, False]),
     # length
     (op("length", V("output.comment")), 16),
@@ -222,8 +225,14 @@ BOOL_CASES = [
     (op("exists", V("execution.input.other")), False),
     (op("exists", V("output")), True),
     # nesting
-    (op("and", op("eq", V("step.status"), "completed"),
-        op("or", op("gte", V("output.score"), 0.9), op("in", "urgent", V("output.tags")))), True),
+    (
+        op(
+            "and",
+            op("eq", V("step.status"), "completed"),
+            op("or", op("gte", V("output.score"), 0.9), op("in", "urgent", V("output.tags"))),
+        ),
+        True,
+    ),
     (op("not", op("and", op("exists", V("output.nothing")), op("isEmpty", V("output.nothing")))), False),
 ]
 
@@ -266,10 +275,21 @@ def test_regex_input_capped_at_16_kib():
 
 
 def test_missing_context_parts_never_raise():
-    pred = parse_ast(op("and", op("eq", V("step.status"), None), op("not", V("execution.input.a.b")),
-                        op("isEmpty", V("output.x.0.y"))))
-    for ctx in ({}, {"output": None}, {"output": [], "step": "s", "execution": 5},
-                {"execution": {"input": []}}, {"output": {"x": [{"y": []}]}}):
+    pred = parse_ast(
+        op(
+            "and",
+            op("eq", V("step.status"), None),
+            op("not", V("execution.input.a.b")),
+            op("isEmpty", V("output.x.0.y")),
+        )
+    )
+    for ctx in (
+        {},
+        {"output": None},
+        {"output": [], "step": "s", "execution": 5},
+        {"execution": {"input": []}},
+        {"output": {"x": [{"y": []}]}},
+    ):
         assert pred.evaluate(ctx) is True
     assert pred.evaluate(None) is True  # not even a dict
 
@@ -295,8 +315,14 @@ def test_huge_strings():
 
 
 def test_predicate_attributes():
-    when = json.dumps(op("and", op("gte", V("output.score"), 0.5), op("exists", V("step.status")),
-                         op("in", V("execution.input.kind"), ["a", "b"])))
+    when = json.dumps(
+        op(
+            "and",
+            op("gte", V("output.score"), 0.5),
+            op("exists", V("step.status")),
+            op("in", V("execution.input.kind"), ["a", "b"]),
+        )
+    )
     pred = parse(when)
     assert isinstance(pred, Predicate)
     assert pred.ast == json.loads(when)
@@ -358,7 +384,10 @@ INVALID_ASTS = [
     (op("eq", V("outputs.a"), 1), 'bad path root in "outputs.a"'),
     (op("eq", V(""), 1), "bad path root"),
     (op("eq", V("output..a"), 1), 'empty segment in path "output..a"'),
-    (op("exists", V("steps.status")), 'bad path root in "steps.status" (expected output, step or execution.input) at args[0]'),
+    (
+        op("exists", V("steps.status")),
+        'bad path root in "steps.status" (expected output, step or execution.input) at args[0]',
+    ),
     (op("eq", V(5), 1), "var path must be a string"),
     (op("regex", V("output.a"), "(a+)+"), "nests quantifiers"),
     (op("regex", V("output.a"), "(a*)*"), "nests quantifiers"),
@@ -389,7 +418,7 @@ INVALID_ASTS = [
     ({"op": "eq"}, 'got keys ["op"]'),
     ({"args": [1, 1]}, "got keys"),
     ({}, "got keys []"),
-    (op("and", {"a": 1}), "got keys [\"a\"] at args[0]"),
+    (op("and", {"a": 1}), 'got keys ["a"] at args[0]'),
     ({"op": "eq", "args": {"0": 1, "1": 1}}, '"args" of op "eq" must be an array, got object'),
     ({"op": "not", "args": "x"}, "must be an array"),
     (op("eq", V("output.a"), float("nan")), "NaN and Infinity are not JSON"),
@@ -464,7 +493,7 @@ INVALID_WHENS = [
     ("true", "must be a boolean operator, got a boolean literal"),
     ('"eq"', "must be a boolean operator"),
     ('{"op": "length", "args": [[1]]}', 'got op "length"'),
-    ('[' * 2000 + ']' * 2000, "longer than the 1000-char limit"),
+    ("[" * 2000 + "]" * 2000, "longer than the 1000-char limit"),
 ]
 
 

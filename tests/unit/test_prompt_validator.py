@@ -65,6 +65,7 @@ INSTRUCTIONS = [
 
 # ------------------------------------------------------------------ a tiny HTML reader
 
+
 class Page(HTMLParser):
     """Visible text (code excluded), headings, links and images of a demo page."""
 
@@ -122,12 +123,18 @@ def pages(result: dict, *tiers: str) -> list[Page]:
 
 # ------------------------------------------------------------------ structure and determinism
 
+
 @pytest.mark.parametrize("prompt", INSTRUCTIONS)
 def test_full_result_for_every_kind(prompt):
     result = validate_prompt(prompt)
     PromptValidatorResult.model_validate(result)  # every field of §4.10, closed
-    assert set(result) == {"analysis_prompt", "requires_tool", "response_descriptions", "demos",
-                           "suggested_required_inputs"}
+    assert set(result) == {
+        "analysis_prompt",
+        "requires_tool",
+        "response_descriptions",
+        "demos",
+        "suggested_required_inputs",
+    }
     assert result["requires_tool"] in {"TOOL_TEXT_EXTRACTOR", "NONE"}
     assert set(result["response_descriptions"]) == {"title", "severity", "targetText", "suggestion", "issueType"}
     assert all(len(v) > 20 for v in result["response_descriptions"].values())
@@ -160,11 +167,27 @@ def test_whitespace_does_not_change_the_result():
 
 def test_any_text_gives_a_valid_result():
     rng = random.Random(7)
-    samples = ["!!!", "?", "{{}}", "<>", "'", "our", "the word", "x" * 10_000, "é" * 50, "🙂 avoid emoji 🙂",
-               "Don't use 'a'", "Replace 'x' with ''", "such as , , and", "Flag <img> tags",
-               "Every <p> must contain {{x}}", "Replace Q3 with Q4 revenue",
-               "\ue000 5 \ue001 replace \ue0009\ue001 with x",
-               "x -> " * 2000, "write " * 1666]
+    samples = [
+        "!!!",
+        "?",
+        "{{}}",
+        "<>",
+        "'",
+        "our",
+        "the word",
+        "x" * 10_000,
+        "é" * 50,
+        "🙂 avoid emoji 🙂",
+        "Don't use 'a'",
+        "Replace 'x' with ''",
+        "such as , , and",
+        "Flag <img> tags",
+        "Every <p> must contain {{x}}",
+        "Replace Q3 with Q4 revenue",
+        "\ue000 5 \ue001 replace \ue0009\ue001 with x",
+        "x -> " * 2000,
+        "write " * 1666,
+    ]
     samples += ["".join(rng.choice(string.printable) for _ in range(rng.randint(1, 60))) for _ in range(200)]
     for prompt in samples:
         if prompt.strip():
@@ -174,6 +197,7 @@ def test_any_text_gives_a_valid_result():
 
 
 # ------------------------------------------------------------------ demos that really contain or avoid the issue
+
 
 def test_forbidden_word_demos():
     r = validate_prompt("Flag any use of the word 'utilize' and suggest 'use' instead.")
@@ -195,9 +219,10 @@ def test_competitor_name_demos():
 
 
 def test_competitor_list_placeholder_demos_use_the_sample_values():
-    r = validate_prompt("Don't mention our competitors.",
-                        [{"id": "competitors", "title": "Competitors", "type": "list",
-                          "example": ["Hooli", "Umbrella"]}])
+    r = validate_prompt(
+        "Don't mention our competitors.",
+        [{"id": "competitors", "title": "Competitors", "type": "list", "example": ["Hooli", "Umbrella"]}],
+    )
     assert re.search(r"\bHooli\b", pages(r, "obvious_match")[0].visible)
     assert re.search(r"\bUmbrella", pages(r, "subtle_match")[0].visible)
     for p in pages(r, "near_miss", "clean"):
@@ -248,8 +273,10 @@ def test_alt_text_demos():
 
 def test_date_demos():
     r = validate_prompt("Dates must be written in ISO format (YYYY-MM-DD).")
-    wrong = re.compile(r"\b\d{2}/\d{2}/\d{4}\b|\b\d{1,2} (January|February|March|April) \d{4}\b|"
-                       r"\b(January|February|March|April) \d{1,2}, \d{4}\b")
+    wrong = re.compile(
+        r"\b\d{2}/\d{2}/\d{4}\b|\b\d{1,2} (January|February|March|April) \d{4}\b|"
+        r"\b(January|February|March|April) \d{1,2}, \d{4}\b"
+    )
     for p in pages(r, "obvious_match", "subtle_match"):
         assert wrong.search(p.visible), p.visible
     for p in pages(r, "near_miss", "clean"):
@@ -288,30 +315,38 @@ def test_required_footer_element_demos():
 
 # ------------------------------------------------------------------ the analysis prompt names the subject
 
-@pytest.mark.parametrize("prompt, subject", [
-    ("Flag any use of the word 'utilize' and suggest 'use' instead.", ["“utilize”", "“use”", "utilized"]),
-    ("Don't mention competitor names such as Acme or Globex.", ["“Acme”", "“Globex”"]),
-    ("Avoid 'click here' as link text.", ["“click here”", "link text"]),
-    ("Flag claims like 'guaranteed results' or '100% safe' that need legal review.",
-     ["“guaranteed results”", "“100% safe”", "source"]),
-    ("Make sure every image has descriptive alt text.", ["alt", "<img>"]),
-    ("Dates must be written in ISO format (YYYY-MM-DD).", ["YYYY-MM-DD", "2025-03-04"]),
-    ("Every page must include a copyright notice in the footer.", ["copyright notice", "footer"]),
-    ("Headings should use sentence case.", ["sentence case", "<h1>"]),
-    ("Ensure the tone is friendly and avoids jargon.", ["jargon", "friendly"]),
-    ("Always write {{brand_name}} with a capital letter.", ["`{{brand_name}}`"]),
-])
+
+@pytest.mark.parametrize(
+    "prompt, subject",
+    [
+        ("Flag any use of the word 'utilize' and suggest 'use' instead.", ["“utilize”", "“use”", "utilized"]),
+        ("Don't mention competitor names such as Acme or Globex.", ["“Acme”", "“Globex”"]),
+        ("Avoid 'click here' as link text.", ["“click here”", "link text"]),
+        (
+            "Flag claims like 'guaranteed results' or '100% safe' that need legal review.",
+            ["“guaranteed results”", "“100% safe”", "source"],
+        ),
+        ("Make sure every image has descriptive alt text.", ["alt", "<img>"]),
+        ("Dates must be written in ISO format (YYYY-MM-DD).", ["YYYY-MM-DD", "2025-03-04"]),
+        ("Every page must include a copyright notice in the footer.", ["copyright notice", "footer"]),
+        ("Headings should use sentence case.", ["sentence case", "<h1>"]),
+        ("Ensure the tone is friendly and avoids jargon.", ["jargon", "friendly"]),
+        ("Always write {{brand_name}} with a capital letter.", ["`{{brand_name}}`"]),
+    ],
+)
 def test_analysis_prompt_names_the_subject(prompt, subject):
     text = validate_prompt(prompt)["analysis_prompt"]
     for term in subject:
         assert term in text, term
-    detection = text[text.index("## Detection logic"):text.index("## Output format")]
+    detection = text[text.index("## Detection logic") : text.index("## Output format")]
     assert len(re.findall(r"^\d+\. ", detection, re.M)) >= 3
 
 
 def test_kinds_are_read_from_the_instruction():
-    assert (analyse("Use 'email' instead of 'e-mail'.").terms, analyse("Use 'email' instead of 'e-mail'.").preferred) \
-        == (("e-mail",), ("email",))
+    assert (
+        analyse("Use 'email' instead of 'e-mail'.").terms,
+        analyse("Use 'email' instead of 'e-mail'.").preferred,
+    ) == (("e-mail",), ("email",))
     assert analyse("Don't use 'utilize'").preferred == ()  # "use" after a negation is not an approval
     replace = analyse("Replace 'whitelist' with 'allowlist' and 'blacklist' with 'blocklist'")
     assert replace.terms == ("whitelist", "blacklist") and replace.preferred == ("allowlist", "blocklist")
@@ -326,6 +361,7 @@ def test_kinds_are_read_from_the_instruction():
 
 # ------------------------------------------------------------------ placeholders become required inputs
 
+
 def test_placeholders_become_required_inputs():
     prompt = "Never compare {{brand_name}} or <product> with our competitors; sign as [company name] or {team}."
     result = validate_prompt(prompt)
@@ -333,8 +369,12 @@ def test_placeholders_become_required_inputs():
     assert set(inputs) == {"brand_name", "product", "company_name", "team", "competitors"}
     assert inputs["brand_name"]["placeholder"] == "{{brand_name}}" and inputs["brand_name"]["source"] == "placeholder"
     assert inputs["product"]["placeholder"] == "<product>"
-    assert inputs["competitors"] == {**inputs["competitors"], "source": "instruction", "type": "list",
-                                     "placeholder": "our competitors"}
+    assert inputs["competitors"] == {
+        **inputs["competitors"],
+        "source": "instruction",
+        "type": "list",
+        "placeholder": "our competitors",
+    }
     assert isinstance(inputs["competitors"]["example"], list)
     assert all(i["description"] for i in inputs.values())
     assert "**Runtime inputs:**" in result["analysis_prompt"]
@@ -347,17 +387,25 @@ def test_markup_in_the_instruction_is_not_a_placeholder():
 
 
 def test_user_context_fields_merge_and_fill_the_demos():
-    fields = [{"id": "brand_name", "title": "Brand", "type": "string", "example": "SkyLark", "defaultValue": "SkyLark"},
-              {"id": "region", "title": "Sales region", "type": "select", "example": ["EU", "US"]},
-              {"id": "max_len", "title": "Max length", "type": "number", "defaultValue": 80}]
+    fields = [
+        {"id": "brand_name", "title": "Brand", "type": "string", "example": "SkyLark", "defaultValue": "SkyLark"},
+        {"id": "region", "title": "Sales region", "type": "select", "example": ["EU", "US"]},
+        {"id": "max_len", "title": "Max length", "type": "number", "defaultValue": 80},
+    ]
     result = validate_prompt("Always write {{brand_name}} exactly as given.", fields)
     inputs = result["suggested_required_inputs"]
     assert [i["id"] for i in inputs] == ["brand_name", "region", "max_len"]
     brand = inputs[0]
     assert brand["title"] == "Brand" and brand["example"] == "SkyLark" and brand["defaultValue"] == "SkyLark"
     assert brand["source"] == "placeholder"
-    assert inputs[1] == {"id": "region", "title": "Sales region", "type": "select", "source": "userContextField",
-                         "description": inputs[1]["description"], "example": ["EU", "US"]}
+    assert inputs[1] == {
+        "id": "region",
+        "title": "Sales region",
+        "type": "select",
+        "source": "userContextField",
+        "description": inputs[1]["description"],
+        "example": ["EU", "US"],
+    }
     assert inputs[2]["defaultValue"] == 80 and "example" not in inputs[2]
     assert "SkyLark" in pages(result, "clean")[0].visible
     assert "skylark" in pages(result, "obvious_match")[0].visible
@@ -365,16 +413,20 @@ def test_user_context_fields_merge_and_fill_the_demos():
 
 # ------------------------------------------------------------------ requires_tool
 
-@pytest.mark.parametrize("prompt, tool", [
-    ("Flag any use of the word 'utilize'.", "TOOL_TEXT_EXTRACTOR"),
-    ("Ensure the tone is friendly.", "TOOL_TEXT_EXTRACTOR"),
-    ("Dates must be written in ISO format.", "TOOL_TEXT_EXTRACTOR"),
-    ("Make sure every image has descriptive alt text.", "NONE"),
-    ("No broken links", "NONE"),
-    ("Headings must not skip levels", "NONE"),
-    ("Never call our product 'cheap' in headlines", "NONE"),
-    ("Every page must include a copyright notice in the footer.", "NONE"),
-])
+
+@pytest.mark.parametrize(
+    "prompt, tool",
+    [
+        ("Flag any use of the word 'utilize'.", "TOOL_TEXT_EXTRACTOR"),
+        ("Ensure the tone is friendly.", "TOOL_TEXT_EXTRACTOR"),
+        ("Dates must be written in ISO format.", "TOOL_TEXT_EXTRACTOR"),
+        ("Make sure every image has descriptive alt text.", "NONE"),
+        ("No broken links", "NONE"),
+        ("Headings must not skip levels", "NONE"),
+        ("Never call our product 'cheap' in headlines", "NONE"),
+        ("Every page must include a copyright notice in the footer.", "NONE"),
+    ],
+)
 def test_requires_tool_follows_what_the_check_reads(prompt, tool):
     result = validate_prompt(prompt)
     assert result["requires_tool"] == tool
@@ -382,6 +434,7 @@ def test_requires_tool_follows_what_the_check_reads(prompt, tool):
 
 
 # ------------------------------------------------------------------ providers
+
 
 @pytest.fixture
 def no_adapters():
@@ -423,10 +476,12 @@ def test_configured_provider_runs_its_adapter(monkeypatch, no_adapters):
 
 # ------------------------------------------------------------------ documentation
 
+
 def test_prompt_validation_doc_is_up_to_date():
     """docs/prompt-validation.md is generated: `python -m toolkit.prompts.docs` rewrites it."""
-    assert prompt_docs.DOC.read_text(encoding="utf-8") == prompt_docs.render(), \
+    assert prompt_docs.DOC.read_text(encoding="utf-8") == prompt_docs.render(), (
         "docs/prompt-validation.md is stale: run python -m toolkit.prompts.docs"
+    )
     assert prompt_docs.main(["--check"]) == 0
 
 

@@ -13,10 +13,15 @@ from toolkit.engine import AgentFailure, DefaultAgentRunner
 from toolkit.services.context import CommitNotice
 from toolkit.services.workflow.recovery import interrupted_agent_runs, run_agent, running_deadlines
 
-AGENTS = {"definitionId": "two-agents", "name": "Two agents",
-          "nodes": [{"nodeId": "first", "type": "agent", "config": {"agentId": "one"}},
-                    {"nodeId": "second", "type": "agent", "config": {"agentId": "two"}}],
-          "edges": [{"from": "first", "to": "second", "on": "always"}]}
+AGENTS = {
+    "definitionId": "two-agents",
+    "name": "Two agents",
+    "nodes": [
+        {"nodeId": "first", "type": "agent", "config": {"agentId": "one"}},
+        {"nodeId": "second", "type": "agent", "config": {"agentId": "two"}},
+    ],
+    "edges": [{"from": "first", "to": "second", "on": "always"}],
+}
 
 
 class Later(DefaultAgentRunner):
@@ -39,7 +44,10 @@ def test_a_commit_hands_listeners_a_frozen_notice():
     (notice,) = seen
     assert isinstance(notice, CommitNotice)
     assert (notice.workspace_id, notice.execution_id, notice.status) == (
-        client.workspace.workspace_id, run["executionId"], "running")
+        client.workspace.workspace_id,
+        run["executionId"],
+        "running",
+    )
     assert notice.next_deadline is not None and notice.deliveries == () and not notice.redriven
     with pytest.raises(FrozenInstanceError):
         notice.status = "completed"
@@ -54,7 +62,8 @@ def test_start_up_finds_the_deadlines_and_the_agent_steps_to_run_again():
         deadlines = running_deadlines(client.services)
         # the SLA of the waiting review, and the runtime limit of the running agent
         assert sorted((ws, ex) for _, ws, ex in deadlines) == sorted(
-            (client.workspace.workspace_id, ex) for ex in (timed, agents))
+            (client.workspace.workspace_id, ex) for ex in (timed, agents)
+        )
         (interrupted,) = [run for run in interrupted_agent_runs(client.services) if run[1] == agents]
         workspace_id, execution_id, request = interrupted
         assert (execution_id, request.agent_id) == (agents, "one")

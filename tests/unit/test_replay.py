@@ -7,11 +7,20 @@ import copy
 import json
 
 import pytest
-
 from test_analytics_support import LOOP, SCRIPTS, ServerRecorder
+
 from toolkit import examples
 from toolkit.analytics import (
-    Mirror, ReplayError, attach, diff, open_db, open_mirror, recorded_events, replay, replay_all, replay_execution,
+    Mirror,
+    ReplayError,
+    attach,
+    diff,
+    open_db,
+    open_mirror,
+    recorded_events,
+    replay,
+    replay_all,
+    replay_execution,
 )
 from toolkit.cli import main
 from toolkit.jsonio import dumps
@@ -23,10 +32,16 @@ LOOP_EXHAUSTED = "loop-exhausted:loop_review-board__to__draft"
 # deadline (before the timer fired) makes the server log a catch-up Tick and the decision,
 # both at the decision's time.
 BRANCHES = {
-    "definitionId": "two-branches", "name": "A timed check next to an audit",
+    "definitionId": "two-branches",
+    "name": "A timed check next to an audit",
     "nodes": [
         {"nodeId": "intake", "type": "agent", "config": {"agentId": "intake"}},
-        {"nodeId": "check", "type": "human", "slaMs": 60_000, "config": {"reviewers": [{"userId": "cat", "mandatory": True}]}},
+        {
+            "nodeId": "check",
+            "type": "human",
+            "slaMs": 60_000,
+            "config": {"reviewers": [{"userId": "cat", "mandatory": True}]},
+        },
         {"nodeId": "audit", "type": "human", "config": {"reviewers": [{"userId": "dan", "mandatory": True}]}},
         {"nodeId": "page", "type": "agent", "config": {"agentId": "pager"}},
         {"nodeId": "done", "type": "agent", "config": {"agentId": "closer"}},
@@ -35,7 +50,12 @@ BRANCHES = {
     "edges": [
         {"from": "intake", "to": "check", "on": "approve"},
         {"from": "intake", "to": "audit", "on": "approve"},
-        {"from": "check", "to": "page", "on": "custom", "when": '{"op": "eq", "args": [{"var": "step.status"}, "breached"]}'},
+        {
+            "from": "check",
+            "to": "page",
+            "on": "custom",
+            "when": '{"op": "eq", "args": [{"var": "step.status"}, "breached"]}',
+        },
         {"from": "check", "to": "done", "on": "approve"},
         {"from": "check", "to": "fix", "on": "reject"},
         {"from": "audit", "to": "done", "on": "approve"},
@@ -53,8 +73,9 @@ def record_everything(path) -> dict[str, str]:
     ids = {}
     # parallel review, two rounds: brand rejects round 1, both approve round 2
     rec.at(0)
-    ids["two-rounds"] = e = rec.dispatch("parallel-review", correlationId="campaign-7", idempotencyKey="k-7",
-                                         triggerContext={"channel": "web"})
+    ids["two-rounds"] = e = rec.dispatch(
+        "parallel-review", correlationId="campaign-7", idempotencyKey="k-7", triggerContext={"channel": "web"}
+    )
     rec.at(60_000).decide(e, "legal-review", "alice@legal", "approve")
     rec.at(120_000).decide(e, "brand-review", "bob@brand", "reject", reason="off-brand")
     rec.at(200_000).decide(e, "legal-review", "alice@legal", "approve", occurrence=2)
@@ -103,7 +124,9 @@ def recorded(tmp_path_factory):
 
 
 def stored_state(con, execution_id: str) -> dict:
-    return json.loads(con.execute("SELECT state FROM executions WHERE execution_id = ?", [execution_id]).fetchall()[0][0])
+    return json.loads(
+        con.execute("SELECT state FROM executions WHERE execution_id = ?", [execution_id]).fetchall()[0][0]
+    )
 
 
 def test_the_recording_covers_every_command_kind(recorded):
@@ -111,8 +134,16 @@ def test_the_recording_covers_every_command_kind(recorded):
     con = open_db(path)
     kinds = {k for (k,) in con.execute("SELECT DISTINCT kind FROM commands").fetchall()}
     con.close()
-    assert kinds == {"Dispatch", "SuppressedDispatch", "RecordReviewerDecision", "ResolveStep", "CancelStep",
-                     "CancelExecution", "Tick", "RecordAgentResolution"}
+    assert kinds == {
+        "Dispatch",
+        "SuppressedDispatch",
+        "RecordReviewerDecision",
+        "ResolveStep",
+        "CancelStep",
+        "CancelExecution",
+        "Tick",
+        "RecordAgentResolution",
+    }
 
 
 def test_replay_against_the_same_version_reproduces_the_log_exactly(recorded):
@@ -122,13 +153,15 @@ def test_replay_against_the_same_version_reproduces_the_log_exactly(recorded):
         state, events = replay_execution(con, execution_id)
         recorded_log = recorded_events(con, execution_id)
         assert events == recorded_log, name  # type, seq, step id, timestamp, data, event id, correlation id
-        stored = con.execute("SELECT seq, data FROM events WHERE execution_id = ? ORDER BY seq",
-                             [execution_id]).fetchall()
+        stored = con.execute(
+            "SELECT seq, data FROM events WHERE execution_id = ? ORDER BY seq", [execution_id]
+        ).fetchall()
         assert [(e.seq, dumps(e.data)) for e in events] == stored, name  # byte for byte
         assert json.loads(dumps(state.to_dict())) == stored_state(con, execution_id), name
     # spot checks that the scenarios did what they say
-    catch_up = con.execute("SELECT kind, applied_at FROM commands WHERE execution_id = ? ORDER BY version",
-                           [ids["catch-up"]]).fetchall()
+    catch_up = con.execute(
+        "SELECT kind, applied_at FROM commands WHERE execution_id = ? ORDER BY version", [ids["catch-up"]]
+    ).fetchall()
     assert [k for k, _ in catch_up] == ["Dispatch", "Tick", "RecordReviewerDecision"]
     assert catch_up[1][1] == catch_up[2][1]
     statuses = dict(con.execute("SELECT execution_id, status FROM executions").fetchall())
@@ -188,6 +221,7 @@ def test_a_simulation_database_cannot_be_replayed(tmp_path):
 
 # ---------------------------------------------------------------------------- against another version
 
+
 def one_attempt() -> dict:
     body = examples.load("parallel-review")
     body["edges"][-1]["loop"]["maxIterations"] = 1
@@ -201,12 +235,20 @@ def test_diff_against_max_iterations_1_fails_the_two_round_execution(recorded):
     con.close()
     entries = {e["executionId"]: e for e in result["executions"]}
     two = entries[ids["two-rounds"]]
-    assert two["before"] == {"status": "completed", "failureReason": None,
-                             "path": ["draft", "legal-review", "brand-review", "draft", "legal-review", "brand-review",
-                                      "publish"],
-                             "iterations": 2, "cycleTimeMs": 260_000}
-    assert two["after"] == {"status": "failed", "failureReason": LOOP_EXHAUSTED,
-                            "path": ["draft", "legal-review", "brand-review"], "iterations": 1, "cycleTimeMs": 120_000}
+    assert two["before"] == {
+        "status": "completed",
+        "failureReason": None,
+        "path": ["draft", "legal-review", "brand-review", "draft", "legal-review", "brand-review", "publish"],
+        "iterations": 2,
+        "cycleTimeMs": 260_000,
+    }
+    assert two["after"] == {
+        "status": "failed",
+        "failureReason": LOOP_EXHAUSTED,
+        "path": ["draft", "legal-review", "brand-review"],
+        "iterations": 1,
+        "cycleTimeMs": 120_000,
+    }
     assert two["changed"] == ["status", "failureReason", "path", "iterations", "cycleTimeMs"]
     # round 2's decisions address steps the new version never created (the repeated dispatch
     # is still answered from the ended execution, as a server would)
@@ -217,8 +259,11 @@ def test_diff_against_max_iterations_1_fails_the_two_round_execution(recorded):
         assert entries[ids[name]]["changed"] == [], name
     summary = result["summary"]
     assert summary["executions"] == 4 and summary["changed"] == 1
-    assert summary["statusTransitions"] == {"cancelled -> cancelled": 1, "completed -> completed": 2,
-                                            "completed -> failed": 1}
+    assert summary["statusTransitions"] == {
+        "cancelled -> cancelled": 1,
+        "completed -> completed": 2,
+        "completed -> failed": 1,
+    }
     assert summary["byField"]["status"] == 1 and summary["skippedCommands"] == 2
 
 

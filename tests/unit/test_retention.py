@@ -10,10 +10,10 @@ import time
 
 import duckdb
 import pytest
-
 from api.support import collab_bin
 from faults.audit import INVARIANTS
 from test_analytics_support import LOOP, ServerRecorder
+
 from toolkit.analytics import Mirror, open_mirror
 from toolkit.services.context import Services
 from toolkit.services.retention import parse_age, prune
@@ -39,8 +39,10 @@ def build(db, start: int) -> tuple[ServerRecorder, dict[str, str]]:
 
 def rows_of(con, execution_ids) -> dict[str, int]:
     marks = ", ".join(f"'{e}'" for e in execution_ids)
-    return {t: con.execute(f"SELECT count(*) FROM {t} WHERE execution_id IN ({marks})").fetchall()[0][0]
-            for t in ("executions", "events", "commands", "steps", "outbox")}
+    return {
+        t: con.execute(f"SELECT count(*) FROM {t} WHERE execution_id IN ({marks})").fetchall()[0][0]
+        for t in ("executions", "events", "commands", "steps", "outbox")
+    }
 
 
 def audit(con) -> None:
@@ -88,17 +90,22 @@ def test_prune_keeps_the_mirror_in_step_even_when_rowids_are_renumbered(tmp_path
     db = tmp_path / "server.duckdb"
     r, ids = build(db, start=1_767_225_600_000)
     # 300,000 filler events, two of every three of a finished old execution, the rest of a waiting one
-    r.store.write(lambda tx: tx.execute(
-        "INSERT INTO events SELECT NULL, 'ws', CASE WHEN i % 3 <> 0 THEN ? ELSE ? END, 1000 + i, 'fill' || i, "
-        "'step.started', NULL, i, 'c', false, '{}' FROM range(300000) t(i)", [ids["old-done"], ids["old-waiting"]]))
+    r.store.write(
+        lambda tx: tx.execute(
+            "INSERT INTO events SELECT NULL, 'ws', CASE WHEN i % 3 <> 0 THEN ? ELSE ? END, 1000 + i, 'fill' || i, "
+            "'step.started', NULL, i, 'c', false, '{}' FROM range(300000) t(i)",
+            [ids["old-done"], ids["old-waiting"]],
+        )
+    )
     folder = tmp_path / "events"
     mirror = Mirror(r.store, folder)
     mirror.sync()
     report = prune(r.store, older_than_ms=90 * DAY, now_ms=r.start + 101 * DAY, mirror=mirror)
     assert report.executions == 2 and report.mirror["written"] > 0
     live = r.store.cursor()
-    assert live.execute("SELECT max(rowid) + 1 > count(*) FROM events").fetchall() == [(False,)], \
+    assert live.execute("SELECT max(rowid) + 1 > count(*) FROM events").fetchall() == [(False,)], (
         "the checkpoint vacuumed the deleted rows (renumbered): the case this test is about"
+    )
 
     view = open_mirror(folder)
 
@@ -131,8 +138,9 @@ def test_collab_prune_archives_what_it_removes_where_collab_sql_mirror_reads_it(
     r, ids = build(db, start=now - 100 * DAY - 3_600_000)  # "new-done" ended an hour ago
     old = sorted([ids["old-done"], ids["old-cancelled"]])
     con = r.store.cursor()
-    events = con.execute("SELECT execution_id, count(*) FROM events WHERE execution_id IN (?, ?) GROUP BY 1 "
-                         "ORDER BY 1", old).fetchall()
+    events = con.execute(
+        "SELECT execution_id, count(*) FROM events WHERE execution_id IN (?, ?) GROUP BY 1 ORDER BY 1", old
+    ).fetchall()
     r.close()
     archive = tmp_path / "archive"
 
@@ -146,13 +154,26 @@ def test_collab_prune_archives_what_it_removes_where_collab_sql_mirror_reads_it(
 
     done = collab("prune", "--db", str(db), "--older-than", "90d", "--archive", str(archive))
     assert "removed 2 finished execution(s)" in done.stdout
-    query = collab("sql", "--mirror", str(archive), "--format", "json",
-                   "SELECT execution_id, count(*) AS n FROM events GROUP BY 1 ORDER BY 1")
+    query = collab(
+        "sql",
+        "--mirror",
+        str(archive),
+        "--format",
+        "json",
+        "SELECT execution_id, count(*) AS n FROM events GROUP BY 1 ORDER BY 1",
+    )
     assert [(row["execution_id"], row["n"]) for row in json.loads(query.stdout)] == events
-    query = collab("sql", "--mirror", str(archive), "--format", "json",
-                   "SELECT execution_id, status, steps FROM execution_summary ORDER BY 1")
+    query = collab(
+        "sql",
+        "--mirror",
+        str(archive),
+        "--format",
+        "json",
+        "SELECT execution_id, status, steps FROM execution_summary ORDER BY 1",
+    )
     assert [(row["execution_id"], row["status"]) for row in json.loads(query.stdout)] == [
-        (i, "completed" if i == ids["old-done"] else "cancelled") for i in old]
+        (i, "completed" if i == ids["old-done"] else "cancelled") for i in old
+    ]
     # a second prune appends to the archive; the definition version is archived once
     collab("prune", "--db", str(db), "--older-than", "1s", "--archive", str(archive))
     with open_mirror(archive) as view:
@@ -161,7 +182,8 @@ def test_collab_prune_archives_what_it_removes_where_collab_sql_mirror_reads_it(
         assert view.execute("SELECT count(*) FROM outbox").fetchall() == [(0,)]
     with duckdb.connect(str(db), read_only=True) as check:
         assert check.execute("SELECT execution_id, status FROM executions").fetchall() == [
-            (ids["old-waiting"], "running")]
+            (ids["old-waiting"], "running")
+        ]
         audit(check)
 
 

@@ -24,8 +24,11 @@ def serve_parser() -> argparse.ArgumentParser:
 
 
 def serve_flags() -> list[str]:
-    return [next(o for o in a.option_strings if o.startswith("--")) for a in serve_parser()._actions
-            if any(o.startswith("--") for o in a.option_strings) and a.dest != "help"]
+    return [
+        next(o for o in a.option_strings if o.startswith("--"))
+        for a in serve_parser()._actions
+        if any(o.startswith("--") for o in a.option_strings) and a.dest != "help"
+    ]
 
 
 def test_env_names_derive_from_flag_names():
@@ -60,11 +63,23 @@ def parse(monkeypatch, env: dict, *argv: str) -> argparse.Namespace:
 
 
 def test_variables_set_the_defaults_and_flags_still_win(monkeypatch):
-    env = {"COLLAB_PORT": "9123", "COLLAB_METRICS": "yes", "COLLAB_LOG_FORMAT": "text", "COLLAB_DB": "/tmp/x.duckdb",
-           "COLLAB_SHUTDOWN_TIMEOUT": "7.5", "COLLAB_WEBHOOK_RETRY_DELAYS": "10,20"}
+    env = {
+        "COLLAB_PORT": "9123",
+        "COLLAB_METRICS": "yes",
+        "COLLAB_LOG_FORMAT": "text",
+        "COLLAB_DB": "/tmp/x.duckdb",
+        "COLLAB_SHUTDOWN_TIMEOUT": "7.5",
+        "COLLAB_WEBHOOK_RETRY_DELAYS": "10,20",
+    }
     args = parse(monkeypatch, env)
-    assert (args.port, args.metrics, args.log_format, args.db, args.shutdown_timeout, args.webhook_retry_delays) == \
-        (9123, True, "text", "/tmp/x.duckdb", 7.5, (10, 20))
+    assert (args.port, args.metrics, args.log_format, args.db, args.shutdown_timeout, args.webhook_retry_delays) == (
+        9123,
+        True,
+        "text",
+        "/tmp/x.duckdb",
+        7.5,
+        (10, 20),
+    )
     args = parse(monkeypatch, env, "--port", "9200", "--log-format", "json")
     assert (args.port, args.log_format) == (9200, "json")
     assert parse(monkeypatch, {"COLLAB_METRICS": "0"}).metrics is False
@@ -77,12 +92,15 @@ def test_without_variables_the_defaults_hold(monkeypatch):
     assert (args.port, args.metrics, args.log_format, args.shutdown_timeout) == (8787, False, "json", 30.0)
 
 
-@pytest.mark.parametrize("name, value, says", [
-    ("COLLAB_PORT", "eighty", "invalid value 'eighty' (from COLLAB_PORT)"),
-    ("COLLAB_METRICS", "maybe", "COLLAB_METRICS='maybe': use 1/true/yes/on or 0/false/no/off"),
-    ("COLLAB_LOG_FORMAT", "xml", "COLLAB_LOG_FORMAT='xml': choose from json, text"),
-    ("COLLAB_SHUTDOWN_TIMEOUT", "-1", "seconds above 0, not '-1' (from COLLAB_SHUTDOWN_TIMEOUT)"),
-])
+@pytest.mark.parametrize(
+    "name, value, says",
+    [
+        ("COLLAB_PORT", "eighty", "invalid value 'eighty' (from COLLAB_PORT)"),
+        ("COLLAB_METRICS", "maybe", "COLLAB_METRICS='maybe': use 1/true/yes/on or 0/false/no/off"),
+        ("COLLAB_LOG_FORMAT", "xml", "COLLAB_LOG_FORMAT='xml': choose from json, text"),
+        ("COLLAB_SHUTDOWN_TIMEOUT", "-1", "seconds above 0, not '-1' (from COLLAB_SHUTDOWN_TIMEOUT)"),
+    ],
+)
 def test_a_bad_value_is_a_usage_error_naming_the_variable(monkeypatch, capsys, name, value, says):
     with pytest.raises(SystemExit) as exit_:
         parse(monkeypatch, {name: value})

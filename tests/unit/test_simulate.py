@@ -17,7 +17,9 @@ POLICY = {"reviewers": {"alice@legal": {"approve": 0.8}, "bob@brand": {"approve"
 
 
 def event_log(result) -> str:
-    rows = result.sql("SELECT run, seq, event_id, type, step_id, timestamp, data FROM events ORDER BY run, seq").fetchall()
+    rows = result.sql(
+        "SELECT run, seq, event_id, type, step_id, timestamp, data FROM events ORDER BY run, seq"
+    ).fetchall()
     return json.dumps(rows)
 
 
@@ -60,17 +62,27 @@ def test_outcome_distribution_follows_the_policy():
 def test_tables_hold_every_run(tmp_path):
     db = tmp_path / "runs.duckdb"
     result = simulate(REVIEW, runs=40, seed=1, policy=POLICY, db=db)
-    counts = {t: result.con.execute(f"SELECT count(DISTINCT run) FROM {t}").fetchone()[0]
-              for t in ("executions", "steps", "events", "outcomes")}
+    counts = {
+        t: result.con.execute(f"SELECT count(DISTINCT run) FROM {t}").fetchone()[0]
+        for t in ("executions", "steps", "events", "outcomes")
+    }
     assert counts == {"executions": 40, "steps": 40, "events": 40, "outcomes": 40}
     result.con.close()
     with duckdb.connect(str(db), read_only=True) as con:
         seqs = con.execute("SELECT run, list(seq ORDER BY seq) FROM events GROUP BY run").fetchall()
         assert all(s == sorted(set(s)) and s[0] == 1 for _, s in seqs)
         types = {t for (t,) in con.execute("SELECT DISTINCT type FROM events WHERE external").fetchall()}
-        assert types <= {"execution.dispatched", "execution.completed", "execution.failed", "step.completed",
-                         "step.awaiting-approval", "group.quorum-met", "loop.iteration-started",
-                         "loop.exhausted", "step.cancelled"}
+        assert types <= {
+            "execution.dispatched",
+            "execution.completed",
+            "execution.failed",
+            "step.completed",
+            "step.awaiting-approval",
+            "group.quorum-met",
+            "loop.iteration-started",
+            "loop.exhausted",
+            "step.cancelled",
+        }
 
 
 def test_summary_counts_nodes_and_edges_for_the_heat_map():
@@ -119,11 +131,19 @@ def test_a_scripted_run_is_exact():
         "actions": [
             {"atMs": 60_000, "node": "legal-review", "reviewer": "alice@legal", "decision": "approve"},
             {"atMs": 90_000, "node": "brand-review", "reviewer": "bob@brand", "decision": "reject", "reason": "tone"},
-            {"atMs": 120_000, "node": "legal-review", "occurrence": 2, "reviewer": "alice@legal", "decision": "approve"},
+            {
+                "atMs": 120_000,
+                "node": "legal-review",
+                "occurrence": 2,
+                "reviewer": "alice@legal",
+                "decision": "approve",
+            },
             {"atMs": 150_000, "node": "brand-review", "occurrence": 2, "reviewer": "bob@brand", "decision": "approve"},
         ],
-        "expect": {"status": "completed",
-                   "path": ["draft", "legal-review", "brand-review", "draft", "legal-review", "brand-review", "publish"]},
+        "expect": {
+            "status": "completed",
+            "path": ["draft", "legal-review", "brand-review", "draft", "legal-review", "brand-review", "publish"],
+        },
     }
     run = run_script(REVIEW, script)
     assert run.mismatches() == [] and run.errors == []
@@ -159,12 +179,15 @@ def test_simulations_sharing_a_database_key_each_definition_once(tmp_path):
     for definition, seed in ((REVIEW, 1), (examples.load("sla-escalation"), 2), (REVIEW, 3)):
         simulate(definition, runs=30, seed=seed, policy=POLICY, db=db).con.close()
     with duckdb.connect(str(db)) as con:
-        keys = con.execute("SELECT definition_id, list(DISTINCT definition_key), count(*) FROM executions "
-                           "GROUP BY ALL ORDER BY 1").fetchall()
+        keys = con.execute(
+            "SELECT definition_id, list(DISTINCT definition_key), count(*) FROM executions GROUP BY ALL ORDER BY 1"
+        ).fetchall()
         assert [(d, k) for d, k, _ in keys] == [("parallel-review", [0]), ("sla-escalation", [1])]
         assert [n for *_, n in keys] == [60, 30]
-        assert con.execute("SELECT count(*) FROM steps s JOIN executions x USING (execution_id) "
-                           "WHERE s.definition_key IS DISTINCT FROM x.definition_key").fetchone() == (0,)
+        assert con.execute(
+            "SELECT count(*) FROM steps s JOIN executions x USING (execution_id) "
+            "WHERE s.definition_key IS DISTINCT FROM x.definition_key"
+        ).fetchone() == (0,)
         graph = "SELECT definition_id, from_node_id, to_node_id, transitions FROM directly_follows ORDER BY ALL"
         stored = attach(con).execute(graph).fetchall()
         con.execute("ALTER TABLE executions DROP COLUMN definition_key; ALTER TABLE steps DROP COLUMN definition_key")

@@ -16,10 +16,12 @@ from toolkit.simulate.intervals import METRICS, t975, t_interval
 
 ROOT = Path(__file__).resolve().parents[2]
 H = 3_600_000
-ONE_REVIEW = {"definitionId": "one-review", "name": "One review",
-              "nodes": [{"nodeId": "review", "type": "human",
-                         "config": {"reviewers": [{"userId": "alice", "mandatory": True}]}}],
-              "edges": []}
+ONE_REVIEW = {
+    "definitionId": "one-review",
+    "name": "One review",
+    "nodes": [{"nodeId": "review", "type": "human", "config": {"reviewers": [{"userId": "alice", "mandatory": True}]}}],
+    "edges": [],
+}
 P_APPROVE = 0.7
 APPROVE = {"reviewers": {"*": {"approve": P_APPROVE, "latencyMs": {"exponential": H}}}}
 
@@ -60,13 +62,19 @@ def test_intervals_shrink_as_replications_grow():
 def test_replications_are_independent_sets_of_runs_starting_at_the_same_time():
     result = simulate(ONE_REVIEW, runs=30, seed=1, policy=APPROVE, replications=4)
     assert result.summary.runs == 120 and result.runs == 30 and result.replications == 4
-    rows = result.sql("SELECT replication, count(*), min(e.started_at), max(e.started_at) FROM outcomes o "
-                      "JOIN executions e USING (execution_id) GROUP BY 1 ORDER BY 1").fetchall()
+    rows = result.sql(
+        "SELECT replication, count(*), min(e.started_at), max(e.started_at) FROM outcomes o "
+        "JOIN executions e USING (execution_id) GROUP BY 1 ORDER BY 1"
+    ).fetchall()
     assert [r[:2] for r in rows] == [(0, 30), (1, 30), (2, 30), (3, 30)]
     assert len({r[2:] for r in rows}) == 1  # every replication's runs are dispatched at the same times
     # each replication's value is its own share, and the interval is the t interval of them
-    shares = [s for (s,) in result.sql("SELECT avg((status = 'completed')::INT) FROM outcomes "
-                                       "GROUP BY replication ORDER BY replication").fetchall()]
+    shares = [
+        s
+        for (s,) in result.sql(
+            "SELECT avg((status = 'completed')::INT) FROM outcomes GROUP BY replication ORDER BY replication"
+        ).fetchall()
+    ]
     assert result.intervals.values["share.completed"] == shares
     assert result.intervals["share.completed"] == t_interval(shares)
     # replication 0 is exactly the simulation without replications
@@ -90,8 +98,13 @@ def test_interval_renderings_list_every_metric():
 
 def test_comparing_two_definitions_flags_the_metrics_whose_intervals_do_not_overlap():
     slow = simulate(ONE_REVIEW, runs=40, seed=6, policy=APPROVE, replications=8)
-    fast = simulate(ONE_REVIEW, runs=40, seed=6, replications=8,
-                    policy={"reviewers": {"*": {"approve": P_APPROVE, "latencyMs": {"exponential": H / 4}}}})
+    fast = simulate(
+        ONE_REVIEW,
+        runs=40,
+        seed=6,
+        replications=8,
+        policy={"reviewers": {"*": {"approve": P_APPROVE, "latencyMs": {"exponential": H / 4}}}},
+    )
     compared = slow.intervals.compare(fast.intervals)
     assert set(compared) == set(slow.intervals)
     ours, theirs, differs = compared["cycle_time_ms.p50"]
@@ -102,22 +115,53 @@ def test_comparing_two_definitions_flags_the_metrics_whose_intervals_do_not_over
 def table_rows(path) -> dict[str, str]:
     """Every table of a results file, rows in stored order (no ORDER BY), as JSON text."""
     with duckdb.connect(str(path), read_only=True) as con:
-        return {t: json.dumps(con.execute(f"SELECT * FROM {t}").fetchall())
-                for t in ("executions", "steps", "events", "outcomes")}
+        return {
+            t: json.dumps(con.execute(f"SELECT * FROM {t}").fetchall())
+            for t in ("executions", "steps", "events", "outcomes")
+        }
 
 
-@pytest.mark.parametrize("policy, replications", [
-    ({"reviewers": {"*": {"approve": 0.6, "latencyMs": {"exponential": H}}},
-      "agents": {"*": {"fail": 0.05, "latencyMs": {"uniform": [0, 60_000]}}}}, 1),
-    ({"reviewers": {"*": {"approve": 0.8, "latencyMs": {"empirical": [600_000, H, 5 * H]}}},
-      "capacity": {"alice@legal": 5}, "calendars": {"*": {"timeZone": "Europe/Paris"}}}, 3),
-])
+@pytest.mark.parametrize(
+    "policy, replications",
+    [
+        (
+            {
+                "reviewers": {"*": {"approve": 0.6, "latencyMs": {"exponential": H}}},
+                "agents": {"*": {"fail": 0.05, "latencyMs": {"uniform": [0, 60_000]}}},
+            },
+            1,
+        ),
+        (
+            {
+                "reviewers": {"*": {"approve": 0.8, "latencyMs": {"empirical": [600_000, H, 5 * H]}}},
+                "capacity": {"alice@legal": 5},
+                "calendars": {"*": {"timeZone": "Europe/Paris"}},
+            },
+            3,
+        ),
+    ],
+)
 def test_workers_give_byte_identical_databases(tmp_path, policy, replications):
     definition = examples.load("parallel-review")
-    one = simulate(definition, runs=200, seed=5, policy=policy, db=tmp_path / "one.duckdb",
-                   replications=replications, batch_runs=40)
-    three = simulate(definition, runs=200, seed=5, policy=policy, db=tmp_path / "three.duckdb",
-                     replications=replications, batch_runs=40, workers=3)
+    one = simulate(
+        definition,
+        runs=200,
+        seed=5,
+        policy=policy,
+        db=tmp_path / "one.duckdb",
+        replications=replications,
+        batch_runs=40,
+    )
+    three = simulate(
+        definition,
+        runs=200,
+        seed=5,
+        policy=policy,
+        db=tmp_path / "three.duckdb",
+        replications=replications,
+        batch_runs=40,
+        workers=3,
+    )
     assert one.summary == three.summary
     assert one.intervals == three.intervals
     one.con.close()
@@ -129,16 +173,34 @@ def test_cli_replications_and_workers(tmp_path):
     policy = tmp_path / "policy.json"
     policy.write_text(json.dumps(APPROVE))
     definition = "toolkit/examples/parallel-review.json"  # both reviews approve with 0.7, 3 rounds at most
-    base = [sys.executable, "-m", "toolkit.cli", "simulate", definition, "--runs", "100", "--seed", "4",
-            "--policy", str(policy), "--replications", "6"]
+    base = [
+        sys.executable,
+        "-m",
+        "toolkit.cli",
+        "simulate",
+        definition,
+        "--runs",
+        "100",
+        "--seed",
+        "4",
+        "--policy",
+        str(policy),
+        "--replications",
+        "6",
+    ]
     out = {}
     for workers in ("1", "2"):
-        done = subprocess.run(base + ["--workers", workers, "--json", "--db", str(tmp_path / f"w{workers}.duckdb")],
-                              capture_output=True, text=True, check=True, cwd=ROOT)
+        done = subprocess.run(
+            base + ["--workers", workers, "--json", "--db", str(tmp_path / f"w{workers}.duckdb")],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
         out[workers] = json.loads(done.stdout)
     assert out["1"] == out["2"]
     completed = out["1"]["intervals"]["metrics"]["share.completed"]
-    assert completed["low"] < 1 - (1 - P_APPROVE ** 2) ** 3 < completed["high"]
+    assert completed["low"] < 1 - (1 - P_APPROVE**2) ** 3 < completed["high"]
     assert table_rows(tmp_path / "w1.duckdb") == table_rows(tmp_path / "w2.duckdb")
 
     text = subprocess.run(base, capture_output=True, text=True, check=True, cwd=ROOT).stdout

@@ -17,8 +17,10 @@ from toolkit.store.postgres.migrate import migrate as migrate_postgres
 
 pytestmark = pytest.mark.usefixtures("postgres_cluster")
 
-COLUMNS = ("SELECT table_name, column_name FROM information_schema.columns "
-           "WHERE table_schema = {schema} ORDER BY table_name, ordinal_position")
+COLUMNS = (
+    "SELECT table_name, column_name FROM information_schema.columns "
+    "WHERE table_schema = {schema} ORDER BY table_name, ordinal_position"
+)
 
 
 def _layout(rows) -> dict[str, list[str]]:
@@ -95,12 +97,25 @@ def test_the_steps_view_reads_an_execution_state_the_same_on_both(postgres_dsn, 
         client.create_definition(examples.load("parallel-review"))
         run = client.dispatch("parallel-review")
         legal = next(s for s in client.get_execution(run["executionId"])["steps"] if s["nodeId"] == "legal-review")
-        client.record_reviewer_decision(run["executionId"], legal["stepId"], reviewerId="alice@legal",
-                                        decision="reject", reason="no")
-    columns = ("workspace_id", "execution_id", "definition_id", "definition_version", "status",
-               "correlation_id", "started_at", "state", "version", "list_key")
-    steps = ("SELECT step_id, node_id, node_type, status, group_id, iteration, started_at, completed_at, "
-             "decision, source_node_id FROM steps ORDER BY step_id")
+        client.record_reviewer_decision(
+            run["executionId"], legal["stepId"], reviewerId="alice@legal", decision="reject", reason="no"
+        )
+    columns = (
+        "workspace_id",
+        "execution_id",
+        "definition_id",
+        "definition_version",
+        "status",
+        "correlation_id",
+        "started_at",
+        "state",
+        "version",
+        "list_key",
+    )
+    steps = (
+        "SELECT step_id, node_id, node_type, status, group_id, iteration, started_at, completed_at, "
+        "decision, source_node_id FROM steps ORDER BY step_id"
+    )
     con = duckdb.connect(db, read_only=True)
     row = con.execute(f"SELECT {', '.join(columns)} FROM executions").fetchone()
     expected = con.execute(steps).fetchall()
@@ -110,4 +125,3 @@ def test_the_steps_view_reads_an_execution_state_the_same_on_both(postgres_dsn, 
         migrate_postgres(pg)
         pg.execute(f"INSERT INTO executions ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))})", row)
         assert pg.execute(steps).fetchall() == expected
-

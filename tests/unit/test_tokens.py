@@ -29,8 +29,15 @@ def _b64(obj) -> str:
 
 
 def _claims(**overrides):
-    claims = {"iss": ISSUER, "sub": "ann", "iat": NOW, "exp": NOW + LIFETIME_S, "jti": "j1", "user": USER,
-              "permissions": {"resources": RESOURCES}}
+    claims = {
+        "iss": ISSUER,
+        "sub": "ann",
+        "iat": NOW,
+        "exp": NOW + LIFETIME_S,
+        "jti": "j1",
+        "user": USER,
+        "permissions": {"resources": RESOURCES},
+    }
     claims.update(overrides)
     return {k: v for k, v in claims.items() if v is not None}
 
@@ -142,14 +149,26 @@ def test_generate_token_service_signs_with_the_workspace_secret_and_applies_defa
     with Store(":memory:") as store:
         services = Services(store, clock=FixedClock(NOW * 1000 + 999))
         workspace = Workspace("ws_1", "test", False, SECRET, True)
-        request = validate(GenerateToken, {
-            "userId": "ann", "userProperties": {"name": "Ann", "email": "ann@example.com"},
-            "permissions": {"resources": [
-                {"type": "organization", "id": "acme"},
-                {"type": "document", "id": "d1", "organizationId": "acme", "accessRole": "viewer",
-                 "expiresAt": NOW + 60},
-                {"type": "folder", "id": "f1", "organizationId": "acme", "expiresAt": 1.5e9},
-            ]}})
+        request = validate(
+            GenerateToken,
+            {
+                "userId": "ann",
+                "userProperties": {"name": "Ann", "email": "ann@example.com"},
+                "permissions": {
+                    "resources": [
+                        {"type": "organization", "id": "acme"},
+                        {
+                            "type": "document",
+                            "id": "d1",
+                            "organizationId": "acme",
+                            "accessRole": "viewer",
+                            "expiresAt": NOW + 60,
+                        },
+                        {"type": "folder", "id": "f1", "organizationId": "acme", "expiresAt": 1.5e9},
+                    ]
+                },
+            },
+        )
         result = generate_token(services, workspace, request)
         assert result["status"] == "success" and set(result["data"]) == {"token"}
         claims = verify_user_token(result["data"]["token"], SECRET, now_s=NOW)
@@ -157,8 +176,7 @@ def test_generate_token_service_signs_with_the_workspace_secret_and_applies_defa
         assert claims["user"] == {"userId": "ann", "name": "Ann", "email": "ann@example.com", "isAdmin": False}
         assert claims["permissions"]["resources"] == [
             {"type": "organization", "id": "acme", "accessRole": "editor"},
-            {"type": "document", "id": "d1", "organizationId": "acme", "accessRole": "viewer",
-             "expiresAt": NOW + 60},
+            {"type": "document", "id": "d1", "organizationId": "acme", "accessRole": "viewer", "expiresAt": NOW + 60},
             {"type": "folder", "id": "f1", "organizationId": "acme", "accessRole": "editor", "expiresAt": 1.5e9},
         ]
         with pytest.raises(UserTokenError):

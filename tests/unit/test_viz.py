@@ -20,9 +20,7 @@ from toolkit import examples
 from toolkit.lint import Finding, lint
 from toolkit.model import Definition
 from toolkit.simulate import run_script, simulate
-from toolkit.viz import (View, render_definition, render_execution, render_execution_from_events,
-                         render_heatmap)
-from toolkit.viz import style
+from toolkit.viz import View, render_definition, render_execution, render_execution_from_events, render_heatmap, style
 from toolkit.viz.labels import duration, summarize_when
 from toolkit.viz.replay import node_of_step_id, replay
 
@@ -33,6 +31,7 @@ SHAPES = (SVG + "path", SVG + "polygon", SVG + "ellipse")
 
 
 # ---------------------------------------------------------------- helpers
+
 
 def parse(view: View) -> ET.Element:
     return ET.fromstring(view.svg().encode("utf-8"))
@@ -88,6 +87,7 @@ BOB_REJECTS = {"atMs": 90_000, "node": "brand-review", "reviewer": "bob@brand", 
 
 # ---------------------------------------------------------------- render_definition
 
+
 @pytest.mark.parametrize("name", examples.names())
 def test_every_node_of_every_example_is_drawn_with_its_id(name):
     body = examples.load(name)
@@ -118,7 +118,7 @@ def test_group_label_names_required_members():
 
 def test_group_endpoints_are_drawn_to_and_from_the_cluster():
     source = render_definition(examples.load(PARALLEL)).source
-    assert "compound=\"true\"" in source
+    assert 'compound="true"' in source
     into, out_of = [line for line in source.splitlines() if 'id="edge-0"' in line or 'id="edge-3"' in line]
     assert 'lhead="cluster_review-board"' in into and "ltail" not in into
     assert 'ltail="cluster_review-board"' in out_of and "lhead" not in out_of
@@ -144,12 +144,12 @@ def test_exhausted_edges_are_orange_and_dotted_and_loop_backs_dashed_with_their_
     edges = items(view, "edge")
     loop_back, exhausted, approve = edges["edge-3"], edges["edge-4"], edges["edge-0"]
     assert stroke(exhausted) == style.ROLE["exhausted"]["color"].lower()
-    assert dashes(exhausted) == "1,5"                       # dotted
+    assert dashes(exhausted) == "1,5"  # dotted
     assert stroke(loop_back) == style.ROLE["reject"]["color"].lower()
-    assert dashes(loop_back) == "5,2"                       # dashed
+    assert dashes(loop_back) == "5,2"  # dashed
     assert "↺ max 2" in text(loop_back)
     assert dashes(approve) is None
-    assert 'constraint="false"' in view.source              # a loop-back never drives ranking
+    assert 'constraint="false"' in view.source  # a loop-back never drives ranking
 
 
 def test_group_loop_back_and_self_loop_carry_max_iterations():
@@ -164,8 +164,8 @@ def test_sla_badge_and_second_lines():
     assert "SLA 48h" in text(nodes["node-legal-review"])
     assert "2 reviewers · 1 mandatory" in text(nodes["node-legal-review"])
     assert "SLA" not in text(nodes["node-countersign"])
-    assert "contract-extractor" in text(nodes["node-extract-terms"])        # agentId
-    assert "hooks.example.com" in text(nodes["node-notify-requester"])     # webhook host
+    assert "contract-extractor" in text(nodes["node-extract-terms"])  # agentId
+    assert "hooks.example.com" in text(nodes["node-notify-requester"])  # webhook host
     blocking = items(render_definition(examples.load("blocking-agent-quorum")), "node")["node-safety-panel"]
     assert "blocking · 2 of 3" in text(blocking)
 
@@ -177,7 +177,7 @@ def test_node_types_are_distinguishable():
     assert outline(human).tag == SVG + "ellipse"
     assert fill(agent) == style.NODE_KIND["agent"]["fillcolor"].lower()
     assert fill(blocking) == style.NODE_KIND["blocking"]["fillcolor"].lower()
-    assert len([el for el in blocking.iter() if el.tag in SHAPES]) == 2       # double outline
+    assert len([el for el in blocking.iter() if el.tag in SHAPES]) == 2  # double outline
     webhook = items(render_definition(examples.load("webhook-notify")), "node")["node-announce-post"]
     assert outline(webhook).tag == SVG + "polygon"
     assert fill(webhook) == style.NODE_KIND["webhook"]["fillcolor"].lower()
@@ -192,20 +192,24 @@ def test_node_label_is_the_name_or_else_the_id():
 
 
 BROKEN = {
-    "definitionId": "broken-flow", "name": "Broken",
+    "definitionId": "broken-flow",
+    "name": "Broken",
     "nodes": [
         {"nodeId": "start", "type": "agent", "config": {"agentId": "intake"}},
         {"nodeId": "write", "type": "agent", "config": {"agentId": "writer"}},
         {"nodeId": "check", "type": "human", "config": {"reviewerIds": ["ann"]}},
         {"nodeId": "m1", "type": "agent", "config": {"agentId": "bot"}},
-        {"nodeId": "m2", "type": "agent", "config": {"agentId": "bot", "blocking": True,
-                                                     "resolutionPolicy": "allResolved"}},
+        {
+            "nodeId": "m2",
+            "type": "agent",
+            "config": {"agentId": "bot", "blocking": True, "resolutionPolicy": "allResolved"},
+        },
         {"nodeId": "done", "type": "agent", "config": {"agentId": "publisher"}},
     ],
     "groups": [{"groupId": "panel", "memberNodeIds": ["m1", "m2"], "quorum": 3}],
     "edges": [
         {"from": "write", "to": "check", "on": "approve"},
-        {"from": "check", "to": "write", "on": "reject"},                       # cycle without loop
+        {"from": "check", "to": "write", "on": "reject"},  # cycle without loop
         {"from": "start", "to": "write", "on": "approve"},
         {"from": "check", "to": {"kind": "group", "groupId": "panel"}, "on": "approve"},
         {"from": {"kind": "group", "groupId": "panel"}, "to": "done", "on": "approve"},
@@ -218,15 +222,15 @@ def test_findings_highlight_the_nodes_edges_and_groups_they_concern():
     by_where = {f.where: f for f in found}
     assert by_where["edge:1"].key == "APPROVAL_EDGE_REJECT_CYCLE_REQUIRES_LOOP"
     assert by_where["group:panel"].severity == "error"
-    assert by_where["node:m1"].severity == "warning"                         # non-blocking member
-    view = render_definition(BROKEN)                                        # lints by default
+    assert by_where["node:m1"].severity == "warning"  # non-blocking member
+    view = render_definition(BROKEN)  # lints by default
     edges, nodes, clusters = items(view, "edge"), items(view, "node"), items(view, "cluster")
     error, warning = style.FINDING["error"]["color"].lower(), style.FINDING["warning"]["color"].lower()
 
     assert stroke(edges["edge-1"]) == error and width(edges["edge-1"]) == 3
     assert stroke(nodes["node-write"]) == error and "cycle-detected" in tooltip(nodes["node-write"])
     assert "APPROVAL_EDGE_REJECT_CYCLE_REQUIRES_LOOP" in tooltip(edges["edge-1"])
-    assert "⚠ APPROVAL_EDGE_REJECT_ CYCLE_REQUIRES_LOOP" in text(edges["edge-1"])   # whole, on two lines
+    assert "⚠ APPROVAL_EDGE_REJECT_ CYCLE_REQUIRES_LOOP" in text(edges["edge-1"])  # whole, on two lines
     assert stroke(edges["edge-0"]) == style.ROLE["approve"]["color"].lower()  # untouched
 
     assert stroke(clusters["group-panel"]) == error
@@ -235,7 +239,7 @@ def test_findings_highlight_the_nodes_edges_and_groups_they_concern():
     assert stroke(nodes["node-m1"]) == warning and width(nodes["node-m1"]) == 2.6
     assert "group-member-non-blocking-agent" in tooltip(nodes["node-m1"])
     assert stroke(nodes["node-done"]) == style.NODE_KIND["agent"]["color"].lower()
-    assert "error" in text(parse(view))                                     # caption counts them
+    assert "error" in text(parse(view))  # caption counts them
 
 
 def test_explicit_findings_replace_lint_and_unplaced_ones_go_to_the_caption():
@@ -257,10 +261,15 @@ def test_undeclared_endpoints_get_a_placeholder_node():
 
 
 def test_ids_with_colons_and_dots_are_not_read_as_ports():
-    body = {"definitionId": "odd-ids", "name": "Odd ids", "nodes": [
-        {"nodeId": "team:a.1", "type": "agent", "config": {"agentId": "w"}},
-        {"nodeId": "team:b", "type": "webhook", "config": {}}],
-        "edges": [{"from": "team:a.1", "to": "team:b"}]}
+    body = {
+        "definitionId": "odd-ids",
+        "name": "Odd ids",
+        "nodes": [
+            {"nodeId": "team:a.1", "type": "agent", "config": {"agentId": "w"}},
+            {"nodeId": "team:b", "type": "webhook", "config": {}},
+        ],
+        "edges": [{"from": "team:a.1", "to": "team:b"}],
+    }
     view = render_definition(body)
     assert set(items(view, "node")) == {"node-team:a.1", "node-team:b"}
     assert title(items(view, "edge")["edge-0"]) == "team:a.1->team:b"
@@ -271,8 +280,14 @@ def test_accepts_a_model_an_envelope_and_a_definition_view():
     expected = render_definition(body).svg()
     assert render_definition(Definition.model_validate(body)).svg() == expected
     assert render_definition({"data": body}).svg() == expected
-    view = {**body, "version": 3, "status": "active", "createdAt": 1, "updatedAt": 2,
-            "compiled": {"forwardEdges": [], "loops": []}}
+    view = {
+        **body,
+        "version": 3,
+        "status": "active",
+        "createdAt": 1,
+        "updatedAt": 2,
+        "compiled": {"forwardEdges": [], "loops": []},
+    }
     assert set(items(render_definition(view), "node")) == set(items(render_definition(body), "node"))
 
 
@@ -283,6 +298,7 @@ def test_legend_names_only_what_the_definition_uses():
 
 
 # ---------------------------------------------------------------- render_execution
+
 
 def status_fill(status: str) -> str:
     return style.STATUS[status]["fillcolor"].lower()
@@ -303,8 +319,10 @@ def test_execution_colours_nodes_by_their_latest_step():
 
 def test_waiting_human_node_lists_only_reviewers_who_have_not_answered():
     body = examples.load("cancel-on-quorum")
-    run = run_script(body, {"actions": [
-        {"atMs": 1000, "node": "finance-approval", "reviewer": "gus@finance", "decision": "approve"}]})
+    run = run_script(
+        body,
+        {"actions": [{"atMs": 1000, "node": "finance-approval", "reviewer": "gus@finance", "decision": "approve"}]},
+    )
     finance = items(render_execution(body, run.state), "node")["node-finance-approval"]
     assert "waiting for erin@finance" in text(finance) and "gus@finance" not in text(finance)
 
@@ -317,8 +335,8 @@ def test_execution_shows_loop_iteration_on_the_entry_node_and_fired_edges_bold()
     nodes, edges = items(view, "node"), items(view, "edge")
     assert "↺ iteration 2 of 3" in text(nodes["node-draft"])
     assert "2 steps" in text(nodes["node-draft"])
-    assert width(edges["edge-3"]) > width(edges["edge-1-2"])       # the loop-back fired; the join did not
-    assert float(outline(edges["edge-1-2"]).get("stroke-opacity")) < 0.5   # faded
+    assert width(edges["edge-3"]) > width(edges["edge-1-2"])  # the loop-back fired; the join did not
+    assert float(outline(edges["edge-1-2"]).get("stroke-opacity")) < 0.5  # faded
     assert "↺ iteration" not in text(nodes["node-publish"])
 
 
@@ -330,7 +348,7 @@ def test_execution_statuses_breached_skipped_and_completed():
     assert fill(nodes["node-notify-requester"]) == status_fill("skipped")
     assert fill(nodes["node-escalate-to-counsel"]) == status_fill("completed")
     assert fill(nodes["node-countersign"]) == status_fill("not reached")
-    assert "completed" in text(parse(render_execution(body, run.state)))   # caption: execution status
+    assert "completed" in text(parse(render_execution(body, run.state)))  # caption: execution status
 
 
 def test_execution_accepts_an_execution_view_dict():
@@ -355,8 +373,8 @@ def test_execution_from_events_matches_the_state_at_the_end_and_scrubs_back():
     nodes = items(early, "node")
     assert fill(nodes["node-draft"]) == status_fill("completed")
     assert fill(nodes["node-legal-review"]) == status_fill("not reached")
-    assert stroke(nodes["node-draft"]) == style.CURRENT["color"].lower()   # "now" is marked
-    assert f"seq {first_completion} · step.completed · Draft campaign copy" in text(parse(early))   # by name
+    assert stroke(nodes["node-draft"]) == style.CURRENT["color"].lower()  # "now" is marked
+    assert f"seq {first_completion} · step.completed · Draft campaign copy" in text(parse(early))  # by name
 
 
 def test_replay_tracks_reviewer_answers_and_loops():
@@ -379,15 +397,21 @@ def test_node_of_step_id_reads_every_id_form():
 
 # ---------------------------------------------------------------- render_heatmap
 
+
 def fake_summary(publish: int) -> dict:
-    return {"runs": 100, "outcomes": {"completed": publish, "failed": 100 - publish},
-            "failure_reasons": {"loop-exhausted:loop_review-board__to__draft": 100 - publish},
-            "iteration_histogram": {1: 80, 2: 20},
-            "node_counts": {"draft": 120, "legal-review": 120, "brand-review": 120, "publish": publish},
-            "edge_counts": [{"from": "draft", "to": "legal-review", "count": 120},
-                            {"from": "draft", "to": "brand-review", "count": 120},
-                            {"from": "review-board", "to": "draft", "count": 20},
-                            {"from": "review-board", "to": "publish", "count": publish}]}
+    return {
+        "runs": 100,
+        "outcomes": {"completed": publish, "failed": 100 - publish},
+        "failure_reasons": {"loop-exhausted:loop_review-board__to__draft": 100 - publish},
+        "iteration_histogram": {1: 80, 2: 20},
+        "node_counts": {"draft": 120, "legal-review": 120, "brand-review": 120, "publish": publish},
+        "edge_counts": [
+            {"from": "draft", "to": "legal-review", "count": 120},
+            {"from": "draft", "to": "brand-review", "count": 120},
+            {"from": "review-board", "to": "draft", "count": 20},
+            {"from": "review-board", "to": "publish", "count": publish},
+        ],
+    }
 
 
 def test_heatmap_widths_and_fills_increase_with_counts():
@@ -395,8 +419,8 @@ def test_heatmap_widths_and_fills_increase_with_counts():
     edges, nodes = items(view, "edge"), items(view, "node")
     into_group, join, loop_back = edges["edge-0"], edges["edge-1-2"], edges["edge-3"]
     assert width(loop_back) < width(join) < width(into_group)
-    assert "120 · 100%" in text(into_group)         # an edge into a group: once per group instance
-    assert "90 · 75%" in text(join)                 # share of the group's 120 instances
+    assert "120 · 100%" in text(into_group)  # an edge into a group: once per group instance
+    assert "90 · 75%" in text(join)  # share of the group's 120 instances
     assert "20 · 17%" in text(loop_back) and "↺ max 3" in text(loop_back)
     assert style.HEAT.index(fill(nodes["node-publish"]).upper()) < style.HEAT.index(fill(nodes["node-draft"]).upper())
     assert "120 steps · 1.20/run" in text(nodes["node-draft"])
@@ -415,8 +439,9 @@ def test_heatmap_never_traversed_edges_are_faint_and_dotted():
 
 def test_heatmap_from_a_real_simulation():
     body = examples.load(PARALLEL)
-    result = simulate(body, runs=300, seed=3,
-                      policy={"reviewers": {"alice@legal": {"approve": 0.8}, "bob@brand": {"approve": 0.85}}})
+    result = simulate(
+        body, runs=300, seed=3, policy={"reviewers": {"alice@legal": {"approve": 0.8}, "bob@brand": {"approve": 0.85}}}
+    )
     summary = result.summary
     widths = {k: width(g) for k, g in items(render_heatmap(body, summary), "edge").items()}
     assert widths["edge-0"] > widths["edge-1-2"] > widths["edge-3"]
@@ -427,25 +452,38 @@ def test_heatmap_from_a_real_simulation():
 
 # ---------------------------------------------------------------- View
 
+
 def test_rendering_is_deterministic():
     body = examples.load(PARALLEL)
     assert render_definition(examples.load(PARALLEL)).svg() == render_definition(body).svg()
     run = run_script(body, {"actions": [ALICE_APPROVES, BOB_REJECTS]})
     assert render_execution(body, run.state).svg() == render_execution(body, run.state.copy()).svg()
     events = run.events
-    assert render_execution_from_events(body, events, 20).svg() == \
-        render_execution_from_events(body, list(reversed(events)), 20).svg()
+    assert (
+        render_execution_from_events(body, events, 20).svg()
+        == render_execution_from_events(body, list(reversed(events)), 20).svg()
+    )
     assert render_heatmap(body, fake_summary(90)).svg() == render_heatmap(body, fake_summary(90)).svg()
 
 
 def test_rendering_does_not_depend_on_hash_order():
-    script = ("import sys; sys.path.insert(0, 'tests/unit'); from test_viz import *; "
-              "body = examples.load('required-approver'); "
-              "print(render_definition(BROKEN).svg() + render_definition(body).svg() "
-              "+ render_heatmap(examples.load(PARALLEL), fake_summary(90)).svg())")
-    outputs = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
-                              env={**os.environ, "PYTHONHASHSEED": seed}, cwd=ROOT).stdout
-               for seed in ("1", "2")}
+    script = (
+        "import sys; sys.path.insert(0, 'tests/unit'); from test_viz import *; "
+        "body = examples.load('required-approver'); "
+        "print(render_definition(BROKEN).svg() + render_definition(body).svg() "
+        "+ render_heatmap(examples.load(PARALLEL), fake_summary(90)).svg())"
+    )
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            cwd=ROOT,
+        ).stdout
+        for seed in ("1", "2")
+    }
     assert len(outputs) == 1 and "<svg" in outputs.pop()
 
 
@@ -482,16 +520,27 @@ def test_a_missing_dot_program_is_explained(monkeypatch, tmp_path):
 
 # ---------------------------------------------------------------- labels
 
-@pytest.mark.parametrize("when, summary", [
-    ({"op": "gte", "args": [{"var": "output.score"}, 0.8]}, "score ≥ 0.8"),
-    ({"op": "eq", "args": [{"var": "step.status"}, "breached"]}, 'step.status = "breached"'),
-    ({"op": "not", "args": [{"op": "lt", "args": [{"var": "output.score"}, 0.8]}]}, "not (score < 0.8)"),
-    ({"op": "in", "args": [{"var": "output.tier"}, ["gold", "vip"]]}, 'tier in ["gold", "vip"]'),
-    ({"op": "gt", "args": [{"op": "length", "args": [{"var": "output.items"}]}, 3]}, "len(items) > 3"),
-    ({"op": "or", "args": [{"op": "isEmpty", "args": [{"var": "output.x"}]},
-                           {"op": "exists", "args": [{"var": "execution.input.y"}]}]},
-     "(x is empty) or (input.y exists)"),
-])
+
+@pytest.mark.parametrize(
+    "when, summary",
+    [
+        ({"op": "gte", "args": [{"var": "output.score"}, 0.8]}, "score ≥ 0.8"),
+        ({"op": "eq", "args": [{"var": "step.status"}, "breached"]}, 'step.status = "breached"'),
+        ({"op": "not", "args": [{"op": "lt", "args": [{"var": "output.score"}, 0.8]}]}, "not (score < 0.8)"),
+        ({"op": "in", "args": [{"var": "output.tier"}, ["gold", "vip"]]}, 'tier in ["gold", "vip"]'),
+        ({"op": "gt", "args": [{"op": "length", "args": [{"var": "output.items"}]}, 3]}, "len(items) > 3"),
+        (
+            {
+                "op": "or",
+                "args": [
+                    {"op": "isEmpty", "args": [{"var": "output.x"}]},
+                    {"op": "exists", "args": [{"var": "execution.input.y"}]},
+                ],
+            },
+            "(x is empty) or (input.y exists)",
+        ),
+    ],
+)
 def test_predicate_summaries(when, summary):
     assert summarize_when(json.dumps(when)) == summary
 
@@ -499,5 +548,10 @@ def test_predicate_summaries(when, summary):
 def test_long_predicates_are_clipped_and_durations_compact():
     long = {"op": "and", "args": [{"op": "eq", "args": [{"var": f"output.field{i}"}, i]} for i in range(9)]}
     assert summarize_when(long).endswith("…") and len(summarize_when(long)) <= 42
-    assert [duration(ms) for ms in (172_800_000, 1_209_600_000, 1_800_000, 45_000, 250)] == \
-        ["48h", "14d", "30min", "45s", "250ms"]
+    assert [duration(ms) for ms in (172_800_000, 1_209_600_000, 1_800_000, 45_000, 250)] == [
+        "48h",
+        "14d",
+        "30min",
+        "45s",
+        "250ms",
+    ]

@@ -21,7 +21,6 @@ from toolkit.store import Store
 from toolkit.webhook_urls import refusal, url_problem
 from toolkit.webhooks import RETRY_DELAYS_MS, iso_timestamp, retry_delay_ms, sign, verify_webhook_signature
 
-
 # ---------------------------------------------------------------------------- signatures
 
 
@@ -33,7 +32,7 @@ def test_a_signature_verifies_its_own_body_and_secret(body, secret):
 @given(st.binary(min_size=1), st.text(min_size=1), st.data())
 def test_any_changed_byte_breaks_the_signature(body, secret, data):
     i = data.draw(st.integers(0, len(body) - 1))
-    tampered = body[:i] + bytes([body[i] ^ data.draw(st.integers(1, 255))]) + body[i + 1:]
+    tampered = body[:i] + bytes([body[i] ^ data.draw(st.integers(1, 255))]) + body[i + 1 :]
     assert not verify_webhook_signature(tampered, sign(body, secret), secret)
 
 
@@ -51,7 +50,8 @@ def test_missing_or_malformed_headers_are_false_not_errors(header):
 def test_signature_is_hex_hmac_sha256_of_the_raw_body():
     # RFC 4231 test case 2: key "Jefe", data "what do ya want for nothing?"
     assert sign(b"what do ya want for nothing?", "Jefe") == (
-        "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        "sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+    )
 
 
 def test_timestamps_are_iso_8601_utc_with_milliseconds():
@@ -74,18 +74,39 @@ def test_no_accepted_url_can_smuggle_a_header_line(url):
         assert url.lower().startswith("https://")
 
 
-@pytest.mark.parametrize("url", ["https://hooks.example.com", "https://hooks.example.com:8443/a/b?c=d#e",
-                                 "https://[2001:db8::1]/x", "https://b\u00fccher.example/hook"])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://hooks.example.com",
+        "https://hooks.example.com:8443/a/b?c=d#e",
+        "https://[2001:db8::1]/x",
+        "https://b\u00fccher.example/hook",
+    ],
+)
 def test_ordinary_https_urls_are_accepted(url):
     assert url_problem(url) is None
 
 
-@pytest.mark.parametrize("address, reason", [
-    ("127.0.0.1", "loopback"), ("::1", "loopback"), ("10.1.2.3", "private"), ("192.168.0.10", "private"),
-    ("172.16.5.4", "private"), ("fd12::1", "private"), ("169.254.169.254", "link-local"), ("fe80::1", "link-local"),
-    ("::ffff:10.0.0.1", "private"), ("::ffff:127.0.0.1", "loopback"), ("0.0.0.0", "private"),
-    ("100.64.0.1", "non-public"), ("224.0.0.1", "non-public"), ("8.8.8.8", None), ("2606:4700::1111", None),
-])
+@pytest.mark.parametrize(
+    "address, reason",
+    [
+        ("127.0.0.1", "loopback"),
+        ("::1", "loopback"),
+        ("10.1.2.3", "private"),
+        ("192.168.0.10", "private"),
+        ("172.16.5.4", "private"),
+        ("fd12::1", "private"),
+        ("169.254.169.254", "link-local"),
+        ("fe80::1", "link-local"),
+        ("::ffff:10.0.0.1", "private"),
+        ("::ffff:127.0.0.1", "loopback"),
+        ("0.0.0.0", "private"),
+        ("100.64.0.1", "non-public"),
+        ("224.0.0.1", "non-public"),
+        ("8.8.8.8", None),
+        ("2606:4700::1111", None),
+    ],
+)
 def test_destinations_that_are_not_public_are_refused(address, reason):
     expected = None if reason is None else f"a {reason} address"
     assert refusal(ipaddress.ip_address(address), allow_loopback=False) == expected
@@ -104,14 +125,26 @@ def _hooked_workspace(services: Services, executions: int) -> tuple[object, list
     """A new workspace with ``executions`` waiting executions that push to a webhook."""
     creds = create_workspace(services.store, now_ms=services.clock.now())
     workspace = Authenticator(services.store).authenticate(creds.api_key, creds.auth_token)
-    workflow.create_definition(services, workspace, {
-        "definitionId": "review", "name": "Review",
-        "nodes": [{"nodeId": "review", "type": "human", "config": {"reviewers": [{"userId": "ann"}]}},
-                  {"nodeId": "done", "type": "agent", "config": {"agentId": "publisher"}},
-                  {"nodeId": "no", "type": "agent", "config": {"agentId": "archiver"}}],
-        "edges": [{"from": "review", "to": "done", "on": "approve"}, {"from": "review", "to": "no", "on": "reject"}]})
-    request = validate(m.Dispatch, {"definitionId": "review", "webhookUrl": "https://hooks.example.com/x",
-                                    "webhookSecret": "s3cret"})
+    workflow.create_definition(
+        services,
+        workspace,
+        {
+            "definitionId": "review",
+            "name": "Review",
+            "nodes": [
+                {"nodeId": "review", "type": "human", "config": {"reviewers": [{"userId": "ann"}]}},
+                {"nodeId": "done", "type": "agent", "config": {"agentId": "publisher"}},
+                {"nodeId": "no", "type": "agent", "config": {"agentId": "archiver"}},
+            ],
+            "edges": [
+                {"from": "review", "to": "done", "on": "approve"},
+                {"from": "review", "to": "no", "on": "reject"},
+            ],
+        },
+    )
+    request = validate(
+        m.Dispatch, {"definitionId": "review", "webhookUrl": "https://hooks.example.com/x", "webhookSecret": "s3cret"}
+    )
     return workspace, [workflow.dispatch(services, workspace, request)["executionId"] for _ in range(executions)]
 
 
@@ -126,8 +159,11 @@ def hooked(tmp_path):
 
 
 def _rows(services, execution_id):
-    return services.store.read("SELECT seq, status, attempts, failures, next_attempt_at, last_error FROM outbox "
-                               "WHERE execution_id = ? ORDER BY seq", [execution_id]).fetchall()
+    return services.store.read(
+        "SELECT seq, status, attempts, failures, next_attempt_at, last_error FROM outbox "
+        "WHERE execution_id = ? ORDER BY seq",
+        [execution_id],
+    ).fetchall()
 
 
 def test_external_events_get_a_delivery_in_the_same_commit(hooked):
@@ -135,7 +171,9 @@ def test_external_events_get_a_delivery_in_the_same_commit(hooked):
     events = workflow.get_events(services, workspace, validate(m.GetEvents, {"executionId": execution_id}))["events"]
     assert [r[0] for r in _rows(services, execution_id)] == [e["seq"] for e in events]
     assert all(r[1:4] == ("pending", 0, 0) for r in _rows(services, execution_id))
-    bodies = services.store.read("SELECT body FROM outbox WHERE execution_id = ? ORDER BY seq", [execution_id]).fetchall()
+    bodies = services.store.read(
+        "SELECT body FROM outbox WHERE execution_id = ? ORDER BY seq", [execution_id]
+    ).fetchall()
     assert [json.loads(b)["event"] for (b,) in bodies] == [e["type"] for e in events]
 
 
@@ -187,7 +225,9 @@ def test_redrive_restarts_the_schedule_and_keeps_counting_attempts(hooked):
     head = due(services, services.clock.now(), 1)[0]
     record(services, [Outcome(head, services.clock.now(), "boom", permanent=True)])
     services.clock.advance(5_000)
-    result = workflow.redrive_deliveries(services, workspace, validate(m.RedriveDeliveries, {"executionId": execution_id}))
+    result = workflow.redrive_deliveries(
+        services, workspace, validate(m.RedriveDeliveries, {"executionId": execution_id})
+    )
     assert result == {"redriven": 1, "eventIds": [head.event_id]}
     again = due(services, services.clock.now(), 1)[0]
     assert again.event_id == head.event_id and again.attempts == 1 and again.failures == 0
@@ -207,4 +247,5 @@ def test_due_deliveries_are_shared_round_robin_between_workspaces(hooked):
     assert [d.workspace_id for d in counted].count(busy.workspace_id) == 3
     assert quiet.workspace_id in {d.workspace_id for d in counted}
     assert due(services, now, 30, busy={busy.workspace_id: 8}, per_workspace=8) == [
-        d for d in due(services, now, 30) if d.workspace_id != busy.workspace_id]
+        d for d in due(services, now, 30) if d.workspace_id != busy.workspace_id
+    ]

@@ -32,8 +32,14 @@ def _variant(**changes) -> dict:
 
 
 def test_a_known_difference_is_flagged(log_db):
-    result = whatif(log_db, "parallel-review", _variant(maxIterations=1), definition=examples.load("parallel-review"),
-                    runs=200, replications=5)
+    result = whatif(
+        log_db,
+        "parallel-review",
+        _variant(maxIterations=1),
+        definition=examples.load("parallel-review"),
+        runs=200,
+        replications=5,
+    )
     # one round instead of three: every rejection now fails the execution
     assert {"share.failed", "share.completed", "iterations.mean"} <= set(result.flagged)
     recorded, candidate, _ = result.comparison["share.failed"]
@@ -43,16 +49,36 @@ def test_a_known_difference_is_flagged(log_db):
 
 
 def test_a_no_op_change_is_not_flagged(log_db):
-    result = whatif(log_db, "parallel-review", _variant(name="Renamed only"),
-                    definition=examples.load("parallel-review"), runs=200, replications=5)
+    result = whatif(
+        log_db,
+        "parallel-review",
+        _variant(name="Renamed only"),
+        definition=examples.load("parallel-review"),
+        runs=200,
+        replications=5,
+    )
     assert result.flagged == []
     assert result.comparison["cycle_time_ms.p50"][0] == result.comparison["cycle_time_ms.p50"][1]
 
 
 def test_cli_calibrate_writes_a_policy_collab_simulate_runs(log_db, tmp_path, capsys):
     out, report = tmp_path / "policy.json", tmp_path / "report.json"
-    assert main(["calibrate", "--db", str(log_db), "--definition", "parallel-review", "--out", str(out),
-                 "--report", str(report)]) == 0
+    assert (
+        main(
+            [
+                "calibrate",
+                "--db",
+                str(log_db),
+                "--definition",
+                "parallel-review",
+                "--out",
+                str(out),
+                "--report",
+                str(report),
+            ]
+        )
+        == 0
+    )
     assert "reviewer alice@legal: approve" in capsys.readouterr().out
     assert json.loads(report.read_text())["reviewers"]["alice@legal"]["approve"]["n"] > 0
     definition = tmp_path / "v1.json"
@@ -65,8 +91,19 @@ def test_cli_whatif_prints_json_and_needs_the_recorded_definition(log_db, tmp_pa
     v1, v2 = tmp_path / "v1.json", tmp_path / "v2.json"
     v1.write_text(json.dumps(examples.load("parallel-review")))
     v2.write_text(json.dumps(_variant(maxIterations=1)))
-    args = ["whatif", "--db", str(log_db), "--definition", "parallel-review", "--against", str(v2),
-            "--runs", "100", "--replications", "3"]
+    args = [
+        "whatif",
+        "--db",
+        str(log_db),
+        "--definition",
+        "parallel-review",
+        "--against",
+        str(v2),
+        "--runs",
+        "100",
+        "--replications",
+        "3",
+    ]
     assert main(args) == 2
     assert "--definition-file" in capsys.readouterr().err
     assert main(args + ["--definition-file", str(v1), "--format", "json"]) == 0

@@ -15,20 +15,21 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import httpx
 import pytest
 import uvicorn
 
+import toolkit.widgets
 from toolkit import examples
 from toolkit.compiler import compile_definition
 from toolkit.model import Definition
 from toolkit.simulate import simulate
-from toolkit.widgets import Designer, Player, SimulationPanel
-import toolkit.widgets
-from toolkit.widgets import charts, designer as designer_module, edits, panes, player as player_module, preview
-from toolkit.widgets import simulation as simulation_module, when
+from toolkit.widgets import Designer, Player, SimulationPanel, charts, edits, panes, preview, when
+from toolkit.widgets import designer as designer_module
+from toolkit.widgets import player as player_module
+from toolkit.widgets import simulation as simulation_module
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -67,6 +68,7 @@ def pr() -> Designer:
 
 # ---------------------------------------------------------------- the Designer from Python
 
+
 def test_starts_empty_and_says_what_is_missing():
     d = Designer()
     assert d.definition == {"definitionId": "my-workflow", "name": "My workflow", "nodes": [], "edges": []}
@@ -80,14 +82,16 @@ def test_starts_empty_and_says_what_is_missing():
 def test_building_parallel_review_gives_the_example_graph():
     d = build_parallel_review(Designer())
     assert d.findings == []
-    assert compile_definition(Definition.model_validate(d.definition)).to_json() == \
-        compile_definition(Definition.model_validate(examples.load("parallel-review"))).to_json()
+    assert (
+        compile_definition(Definition.model_validate(d.definition)).to_json()
+        == compile_definition(Definition.model_validate(examples.load("parallel-review"))).to_json()
+    )
     assert node_ids_drawn(d.view) == {"draft", "legal-review", "brand-review", "publish"}
     assert {n["id"] for n in d.scene["nodes"]} == {"draft", "legal-review", "brand-review", "publish"}
-    assert d.json_view.value == ""                                   # filled when its tab opens
+    assert d.json_view.value == ""  # filled when its tab opens
     d.tabs.selected_index = 3
     shown = re.search(r"<pre[^>]*>(.*)</pre>", d.json_view.value, re.S).group(1)
-    assert json.loads(html.unescape(shown)) == d.definition        # the JSON tab shows what export writes
+    assert json.loads(html.unescape(shown)) == d.definition  # the JSON tab shows what export writes
 
 
 def test_lint_catches_a_missing_reject_path_and_the_fix_clears_it():
@@ -95,7 +99,7 @@ def test_lint_catches_a_missing_reject_path_and_the_fix_clears_it():
     assert set(keys(d)) == {"APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH"}
     assert {f.where for f in d.findings} == {"node:legal-review", "node:brand-review"}
     assert {f["target"] for f in d.scene["findings"]} == {"node:legal-review", "node:brand-review"}
-    assert "APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH" in d.view.source   # outlined in the picture
+    assert "APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH" in d.view.source  # outlined in the picture
     d.add_edge(("group", "review-board"), "draft", on="reject", max_iterations=3)
     assert d.findings == [] and d.scene["findings"] == []
     assert "APPROVAL_HUMAN_NODE_REQUIRES_REJECT_PATH" not in d.view.source
@@ -140,7 +144,7 @@ def test_schema_errors_still_draw_the_valid_parts():
     assert d.model is None
     assert [(f.key, f.where) for f in d.findings] == [("schema", "data.nodes[1].config.reviewers")]
     assert node_ids_drawn(d.view) == {"draft", "review"}
-    assert "data.nodes[1].config.reviewers" in d.view.source   # the finding is on the node
+    assert "data.nodes[1].config.reviewers" in d.view.source  # the finding is on the node
 
 
 def test_edits_keep_documented_key_order():
@@ -155,6 +159,7 @@ def test_edits_keep_documented_key_order():
 
 
 # ---------------------------------------------------------------- the forms (as a browser drives them)
+
 
 def test_reviewer_mandatory_flag_form(pr):
     nodes = pr.node_editor
@@ -173,7 +178,7 @@ def test_reviewer_mandatory_flag_form(pr):
     user2.value = "carol@legal"
     assert [r["userId"] for r in pr.definition["nodes"][1]["config"]["reviewers"]] == ["alice@legal", "carol@legal"]
     assert pr.findings == []
-    nodes.reviewer_rows.children[0].children[2].click()   # ✕ on alice
+    nodes.reviewer_rows.children[0].children[2].click()  # ✕ on alice
     assert pr.definition["nodes"][1]["config"]["reviewers"] == [{"userId": "carol@legal", "mandatory": True}]
 
 
@@ -226,7 +231,7 @@ def test_agent_form_blocking_policy_and_mock_output(pr):
     assert config["blocking"] is False and "resolutionPolicy" not in config and "expectedResolutions" not in config
     nodes.mock_output.value = "{not json"
     assert "not JSON" in nodes.mock_status.value
-    assert config["mockOutput"]["decision"] == "approve"            # unchanged
+    assert config["mockOutput"]["decision"] == "approve"  # unchanged
     nodes.mock_output.value = '{"decision": "reject", "reason": "tone"}'
     assert pr.definition["nodes"][0]["config"]["mockOutput"] == {"decision": "reject", "reason": "tone"}
     nodes.agent_id.value = "writer-2"
@@ -237,8 +242,12 @@ def test_agent_form_blocking_policy_and_mock_output(pr):
 def test_type_change_resets_the_config(pr):
     pr.node_editor.list.value = "publish"
     pr.node_editor.type.value = "webhook"
-    assert pr.definition["nodes"][3] == {"nodeId": "publish", "type": "webhook", "name": "Publish to the website",
-                                         "config": {}}
+    assert pr.definition["nodes"][3] == {
+        "nodeId": "publish",
+        "type": "webhook",
+        "name": "Publish to the website",
+        "config": {},
+    }
     assert pr.node_editor.config_box.children == (pr.node_editor.webhook_box,)
     pr.node_editor.url.value = "http://insecure.example.com"
     assert ("schema", "data.nodes[3].config.url") in [(f.key, f.where) for f in pr.findings]
@@ -264,7 +273,7 @@ def test_add_and_remove_buttons():
     d.group_editor.remove.click()
     assert "groups" not in d.definition
     d.node_editor.list.value = "draft"
-    d.node_editor.remove.click()                                 # it has an edge: asked first
+    d.node_editor.remove.click()  # it has an edge: asked first
     assert "Remove draft and its 1 edge?" in d.node_editor.question.value and len(d.definition["nodes"]) == 2
     d.node_editor.no.click()
     assert len(d.definition["nodes"]) == 2 and d.node_editor.ask_row.layout.display == "none"
@@ -272,9 +281,9 @@ def test_add_and_remove_buttons():
     d.node_editor.yes.click()
     assert edits.node_ids(d.definition) == ["review"] and d.definition["edges"] == []
     d.node_editor.new_id.value = "review"
-    d.node_editor.add.click()                                    # a duplicate: refused, said beside the button
+    d.node_editor.add.click()  # a duplicate: refused, said beside the button
     assert isinstance(d.last_error, ValueError)
-    assert "There is already a node &#x27;review&#x27;." in d.node_editor.message.value   # beside the Add button
+    assert "There is already a node &#x27;review&#x27;." in d.node_editor.message.value  # beside the Add button
     assert "ValueError" not in d.node_editor.message.value and "already" not in d.status.value
 
 
@@ -283,11 +292,17 @@ def test_edge_form_predicate_builder():
     edges = d.edge_editor
     index = next(i for i, e in enumerate(d.definition["edges"]) if e.get("when") and "execution.input" in e["when"])
     edges.list.value = index
-    assert (edges.path.value, edges.op.value, edges.value.value, edges.negate.value) == \
-        ("execution.input.amount", "gte", "10000", False)
+    assert (edges.path.value, edges.op.value, edges.value.value, edges.negate.value) == (
+        "execution.input.amount",
+        "gte",
+        "10000",
+        False,
+    )
     edges.value.value = "5000"
     assert json.loads(d.definition["edges"][index]["when"]) == {
-        "op": "gte", "args": [{"var": "execution.input.amount"}, 5000]}
+        "op": "gte",
+        "args": [{"var": "execution.input.amount"}, 5000],
+    }
     assert "5000" in d.view.source and d.findings == []
     edges.negate.value = True
     assert json.loads(d.definition["edges"][index]["when"])["op"] == "not"
@@ -303,8 +318,11 @@ def test_edge_form_predicate_builder():
 def test_edge_form_role_endpoints_and_loop(pr):
     edges = pr.edge_editor
     edges.list.value = 3
-    assert (edges.source.value, edges.target.value, edges.on.value) == (("group", "review-board"), ("node", "draft"),
-                                                                         "reject")
+    assert (edges.source.value, edges.target.value, edges.on.value) == (
+        ("group", "review-board"),
+        ("node", "draft"),
+        "reject",
+    )
     assert edges.is_loop.value and edges.max_iterations.value == 3
     edges.max_iterations.value = 1
     assert pr.definition["edges"][3]["loop"] == {"maxIterations": 1}
@@ -336,7 +354,7 @@ def test_group_form(pr):
     groups.members.value = ("legal-review", "brand-review", "privacy-review")
     group = pr.definition["groups"][0]
     assert group["memberNodeIds"] == ["legal-review", "brand-review", "privacy-review"]
-    assert group["expectedSteps"] == 3                           # followed the member count
+    assert group["expectedSteps"] == 3  # followed the member count
     groups.policy.value = "cancelOnQuorum"
     groups.quorum.value = 2
     groups.required.value = ("legal-review",)
@@ -354,13 +372,14 @@ def test_definition_info_fields(pr):
     pr.id_field.value = "Bad Id"
     assert pr.definition["definitionId"] == "Bad Id"
     assert [f.where for f in pr.findings] == ["data.definitionId"]
-    assert node_ids_drawn(pr.view) >= {"draft", "publish"}      # still drawn
+    assert node_ids_drawn(pr.view) >= {"draft", "publish"}  # still drawn
     pr.name_field.value = "Renamed"
     pr.id_field.value = "campaign-review"
     assert pr.definition["name"] == "Renamed" and pr.findings == []
 
 
 # ---------------------------------------------------------------- loading and exporting
+
 
 def test_start_from_example_file_upload_and_scratch(tmp_path):
     d = Designer()
@@ -372,17 +391,29 @@ def test_start_from_example_file_upload_and_scratch(tmp_path):
     d.path_field.value = str(path)
     d.open_button.click()
     assert d.definition["definitionId"] == "translation-retry" and "opened" in d.status.value
-    d.upload.value = ({"name": "x.json", "type": "application/json", "size": 1,
-                        "last_modified": datetime(2026, 1, 1, tzinfo=timezone.utc),
-                        "content": memoryview(json.dumps(examples.load("webhook-notify")).encode())},)
+    d.upload.value = (
+        {
+            "name": "x.json",
+            "type": "application/json",
+            "size": 1,
+            "last_modified": datetime(2026, 1, 1, tzinfo=UTC),
+            "content": memoryview(json.dumps(examples.load("webhook-notify")).encode()),
+        },
+    )
     assert d.definition["definitionId"] == "webhook-notify"
     d.new_button.click()
     assert d.definition["nodes"] == []
 
 
 def test_a_definition_view_loads_without_its_read_only_fields():
-    view = {**examples.load("parallel-review"), "version": 3, "status": "active", "createdAt": 1, "updatedAt": 2,
-            "compiled": {"forwardEdges": [], "loops": []}}
+    view = {
+        **examples.load("parallel-review"),
+        "version": 3,
+        "status": "active",
+        "createdAt": 1,
+        "updatedAt": 2,
+        "compiled": {"forwardEdges": [], "loops": []},
+    }
     assert Designer(view).definition == examples.load("parallel-review")
 
 
@@ -413,7 +444,7 @@ def test_export_is_what_the_server_accepts_as_is(tmp_path):
     from toolkit.store import Store
 
     d = build_parallel_review(Designer())
-    d.move_node("publish", 420.5, 260)                          # a dragged position rides along in custom
+    d.move_node("publish", 420.5, 260)  # a dragged position rides along in custom
     d.export_path_field.value = str(tmp_path / "pr.json")
     d.export_button.click()
     path = tmp_path / "pr.json"
@@ -425,16 +456,24 @@ def test_export_is_what_the_server_accepts_as_is(tmp_path):
     with Store(db) as store:
         creds = create_workspace(store, "designer-test", now_ms=SystemClock().now())
     with served(create_app(Settings(db=db, timers=False))) as url:
-        response = httpx.post(f"{url}/v2/workflow/definitions/create", content=path.read_bytes(), timeout=30,
-                              headers={"x-service-api-key": creds.api_key, "x-service-auth-token": creds.auth_token,
-                                       "content-type": "application/json"})
+        response = httpx.post(
+            f"{url}/v2/workflow/definitions/create",
+            content=path.read_bytes(),
+            timeout=30,
+            headers={
+                "x-service-api-key": creds.api_key,
+                "x-service-auth-token": creds.auth_token,
+                "content-type": "application/json",
+            },
+        )
     assert response.status_code == 200, response.text
     assert response.json()["result"]["definitionId"] == "parallel-review"
     assert response.json()["result"]["custom"] == {"layout": {"publish": {"x": 420.5, "y": 260.0}}}
-    assert Designer(str(path)).definition == d.definition      # and it opens again
-    echoed = Designer(response.json()["result"])               # so does what the server sends back
-    assert {k: echoed.definition[k] for k in ("nodes", "edges", "groups", "custom")} == \
-        {k: d.definition[k] for k in ("nodes", "edges", "groups", "custom")}
+    assert Designer(str(path)).definition == d.definition  # and it opens again
+    echoed = Designer(response.json()["result"])  # so does what the server sends back
+    assert {k: echoed.definition[k] for k in ("nodes", "edges", "groups", "custom")} == {
+        k: d.definition[k] for k in ("nodes", "edges", "groups", "custom")
+    }
     assert echoed.scene["layout"] == {"publish": [420.5, 260.0]}
 
 
@@ -447,8 +486,11 @@ def test_export_refuses_a_definition_with_errors(tmp_path):
 
 
 def test_widgets_display_as_jupyter_widgets(pr):
-    for widget in (pr, Player(examples.load("parallel-review"), []),
-                   SimulationPanel(examples.load("parallel-review"), runs=10)):
+    for widget in (
+        pr,
+        Player(examples.load("parallel-review"), []),
+        SimulationPanel(examples.load("parallel-review"), runs=10),
+    ):
         bundle = widget._repr_mimebundle_()
         assert "application/vnd.jupyter.widget-view+json" in bundle
     assert "collab-designer" in pr.widget._dom_classes
@@ -456,6 +498,7 @@ def test_widgets_display_as_jupyter_widgets(pr):
 
 
 # ---------------------------------------------------------------- Player
+
 
 @pytest.fixture(scope="module")
 def simulated():
@@ -470,14 +513,14 @@ def test_player_steps_through_a_simulated_run(simulated):
     player.first()
     assert player.index == 0 and "execution.dispatched" in player.caption.value
     first = player.graph.value
-    player.slider.value = 7                                      # the slider, as dragged: 7th event
+    player.slider.value = 7  # the slider, as dragged: 7th event
     assert player.index == 6 and player.event == events[6] and player.graph.value != first
     assert f"▶ seq {events[6]['seq']}" in player.view.source
     player.next()
     player.previous()
     player.previous()
     assert player.index == 5
-    player._buttons[3].click()                                   # ⏭
+    player._buttons[3].click()  # ⏭
     assert player.index == len(events) - 1
     player.go(-2)
     assert player.index == len(events) - 2
@@ -491,8 +534,12 @@ def test_player_over_a_client_fetches_new_events():
         client.create_definition(examples.load("parallel-review"))
         execution_id = client.dispatch("parallel-review")["executionId"]
         player = Player.from_client(client, execution_id)
-        assert [e["type"] for e in player.events] == ["execution.dispatched", "step.completed",
-                                                      "step.awaiting-approval", "step.awaiting-approval"]
+        assert [e["type"] for e in player.events] == [
+            "execution.dispatched",
+            "step.completed",
+            "step.awaiting-approval",
+            "step.awaiting-approval",
+        ]
         assert "waiting" in player.view.source
         for step in client.get_execution(execution_id)["steps"]:
             if step["status"] == "waiting":
@@ -505,14 +552,24 @@ def test_player_over_a_client_fetches_new_events():
 
 
 def test_describe_event_names_reviewer_decisions():
-    text = player_module.describe_event({"seq": 9, "type": "step.response-recorded", "stepId": "x__to__legal-review",
-                                         "timestamp": 1767229200000,
-                                         "data": {"reviewerId": "alice@legal", "decision": "reject"}}, 1767225600000)
-    assert text == "seq 9 · step.response-recorded · legal-review · alice@legal: reject · " \
-                   "2026-01-01 01:00:00 UTC (+1h00m00s)"
+    text = player_module.describe_event(
+        {
+            "seq": 9,
+            "type": "step.response-recorded",
+            "stepId": "x__to__legal-review",
+            "timestamp": 1767229200000,
+            "data": {"reviewerId": "alice@legal", "decision": "reject"},
+        },
+        1767225600000,
+    )
+    assert (
+        text == "seq 9 · step.response-recorded · legal-review · alice@legal: reject · "
+        "2026-01-01 01:00:00 UTC (+1h00m00s)"
+    )
 
 
 # ---------------------------------------------------------------- SimulationPanel
+
 
 def test_panel_has_a_slider_per_reviewer_and_agent():
     panel = SimulationPanel(examples.load("blocking-agent-quorum"))
@@ -524,9 +581,10 @@ def test_panel_has_a_slider_per_reviewer_and_agent():
 
 
 def test_panel_slider_changes_the_outcome():
-    panel = SimulationPanel(examples.load("parallel-review"), runs=300, seed=2,
-                            policy={"reviewers": {"*": {"latencyMs": 60_000}}})
-    panel.button.click()                                         # runs in a thread, so Cancel stays clickable
+    panel = SimulationPanel(
+        examples.load("parallel-review"), runs=300, seed=2, policy={"reviewers": {"*": {"latencyMs": 60_000}}}
+    )
+    panel.button.click()  # runs in a thread, so Cancel stays clickable
     assert panel.wait(120)
     assert panel.last_error is None, panel.last_traceback
     assert int(panel.outcomes["runs"].sum()) == 300
@@ -536,14 +594,14 @@ def test_panel_slider_changes_the_outcome():
     assert panel.policy["reviewers"]["*"] == {"latencyMs": 60_000}
     completed = dict(zip(panel.outcomes["status"], panel.outcomes["runs"])).get("completed", 0)
 
-    panel.reviewer_sliders["alice@legal"].value = 0.0           # legal never approves
+    panel.reviewer_sliders["alice@legal"].value = 0.0  # legal never approves
     result = panel.run()
     assert result.summary.outcomes == {"failed": 300}
     assert set(panel.outcomes["reason"]) == {"rejected 3 times: Legal and brand review → Draft campaign copy"}
     assert completed > 200
     panel.reviewer_sliders["alice@legal"].value = 1.0
     panel.reviewer_sliders["bob@brand"].value = 1.0
-    panel.agent_sliders["publisher"].value = 1.0                 # the publisher always fails
+    panel.agent_sliders["publisher"].value = 1.0  # the publisher always fails
     panel.run(runs=50, seed=9)
     assert panel.result.summary.failure_reasons and panel.runs.value == 50
 
@@ -564,8 +622,12 @@ def test_histogram_edges():
 
 # ---------------------------------------------------------------- the docstring examples
 
-@pytest.mark.parametrize("module", [toolkit.widgets, designer_module, edits, when, preview, panes, player_module,
-                                    simulation_module, charts], ids=lambda m: m.__name__)
+
+@pytest.mark.parametrize(
+    "module",
+    [toolkit.widgets, designer_module, edits, when, preview, panes, player_module, simulation_module, charts],
+    ids=lambda m: m.__name__,
+)
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0 and result.attempted > 0

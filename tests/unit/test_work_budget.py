@@ -40,6 +40,7 @@ def test_heavy_pattern_is_what_the_tests_below_assume():
 
 # ---------------------------------------------------------------- charging
 
+
 def test_regex_is_charged_per_character_scanned_up_to_the_cap():
     p = parse(regex_when("^a+$"))
     per_char = units_per_char("^a+$")
@@ -68,14 +69,20 @@ def test_deep_equality_is_charged_per_value_compared():
         p.evaluate({"output": {"a": big, "b": list(big)}}, work)
     # scalars cost nothing beyond the nodes
     work = Work()
-    assert parse('{"op": "in", "args": [{"var": "output.a"}, {"var": "output.b"}]}').evaluate(
-        {"output": {"a": 3, "b": [1, 2, 3]}}, work) is True
+    assert (
+        parse('{"op": "in", "args": [{"var": "output.a"}, {"var": "output.b"}]}').evaluate(
+            {"output": {"a": 3, "b": [1, 2, 3]}}, work
+        )
+        is True
+    )
     assert work.spent == 3 + 3
 
 
 def test_without_work_evaluation_is_unbounded_and_unchanged():
     p = parse(regex_when(HEAVY, HEAVY))
-    assert p.evaluate({"output": {"text": HEAVY_TEXT[:50]}}) is p.evaluate({"output": {"text": HEAVY_TEXT[:50]}}, Work())
+    assert p.evaluate({"output": {"text": HEAVY_TEXT[:50]}}) is p.evaluate(
+        {"output": {"text": HEAVY_TEXT[:50]}}, Work()
+    )
 
 
 def test_the_memo_answers_without_changing_the_charge():
@@ -99,8 +106,17 @@ patterns = st.sampled_from(["a+b", "^a*$", r"\d", "(ab|a)*b", r"\bb", "a.{0,5}b"
 def test_same_input_same_outcome(pattern, text, limit):
     """Work is counted, never timed: the same evaluation spends the same units and ends the
     same way (a result, or the limit) every time, with or without a memo."""
-    p = parse(json.dumps({"op": "and", "args": [{"op": "regex", "args": [{"var": "output.t"}, pattern]},
-                                                {"op": "eq", "args": [{"var": "output.t"}, {"var": "output.t"}]}]}))
+    p = parse(
+        json.dumps(
+            {
+                "op": "and",
+                "args": [
+                    {"op": "regex", "args": [{"var": "output.t"}, pattern]},
+                    {"op": "eq", "args": [{"var": "output.t"}, {"var": "output.t"}]},
+                ],
+            }
+        )
+    )
 
     def outcome(memo):
         work = Work(limit=limit, memo=memo)
@@ -117,9 +133,13 @@ def test_same_input_same_outcome(pattern, text, limit):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=3),
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=2), inner, max_size=4),
-                    max_leaves=30))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=2), inner, max_size=4),
+        max_leaves=30,
+    )
+)
 def test_charged_equality_agrees_with_plain_equality(value):
     copy = json.loads(json.dumps(value))
     work = Work()
@@ -140,6 +160,7 @@ def json_equal_steps(value) -> int:
 
 
 # ---------------------------------------------------------------- the engine
+
 
 def heavy_flow(edges_whens: list[str], text: str = HEAVY_TEXT):
     """work (agent whose output is ``text``) --custom edge per `when`--> t0, t1, …"""
@@ -171,8 +192,14 @@ def test_the_budget_is_per_command_not_per_execution():
     """Each agent completion is its own command: three heavy steps in a row each fit."""
     nodes = [agent(n, mockOutput={"text": HEAVY_TEXT}) for n in ("a", "b", "c")] + [agent("end")]
     unless = json.dumps({"op": "not", "args": [json.loads(regex_when(HEAVY))]}, ensure_ascii=False)
-    body = definition(nodes, [edge("a", "b", "custom", when=unless), edge("b", "c", "custom", when=unless),
-                              edge("c", "end", "custom", when=unless)])
+    body = definition(
+        nodes,
+        [
+            edge("a", "b", "custom", when=unless),
+            edge("b", "c", "custom", when=unless),
+            edge("c", "end", "custom", when=unless),
+        ],
+    )
     h = Harness(body)
     h.dispatch()
     assert h.state.status == "completed"
@@ -183,15 +210,18 @@ def test_group_edges_are_charged_too():
     body = definition(
         [agent("m1", mockOutput={"decision": "approve", "text": HEAVY_TEXT}), agent("m2"), agent("after")],
         [edge(G("g"), "after", "custom", when=regex_when(HEAVY, HEAVY, path="output.groupOutputs.m1.text"))],
-        groups=[group("g", ["m1", "m2"])])
+        groups=[group("g", ["m1", "m2"])],
+    )
     h = Harness(body)
     h.dispatch()
     assert (h.state.status, h.state.failure_reason) == ("failed", "work-limit-exceeded:edge:0")
 
 
 def test_active_steps_are_cancelled_by_the_work_limit():
-    body = definition([human("review", "ann"), agent("work", mockOutput={"text": HEAVY_TEXT}), agent("t")],
-                      [edge("work", "t", "custom", when=regex_when(HEAVY, HEAVY))])
+    body = definition(
+        [human("review", "ann"), agent("work", mockOutput={"text": HEAVY_TEXT}), agent("t")],
+        [edge("work", "t", "custom", when=regex_when(HEAVY, HEAVY))],
+    )
     h = Harness(body)
     h.dispatch()
     assert h.state.failure_reason == "work-limit-exceeded:edge:0"
@@ -225,6 +255,7 @@ def test_the_simulator_fails_the_same_runs_the_same_way():
 
 
 # ---------------------------------------------------------------- the server's rehearsal
+
 
 def test_the_service_rehearses_regex_commands_before_the_writer(tmp_path):
     """On a real store: a dispatch of a definition with regex ops is rehearsed (its searches

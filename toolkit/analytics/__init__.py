@@ -33,12 +33,33 @@ from toolkit.analytics.views import VIEWS, attach, open_db, to_arrow, views_sql
 
 __all__ = [
     # views
-    "VIEWS", "attach", "open_db", "views_sql", "to_arrow",
+    "VIEWS",
+    "attach",
+    "open_db",
+    "views_sql",
+    "to_arrow",
     # the mirror
-    "Mirror", "MirrorError", "open_mirror",
+    "Mirror",
+    "MirrorError",
+    "open_mirror",
     # exports
-    "FORMATS", "export", "event_table", "step_log", "write_xes", "write_ocel",
+    "FORMATS",
+    "export",
+    "event_table",
+    "step_log",
+    "write_xes",
+    "write_ocel",
     # replay
-    "Recording", "Replay", "ReplayError", "replay", "replay_execution", "replay_all", "load_recordings",
-    "recorded_events", "recorded_outcomes", "outcome_of", "diff", "format_diff",
+    "Recording",
+    "Replay",
+    "ReplayError",
+    "replay",
+    "replay_execution",
+    "replay_all",
+    "load_recordings",
+    "recorded_events",
+    "recorded_outcomes",
+    "outcome_of",
+    "diff",
+    "format_diff",
 ]

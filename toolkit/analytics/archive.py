@@ -35,13 +35,16 @@ def archive_executions(cur: duckdb.DuckDBPyConnection, folder: str | Path, ids: 
     cur.execute("CREATE OR REPLACE TEMP TABLE _archived_ids AS SELECT unnest(?::VARCHAR[]) AS execution_id", [ids])
     # The archived executions as a TEMP table named `executions`: it shadows the real table
     # for this cursor, so the `steps` view parses only their states.
-    cur.execute("CREATE OR REPLACE TEMP TABLE executions AS SELECT * FROM main.executions "
-                "WHERE execution_id IN (SELECT execution_id FROM _archived_ids)")
+    cur.execute(
+        "CREATE OR REPLACE TEMP TABLE executions AS SELECT * FROM main.executions "
+        "WHERE execution_id IN (SELECT execution_id FROM _archived_ids)"
+    )
     written: list[tuple[Path, Path]] = []
     counts: dict[str, int] = {}
     try:
-        columns = ", ".join(r[0] for r in cur.execute("DESCRIBE main.executions").fetchall()
-                            if r[0] not in PRIVATE_COLUMNS)
+        columns = ", ".join(
+            r[0] for r in cur.execute("DESCRIBE main.executions").fetchall() if r[0] not in PRIVATE_COLUMNS
+        )
         queries = {
             "definition_versions": _new_definition_versions(cur, folder, state),
             "commands": "SELECT * FROM commands WHERE execution_id IN (SELECT execution_id FROM _archived_ids)",
@@ -72,11 +75,15 @@ def archive_executions(cur: duckdb.DuckDBPyConnection, folder: str | Path, ids: 
 
 def _new_definition_versions(cur, folder: Path, state: dict) -> str:
     """The definition versions the archived executions ran that the archive does not hold yet."""
-    used = ("SELECT d.* FROM definition_versions d JOIN (SELECT DISTINCT workspace_id, definition_id, "
-            "definition_version AS version FROM temp.executions) u USING (workspace_id, definition_id, version)")
+    used = (
+        "SELECT d.* FROM definition_versions d JOIN (SELECT DISTINCT workspace_id, definition_id, "
+        "definition_version AS version FROM temp.executions) u USING (workspace_id, definition_id, version)"
+    )
     held = table_files(folder, state, "definition_versions")
     if not held:
         return used
     listing = ", ".join(f"'{sql_path(p)}'" for p in held)
-    return (f"SELECT u.* FROM ({used}) u ANTI JOIN read_parquet([{listing}], union_by_name = true) h "
-            "USING (workspace_id, definition_id, version)")
+    return (
+        f"SELECT u.* FROM ({used}) u ANTI JOIN read_parquet([{listing}], union_by_name = true) h "
+        "USING (workspace_id, definition_id, version)"
+    )

@@ -20,10 +20,9 @@ the compacted files holding any are rewritten without them.
 
 from __future__ import annotations
 
-import copy
 import os
 from collections import defaultdict
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -34,12 +33,14 @@ from toolkit.analytics.manifest import parts_after, save_state, sql_path
 __all__ = ["compact", "apply", "delete_retired", "GRACE_MS"]
 
 GRACE_MS = 15 * 60 * 1000  # how long a replaced file stays for readers that listed it
-_NEWEST = {"executions": "QUALIFY row_number() OVER (PARTITION BY execution_id ORDER BY version DESC) = 1",
-           "steps": "QUALIFY version = max(version) OVER (PARTITION BY execution_id)"}
+_NEWEST = {
+    "executions": "QUALIFY row_number() OVER (PARTITION BY execution_id ORDER BY version DESC) = 1",
+    "steps": "QUALIFY version = max(version) OVER (PARTITION BY execution_id)",
+}
 
 
 def _day(path: Path) -> str:
-    return datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc).strftime("%Y-%m-%d")
+    return datetime.fromtimestamp(path.stat().st_mtime, tz=UTC).strftime("%Y-%m-%d")
 
 
 def _listing(files: list[Path]) -> str:
@@ -84,8 +85,10 @@ def compact(folder: Path, state: dict, tables: tuple[str, ...], *, now_ms: int, 
                 final = folder / table / name
                 tmp = final.with_name(name + ".tmp")
                 where = "WHERE execution_id NOT IN (SELECT execution_id FROM _excluded)" if keyed else ""
-                con.execute(f"COPY (SELECT * FROM read_parquet({_listing(sources)}, union_by_name = true) {where} "
-                            f"{_NEWEST.get(table, '')}) TO '{sql_path(tmp)}' (FORMAT parquet, COMPRESSION zstd)")
+                con.execute(
+                    f"COPY (SELECT * FROM read_parquet({_listing(sources)}, union_by_name = true) {where} "
+                    f"{_NEWEST.get(table, '')}) TO '{sql_path(tmp)}' (FORMAT parquet, COMPRESSION zstd)"
+                )
                 written.append((tmp, final))
                 retired += [f"{table}/{p.name}" for p in sources]
                 files[:] = sorted([n for n in files if n[4:14] != day] + [name])
@@ -97,8 +100,14 @@ def compact(folder: Path, state: dict, tables: tuple[str, ...], *, now_ms: int, 
         con.close()
     for tmp, final in written:
         os.replace(tmp, final)
-    return {"upto": upto, "generation": generation, "files": files_now,
-            "retired": [[path, now_ms] for path in retired], "merged": merged, "written": len(written)}
+    return {
+        "upto": upto,
+        "generation": generation,
+        "files": files_now,
+        "retired": [[path, now_ms] for path in retired],
+        "merged": merged,
+        "written": len(written),
+    }
 
 
 def apply(folder: Path, state: dict, change: dict) -> None:
@@ -115,8 +124,10 @@ def _days_holding(con, by_day: dict[str, list[Path]], already: set[str]) -> set[
     for day, files in by_day.items():
         if day in already:
             continue
-        hit = con.execute(f"SELECT 1 FROM read_parquet({_listing(files)}, union_by_name = true) "
-                          "WHERE execution_id IN (SELECT execution_id FROM _excluded) LIMIT 1").fetchall()
+        hit = con.execute(
+            f"SELECT 1 FROM read_parquet({_listing(files)}, union_by_name = true) "
+            "WHERE execution_id IN (SELECT execution_id FROM _excluded) LIMIT 1"
+        ).fetchall()
         if hit:
             days.add(day)
     return days

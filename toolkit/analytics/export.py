@@ -22,7 +22,7 @@ so pm4py's directly-follows graph of the ``start`` rows is the ``directly_follow
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
@@ -37,21 +37,28 @@ FORMATS = ("parquet", "csv", "ocel", "xes")
 
 def iso(ms: int) -> str:
     """Epoch milliseconds as ISO 8601 UTC with milliseconds (``2026-01-01T00:00:00.000+00:00``)."""
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
 
 
 def _selected(con: duckdb.DuckDBPyConnection, execution_id: str | None, definition_id: str | None) -> str:
     """Create the temp table ``_export_selection`` (execution ids, definition) and return its name;
     ``LookupError`` when nothing matches."""
-    con.execute("CREATE OR REPLACE TEMP TABLE _export_selection AS "
-                "SELECT execution_id, definition_id, definition_version, status, failure_reason, correlation_id, "
-                "started_at, completed_at, cancelled_at FROM executions "
-                "WHERE ($eid IS NULL OR execution_id = $eid) AND ($did IS NULL OR definition_id = $did)",
-                {"eid": execution_id, "did": definition_id})
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _export_selection AS "
+        "SELECT execution_id, definition_id, definition_version, status, failure_reason, correlation_id, "
+        "started_at, completed_at, cancelled_at FROM executions "
+        "WHERE ($eid IS NULL OR execution_id = $eid) AND ($did IS NULL OR definition_id = $did)",
+        {"eid": execution_id, "did": definition_id},
+    )
     n = con.execute("SELECT count(*) FROM _export_selection").fetchall()[0][0]
     if n == 0:
-        what = (f"execution {execution_id}" if execution_id is not None
-                else f"definition {definition_id}" if definition_id is not None else "the log")
+        what = (
+            f"execution {execution_id}"
+            if execution_id is not None
+            else f"definition {definition_id}"
+            if definition_id is not None
+            else "the log"
+        )
         raise LookupError(f"no executions of {what}")
     return "_export_selection"
 
@@ -90,8 +97,7 @@ ORDER BY e.execution_id, e.ts, e.step_order, e.phase
 """
 
 
-def event_table(con: duckdb.DuckDBPyConnection, *, execution_id: str | None = None,
-                definition_id: str | None = None):
+def event_table(con: duckdb.DuckDBPyConnection, *, execution_id: str | None = None, definition_id: str | None = None):
     """The selected executions' events as a pyarrow Table (``time`` is UTC, ``data`` JSON text)."""
     _selected(con, execution_id, definition_id)
     return to_arrow(con.sql(_EVENTS))
@@ -108,8 +114,13 @@ ORDER BY s.execution_id, s.started_at, s.completed_at NULLS LAST, s.node_id, s.s
 """
 
 
-def step_log(con: duckdb.DuckDBPyConnection, *, execution_id: str | None = None, definition_id: str | None = None,
-             intervals: bool = False):
+def step_log(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    execution_id: str | None = None,
+    definition_id: str | None = None,
+    intervals: bool = False,
+):
     """The selected executions' steps as a pm4py-style pandas DataFrame, times in UTC.
 
     By default two rows per step — its start and (once it ended) its end, told apart by
@@ -130,8 +141,14 @@ def step_log(con: duckdb.DuckDBPyConnection, *, execution_id: str | None = None,
     return frame
 
 
-def export(con: duckdb.DuckDBPyConnection, to: str, out: str | Path, *, execution_id: str | None = None,
-           definition_id: str | None = None) -> dict:
+def export(
+    con: duckdb.DuckDBPyConnection,
+    to: str,
+    out: str | Path,
+    *,
+    execution_id: str | None = None,
+    definition_id: str | None = None,
+) -> dict:
     """Write the selection to ``out`` in format ``to`` (one of :data:`FORMATS`); returns counts."""
     if to not in FORMATS:
         raise ValueError(f"unknown export format {to!r}; use one of {', '.join(FORMATS)}")
@@ -173,8 +190,13 @@ def _attr(kind: str, key: str, value) -> str:
     return f"<{kind} key={quoteattr(key)} value={quoteattr(str(value))}/>"
 
 
-def write_xes(con: duckdb.DuckDBPyConnection, out: str | Path, *, execution_id: str | None = None,
-              definition_id: str | None = None) -> dict:
+def write_xes(
+    con: duckdb.DuckDBPyConnection,
+    out: str | Path,
+    *,
+    execution_id: str | None = None,
+    definition_id: str | None = None,
+) -> dict:
     """Write the step log (see :func:`step_log`) as XES 1.0; returns case and event counts."""
     _selected(con, execution_id, definition_id)
     result = con.execute(_STEP_LOG)
@@ -205,12 +227,14 @@ def write_xes(con: duckdb.DuckDBPyConnection, out: str | Path, *, execution_id: 
                         lines.append("    " + _attr("string", "failureReason", row["case:failureReason"]))
                     lines.append("    " + _attr("string", "correlationId", row["case:correlationId"]))
                 events += 1
-                parts = [_attr("string", "concept:name", row["concept:name"]),
-                         _attr("string", "lifecycle:transition", row["lifecycle:transition"]),
-                         _attr("date", "time:timestamp", iso(row["timestamp_ms"])),
-                         _attr("string", "stepId", row["stepId"]),
-                         _attr("string", "nodeType", row["nodeType"]),
-                         _attr("int", "iteration", row["iteration"])]
+                parts = [
+                    _attr("string", "concept:name", row["concept:name"]),
+                    _attr("string", "lifecycle:transition", row["lifecycle:transition"]),
+                    _attr("date", "time:timestamp", iso(row["timestamp_ms"])),
+                    _attr("string", "stepId", row["stepId"]),
+                    _attr("string", "nodeType", row["nodeType"]),
+                    _attr("int", "iteration", row["iteration"]),
+                ]
                 for key in ("status", "decision"):
                     if row[key] is not None:
                         parts.append(_attr("string", key, row[key]))
@@ -253,8 +277,13 @@ def _merge_type(old: str | None, new: str) -> str:
     return "string"
 
 
-def write_ocel(con: duckdb.DuckDBPyConnection, out: str | Path, *, execution_id: str | None = None,
-               definition_id: str | None = None) -> dict:
+def write_ocel(
+    con: duckdb.DuckDBPyConnection,
+    out: str | Path,
+    *,
+    execution_id: str | None = None,
+    definition_id: str | None = None,
+) -> dict:
     """Write an OCEL 2.0 JSON log: object types ``execution``, ``step`` and ``user``; every
     engine event with its ``seq`` and the scalar fields of its data as attributes (nested values
     as JSON text), related to its execution (qualifier ``execution``), its step (``step``) and
@@ -262,28 +291,57 @@ def write_ocel(con: duckdb.DuckDBPyConnection, out: str | Path, *, execution_id:
     _selected(con, execution_id, definition_id)
     executions = con.execute(
         "SELECT execution_id, definition_id, definition_version, status, failure_reason, correlation_id "
-        "FROM _export_selection ORDER BY execution_id").fetchall()
+        "FROM _export_selection ORDER BY execution_id"
+    ).fetchall()
     steps = con.execute(
         "SELECT s.execution_id, s.step_id, s.node_id, s.node_type, s.iteration, s.status, s.decision "
         "FROM steps s JOIN _export_selection x ON x.execution_id = s.execution_id "
-        "ORDER BY s.execution_id, s.started_at, s.completed_at NULLS LAST, s.node_id, s.step_id").fetchall()
+        "ORDER BY s.execution_id, s.started_at, s.completed_at NULLS LAST, s.node_id, s.step_id"
+    ).fetchall()
     events = con.execute(
         "SELECT e.execution_id, e.event_id, e.seq, e.type, e.step_id, e.timestamp, e.data FROM events e "
-        "JOIN _export_selection x ON x.execution_id = e.execution_id ORDER BY e.execution_id, e.seq").fetchall()
+        "JOIN _export_selection x ON x.execution_id = e.execution_id ORDER BY e.execution_id, e.seq"
+    ).fetchall()
 
     def attrs(pairs) -> list[dict]:
         return [{"name": k, "time": _STATIC, "value": v} for k, v in pairs if v is not None]
 
     objects = []
     for eid, did, version, status, reason, corr in executions:
-        objects.append({"id": eid, "type": "execution", "attributes": attrs([
-            ("definitionId", did), ("definitionVersion", version), ("status", status),
-            ("failureReason", reason), ("correlationId", corr)]), "relationships": []})
+        objects.append(
+            {
+                "id": eid,
+                "type": "execution",
+                "attributes": attrs(
+                    [
+                        ("definitionId", did),
+                        ("definitionVersion", version),
+                        ("status", status),
+                        ("failureReason", reason),
+                        ("correlationId", corr),
+                    ]
+                ),
+                "relationships": [],
+            }
+        )
     for eid, sid, node, ntype, iteration, status, decision in steps:
-        objects.append({"id": f"{eid}/{sid}", "type": "step", "attributes": attrs([
-            ("stepId", sid), ("nodeId", node), ("nodeType", ntype), ("iteration", iteration),
-            ("status", status), ("decision", decision)]),
-            "relationships": [{"objectId": eid, "qualifier": "execution"}]})
+        objects.append(
+            {
+                "id": f"{eid}/{sid}",
+                "type": "step",
+                "attributes": attrs(
+                    [
+                        ("stepId", sid),
+                        ("nodeId", node),
+                        ("nodeType", ntype),
+                        ("iteration", iteration),
+                        ("status", status),
+                        ("decision", decision),
+                    ]
+                ),
+                "relationships": [{"objectId": eid, "qualifier": "execution"}],
+            }
+        )
 
     users: dict[str, None] = {}
     event_types: dict[str, dict[str, str]] = {}
@@ -306,24 +364,47 @@ def write_ocel(con: duckdb.DuckDBPyConnection, out: str | Path, *, execution_id:
             if isinstance(user, str) and user:
                 users[user] = None
                 relationships.append({"objectId": f"user:{user}", "qualifier": qualifier})
-        out_events.append({"id": event_id, "type": etype, "time": _ocel_time(ts), "attributes": attributes,
-                           "relationships": relationships})
-    objects.extend({"id": f"user:{u}", "type": "user", "attributes": attrs([("userId", u)]), "relationships": []}
-                   for u in users)
+        out_events.append(
+            {
+                "id": event_id,
+                "type": etype,
+                "time": _ocel_time(ts),
+                "attributes": attributes,
+                "relationships": relationships,
+            }
+        )
+    objects.extend(
+        {"id": f"user:{u}", "type": "user", "attributes": attrs([("userId", u)]), "relationships": []} for u in users
+    )
     document = {
         "objectTypes": [
-            {"name": "execution", "attributes": [
-                {"name": "definitionId", "type": "string"}, {"name": "definitionVersion", "type": "integer"},
-                {"name": "status", "type": "string"}, {"name": "failureReason", "type": "string"},
-                {"name": "correlationId", "type": "string"}]},
-            {"name": "step", "attributes": [
-                {"name": "stepId", "type": "string"}, {"name": "nodeId", "type": "string"},
-                {"name": "nodeType", "type": "string"}, {"name": "iteration", "type": "integer"},
-                {"name": "status", "type": "string"}, {"name": "decision", "type": "string"}]},
+            {
+                "name": "execution",
+                "attributes": [
+                    {"name": "definitionId", "type": "string"},
+                    {"name": "definitionVersion", "type": "integer"},
+                    {"name": "status", "type": "string"},
+                    {"name": "failureReason", "type": "string"},
+                    {"name": "correlationId", "type": "string"},
+                ],
+            },
+            {
+                "name": "step",
+                "attributes": [
+                    {"name": "stepId", "type": "string"},
+                    {"name": "nodeId", "type": "string"},
+                    {"name": "nodeType", "type": "string"},
+                    {"name": "iteration", "type": "integer"},
+                    {"name": "status", "type": "string"},
+                    {"name": "decision", "type": "string"},
+                ],
+            },
             {"name": "user", "attributes": [{"name": "userId", "type": "string"}]},
         ],
-        "eventTypes": [{"name": name, "attributes": [{"name": k, "type": t} for k, t in types.items()]}
-                       for name, types in sorted(event_types.items())],
+        "eventTypes": [
+            {"name": name, "attributes": [{"name": k, "type": t} for k, t in types.items()]}
+            for name, types in sorted(event_types.items())
+        ],
         "objects": objects,
         "events": out_events,
     }

@@ -45,8 +45,15 @@ def sql_path(path: Path | str) -> str:
 
 
 def empty_state(append_only: tuple[str, ...]) -> dict:
-    return {"format": 2, "batch": 0, "marks": {t: 0 for t in append_only}, "fingerprints": {}, "pruned": False,
-            "compacted": {"upto": 0, "generation": 0, "files": {}}, "retired": []}
+    return {
+        "format": 2,
+        "batch": 0,
+        "marks": {t: 0 for t in append_only},
+        "fingerprints": {},
+        "pruned": False,
+        "compacted": {"upto": 0, "generation": 0, "files": {}},
+        "retired": [],
+    }
 
 
 def load_state(folder: Path, append_only: tuple[str, ...]) -> dict:

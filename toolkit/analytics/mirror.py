@@ -53,8 +53,16 @@ from pathlib import Path
 import duckdb
 
 from toolkit.analytics import compact as compaction
-from toolkit.analytics.manifest import (COMPACTED, PART, STATE_FILE, load_state, part_name, save_state,
-                                        sql_path, table_files)
+from toolkit.analytics.manifest import (
+    COMPACTED,
+    PART,
+    STATE_FILE,
+    load_state,
+    part_name,
+    save_state,
+    sql_path,
+    table_files,
+)
 from toolkit.analytics.views import attach
 
 __all__ = ["Mirror", "MirrorError", "MirrorConnection", "open_mirror", "TABLES", "PRIVATE_COLUMNS"]
@@ -65,8 +73,11 @@ SNAPSHOTS = ("steps", "executions")
 TABLES = APPEND_ONLY + SNAPSHOTS
 PRIVATE_COLUMNS = ("state", "webhook_secret")  # engine state (large) and a secret stay out of the mirror
 # What identifies a row of each append-only table (its fingerprint).
-ROW_KEYS = {"definition_versions": ("workspace_id", "definition_id", "version"),
-            "commands": ("execution_id", "version"), "events": ("event_id",)}
+ROW_KEYS = {
+    "definition_versions": ("workspace_id", "definition_id", "version"),
+    "commands": ("execution_id", "version"),
+    "events": ("event_id",),
+}
 
 
 class MirrorError(RuntimeError):
@@ -122,7 +133,9 @@ class Mirror:
         for table in TABLES:
             for entry in (self.folder / table).iterdir():
                 part = PART.match(entry.name)
-                stray = (part and int(part.group(1)) > self.batch) or (COMPACTED.match(entry.name) and entry not in known)
+                stray = (part and int(part.group(1)) > self.batch) or (
+                    COMPACTED.match(entry.name) and entry not in known
+                )
                 if entry.name.endswith(".tmp") or stray:
                     entry.unlink()
 
@@ -142,12 +155,15 @@ class Mirror:
             if not mark or fingerprint is None or self._fingerprint(cur, table, mark - 1) == fingerprint:
                 continue
             keys = ROW_KEYS[table]
-            found = cur.execute(f"SELECT rowid FROM {table} WHERE " + " AND ".join(f"{k} = ?" for k in keys),
-                                fingerprint).fetchall()
+            found = cur.execute(
+                f"SELECT rowid FROM {table} WHERE " + " AND ".join(f"{k} = ?" for k in keys), fingerprint
+            ).fetchall()
             if not found:
-                raise MirrorError(f"{table}: the last row mirrored is not in the database: {self.folder} was made "
-                                  "from another database, or rows were deleted behind its back (move the folder "
-                                  "away to start a new mirror)")
+                raise MirrorError(
+                    f"{table}: the last row mirrored is not in the database: {self.folder} was made "
+                    "from another database, or rows were deleted behind its back (move the folder "
+                    "away to start a new mirror)"
+                )
             marks[table] = found[0][0] + 1
         return marks
 
@@ -168,8 +184,9 @@ class Mirror:
                 cur.execute("COMMIT")
             save_state(self.folder, self.state)
 
-    def compact(self, *, now_ms: int, exclude: list[str] | tuple[str, ...] = (),
-                grace_ms: int = compaction.GRACE_MS) -> dict:
+    def compact(
+        self, *, now_ms: int, exclude: list[str] | tuple[str, ...] = (), grace_ms: int = compaction.GRACE_MS
+    ) -> dict:
         """Merge the parts into one file per table and day, leave out the rows of the executions
         in ``exclude`` (pruned ones), and delete files replaced more than ``grace_ms`` ago;
         returns ``{"merged", "written", "deleted"}``. Syncs carry on while it merges; readers
@@ -201,14 +218,21 @@ class Mirror:
         try:
             marks = self._checked_marks(cur)
             start = dict(marks)
-            ends = dict(zip(APPEND_ONLY, cur.execute(
-                "SELECT " + ", ".join(f"(SELECT coalesce(max(rowid) + 1, 0) FROM {t})" for t in APPEND_ONLY)
-            ).fetchall()[0]))
+            ends = dict(
+                zip(
+                    APPEND_ONLY,
+                    cur.execute(
+                        "SELECT " + ", ".join(f"(SELECT coalesce(max(rowid) + 1, 0) FROM {t})" for t in APPEND_ONLY)
+                    ).fetchall()[0],
+                )
+            )
             for table in APPEND_ONLY:
                 lo, hi = marks[table], ends[table]
                 if hi < lo:
-                    raise MirrorError(f"{table} has {hi} rows but {lo} were mirrored: {self.folder} was made from "
-                                      "another database (move the folder away to start a new mirror)")
+                    raise MirrorError(
+                        f"{table} has {hi} rows but {lo} were mirrored: {self.folder} was made from "
+                        "another database (move the folder away to start a new mirror)"
+                    )
                 query = f"SELECT * FROM {table} WHERE rowid >= {lo} AND rowid < {hi}"
                 n = self._copy(cur, table, query, batch, hi > lo, written)
                 # Rowids are dense until a prune deletes rows: then rows deleted at the end
@@ -219,25 +243,36 @@ class Mirror:
                 marks[table] = hi
                 if hi > lo:
                     fingerprints[table] = self._fingerprint(cur, table, hi - 1)
-            changed = (f"SELECT DISTINCT execution_id FROM commands "
-                       f"WHERE rowid >= {start['commands']} AND rowid < {ends['commands']}")
+            changed = (
+                f"SELECT DISTINCT execution_id FROM commands "
+                f"WHERE rowid >= {start['commands']} AND rowid < {ends['commands']}"
+            )
             any_changed = ends["commands"] > start["commands"]
             # The changed executions, as a TEMP table named `executions`: it shadows the real
             # table for this cursor, so the server's `steps` view (which parses each execution's
             # state) reads only these executions.
             columns = self._columns(cur, "executions")
-            cur.execute(f"CREATE OR REPLACE TEMP TABLE executions AS "
-                        f"SELECT * FROM main.executions WHERE execution_id IN ({changed})")
+            cur.execute(
+                f"CREATE OR REPLACE TEMP TABLE executions AS "
+                f"SELECT * FROM main.executions WHERE execution_id IN ({changed})"
+            )
             try:
-                stray = cur.execute("SELECT count(*) FROM steps WHERE execution_id NOT IN "
-                                    "(SELECT execution_id FROM temp.executions)").fetchall()[0][0]
+                stray = cur.execute(
+                    "SELECT count(*) FROM steps WHERE execution_id NOT IN (SELECT execution_id FROM temp.executions)"
+                ).fetchall()[0][0]
                 if stray:
                     raise MirrorError("the steps view did not read the changed executions only")
                 counts["steps"] = self._copy(
-                    cur, "steps", "SELECT s.*, x.version FROM steps s JOIN temp.executions x "
-                                  "ON x.execution_id = s.execution_id", batch, any_changed, written)
-                counts["executions"] = self._copy(cur, "executions", f"SELECT {columns} FROM temp.executions",
-                                                  batch, any_changed, written)
+                    cur,
+                    "steps",
+                    "SELECT s.*, x.version FROM steps s JOIN temp.executions x ON x.execution_id = s.execution_id",
+                    batch,
+                    any_changed,
+                    written,
+                )
+                counts["executions"] = self._copy(
+                    cur, "executions", f"SELECT {columns} FROM temp.executions", batch, any_changed, written
+                )
             finally:
                 cur.execute("DROP TABLE IF EXISTS temp.executions")
             cur.execute("COMMIT")
@@ -308,7 +343,7 @@ class Mirror:
             except duckdb.Error:
                 pass
 
-    def __enter__(self) -> "Mirror":
+    def __enter__(self) -> Mirror:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -336,8 +371,9 @@ class MirrorConnection:
         try:
             st = os.stat(self.folder / STATE_FILE)
         except FileNotFoundError:
-            raise FileNotFoundError(f"no event mirror in {self.folder} (no {STATE_FILE}): the server writes it; "
-                                    "a first sync creates it") from None
+            raise FileNotFoundError(
+                f"no event mirror in {self.folder} (no {STATE_FILE}): the server writes it; a first sync creates it"
+            ) from None
         seen = (st.st_ino, st.st_mtime_ns, st.st_size)
         if seen == self._seen:
             return
@@ -345,8 +381,10 @@ class MirrorConnection:
         files = {table: table_files(self.folder, state, table) for table in TABLES + ("outbox",)}
         missing = [t for t in TABLES if not files[t]]
         if missing:
-            raise FileNotFoundError(f"no event mirror in {self.folder} (missing {', '.join(missing)}): "
-                                    "the server writes it; a first sync creates it")
+            raise FileNotFoundError(
+                f"no event mirror in {self.folder} (missing {', '.join(missing)}): "
+                "the server writes it; a first sync creates it"
+            )
 
         def scan(table: str) -> str:
             names = ", ".join(f"'{sql_path(p)}'" for p in files[table])
@@ -354,10 +392,14 @@ class MirrorConnection:
 
         for table in APPEND_ONLY + (("outbox",) if files["outbox"] else ()):
             self.raw.execute(f"CREATE OR REPLACE VIEW {table} AS SELECT * FROM {scan(table)}")
-        self.raw.execute(f"CREATE OR REPLACE VIEW executions AS SELECT * FROM {scan('executions')} "
-                         "QUALIFY row_number() OVER (PARTITION BY execution_id ORDER BY version DESC) = 1")
-        self.raw.execute(f"CREATE OR REPLACE VIEW steps AS SELECT * EXCLUDE (version) FROM {scan('steps')} "
-                         "QUALIFY version = max(version) OVER (PARTITION BY execution_id)")
+        self.raw.execute(
+            f"CREATE OR REPLACE VIEW executions AS SELECT * FROM {scan('executions')} "
+            "QUALIFY row_number() OVER (PARTITION BY execution_id ORDER BY version DESC) = 1"
+        )
+        self.raw.execute(
+            f"CREATE OR REPLACE VIEW steps AS SELECT * EXCLUDE (version) FROM {scan('steps')} "
+            "QUALIFY version = max(version) OVER (PARTITION BY execution_id)"
+        )
         self._seen = seen
 
     def execute(self, *args, **kwargs):
@@ -376,7 +418,7 @@ class MirrorConnection:
     def close(self) -> None:
         self.raw.close()
 
-    def __enter__(self) -> "MirrorConnection":
+    def __enter__(self) -> MirrorConnection:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -390,6 +432,8 @@ def open_mirror(folder: str | Path) -> MirrorConnection:
     folder = Path(folder)
     if not (folder / STATE_FILE).exists():
         missing = [t for t in TABLES if not (folder / t).is_dir()]
-        raise FileNotFoundError(f"no event mirror in {folder} (missing {', '.join(missing) or STATE_FILE}): "
-                                "the server writes it; a first sync creates it")
+        raise FileNotFoundError(
+            f"no event mirror in {folder} (missing {', '.join(missing) or STATE_FILE}): "
+            "the server writes it; a first sync creates it"
+        )
     return MirrorConnection(folder)

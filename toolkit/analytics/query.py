@@ -51,13 +51,18 @@ def _text(value: Any) -> str:
 def format_table(columns: list[str], rows: list[tuple]) -> str:
     """An aligned text table (numbers right-aligned) with a row count."""
     cells = [[_text(v) for v in row] for row in rows]
-    numeric = [all(isinstance(r[i], (int, float, decimal.Decimal)) and not isinstance(r[i], bool)
-                   for r in rows if r[i] is not None) for i in range(len(columns))]
+    numeric = [
+        all(
+            isinstance(r[i], (int, float, decimal.Decimal)) and not isinstance(r[i], bool)
+            for r in rows
+            if r[i] is not None
+        )
+        for i in range(len(columns))
+    ]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
 
     def line(values) -> str:
-        return "  ".join(v.rjust(w) if num else v.ljust(w)
-                         for v, w, num in zip(values, widths, numeric)).rstrip()
+        return "  ".join(v.rjust(w) if num else v.ljust(w) for v, w, num in zip(values, widths, numeric)).rstrip()
 
     out = [line(columns), "  ".join("-" * w for w in widths)]
     out += [line(r) for r in cells]
@@ -65,8 +70,7 @@ def format_table(columns: list[str], rows: list[tuple]) -> str:
     return "\n".join(out)
 
 
-def write_result(con: duckdb.DuckDBPyConnection, query: str, fmt: str, out: str | Path | None,
-                 stream: TextIO) -> int:
+def write_result(con: duckdb.DuckDBPyConnection, query: str, fmt: str, out: str | Path | None, stream: TextIO) -> int:
     """Run ``query`` on ``con`` and write its rows in ``fmt`` to ``out`` (a file) or ``stream``;
     returns the number of rows. ``ValueError`` for a bad format/destination pair;
     ``duckdb.Error`` for bad SQL."""

@@ -54,11 +54,34 @@ from toolkit.errors import ApiError
 from toolkit.model import Definition
 from toolkit.simulate.records import outcome as _outcome
 
-__all__ = ["KINDS", "Recording", "Replay", "ReplayError", "diff", "format_diff", "load_recordings",
-           "recorded_events", "recorded_outcomes", "replay", "replay_all", "replay_execution"]
+__all__ = [
+    "KINDS",
+    "Recording",
+    "Replay",
+    "ReplayError",
+    "diff",
+    "format_diff",
+    "load_recordings",
+    "recorded_events",
+    "recorded_outcomes",
+    "replay",
+    "replay_all",
+    "replay_execution",
+]
 
-KINDS = {cls.__name__: cls for cls in (Dispatch, Tick, AgentCompleted, RecordReviewerDecision,
-                                       RecordAgentResolution, ResolveStep, CancelStep, CancelExecution)}
+KINDS = {
+    cls.__name__: cls
+    for cls in (
+        Dispatch,
+        Tick,
+        AgentCompleted,
+        RecordReviewerDecision,
+        RecordAgentResolution,
+        ResolveStep,
+        CancelStep,
+        CancelExecution,
+    )
+}
 SUPPRESSED = "SuppressedDispatch"
 OUTCOME_FIELDS = ("status", "failureReason", "path", "iterations", "cycleTimeMs")
 
@@ -76,9 +99,9 @@ class Recording:
     workspace_id: str | None
     definition_id: str
     definition_version: int
-    commands: list[tuple[int, int, str, dict]]          # (version, applied_at, kind, payload), in order
-    root_rand6: list[str]                                # from execution.dispatched rootStepIds
-    occurrence: dict[str, tuple[str, int]]               # recorded step id -> (node id, occurrence)
+    commands: list[tuple[int, int, str, dict]]  # (version, applied_at, kind, payload), in order
+    root_rand6: list[str]  # from execution.dispatched rootStepIds
+    occurrence: dict[str, tuple[str, int]]  # recorded step id -> (node id, occurrence)
 
     @property
     def agents_inline(self) -> bool:
@@ -110,8 +133,13 @@ def outcome_of(state) -> dict:
     """``{status, failureReason, path (node ids of the steps not cancelled, in creation order),
     iterations, cycleTimeMs}`` of an execution state (the simulator's outcome)."""
     status, reason, path, iterations, cycle, _, _ = _outcome(_Log(state))
-    return {"status": status, "failureReason": reason, "path": path.split(">") if path else [],
-            "iterations": iterations, "cycleTimeMs": cycle}
+    return {
+        "status": status,
+        "failureReason": reason,
+        "path": path.split(">") if path else [],
+        "iterations": iterations,
+        "cycleTimeMs": cycle,
+    }
 
 
 class _Log:
@@ -142,6 +170,7 @@ class _RecordedIds:
 
 # ---------------------------------------------------------------------------- loading
 
+
 def _where(execution_ids, definition_id, workspace_id, alias: str = "x") -> tuple[str, list]:
     clauses, params = [], []
     if execution_ids is not None:
@@ -156,8 +185,13 @@ def _where(execution_ids, definition_id, workspace_id, alias: str = "x") -> tupl
     return (" AND ".join(clauses) or "true"), params
 
 
-def load_recordings(con: duckdb.DuckDBPyConnection, *, execution_ids=None, definition_id: str | None = None,
-                    workspace_id: str | None = None) -> list[Recording]:
+def load_recordings(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    execution_ids=None,
+    definition_id: str | None = None,
+    workspace_id: str | None = None,
+) -> list[Recording]:
     """The recordings of the selected executions (a server database or its mirror: the
     ``commands`` table is what a simulation does not have), ordered by execution start."""
     if "commands" not in {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}:
@@ -166,24 +200,28 @@ def load_recordings(con: duckdb.DuckDBPyConnection, *, execution_ids=None, defin
     args = dict(params)
     execs = con.execute(
         f"SELECT x.execution_id, x.workspace_id, x.definition_id, x.definition_version FROM executions x "
-        f"WHERE {where} ORDER BY x.started_at, x.execution_id", args).fetchall()
+        f"WHERE {where} ORDER BY x.started_at, x.execution_id",
+        args,
+    ).fetchall()
     if not execs:
         return []
     selected = [e[0] for e in execs]
     commands: dict[str, list] = defaultdict(list)
     for eid, version, at, kind, payload in con.execute(
-            "SELECT execution_id, version, applied_at, kind, payload FROM commands "
-            "WHERE execution_id IN (SELECT unnest($ids::VARCHAR[])) ORDER BY execution_id, version",
-            {"ids": selected}).fetchall():
+        "SELECT execution_id, version, applied_at, kind, payload FROM commands "
+        "WHERE execution_id IN (SELECT unnest($ids::VARCHAR[])) ORDER BY execution_id, version",
+        {"ids": selected},
+    ).fetchall():
         commands[eid].append((version, at, kind, json.loads(payload)))
     roots: dict[str, list[str | None]] = {}  # None: a root id shortened by hashing
     occurrence: dict[str, dict] = defaultdict(dict)
     seen: dict[str, Counter] = defaultdict(Counter)
     for eid, etype, sid, data in con.execute(
-            "SELECT execution_id, type, step_id, data FROM events "
-            "WHERE execution_id IN (SELECT unnest($ids::VARCHAR[])) "
-            "AND type IN ('execution.dispatched', 'step.scheduled') ORDER BY execution_id, seq",
-            {"ids": selected}).fetchall():
+        "SELECT execution_id, type, step_id, data FROM events "
+        "WHERE execution_id IN (SELECT unnest($ids::VARCHAR[])) "
+        "AND type IN ('execution.dispatched', 'step.scheduled') ORDER BY execution_id, seq",
+        {"ids": selected},
+    ).fetchall():
         data = json.loads(data)
         if etype == "execution.dispatched":
             roots[eid] = [_rand6_of(step_id) for step_id in data.get("rootStepIds", [])]
@@ -191,8 +229,12 @@ def load_recordings(con: duckdb.DuckDBPyConnection, *, execution_ids=None, defin
             node = data["nodeId"]
             seen[eid][node] += 1
             occurrence[eid][sid] = (node, seen[eid][node])
-    return [Recording(eid, ws, did, version, commands.get(eid, []), [r for r in roots.get(eid, []) if r],
-                      occurrence.get(eid, {})) for eid, ws, did, version in execs]
+    return [
+        Recording(
+            eid, ws, did, version, commands.get(eid, []), [r for r in roots.get(eid, []) if r], occurrence.get(eid, {})
+        )
+        for eid, ws, did, version in execs
+    ]
 
 
 def _rand6_of(step_id: str) -> str | None:
@@ -203,8 +245,11 @@ def _rand6_of(step_id: str) -> str | None:
 
 def recorded_events(con: duckdb.DuckDBPyConnection, execution_id: str) -> list[Event]:
     """The recorded log of one execution as engine :class:`Event` s, in ``seq`` order."""
-    rows = con.execute("SELECT event_id, execution_id, seq, type, step_id, timestamp, correlation_id, data "
-                       "FROM events WHERE execution_id = ? ORDER BY seq", [execution_id]).fetchall()
+    rows = con.execute(
+        "SELECT event_id, execution_id, seq, type, step_id, timestamp, correlation_id, data "
+        "FROM events WHERE execution_id = ? ORDER BY seq",
+        [execution_id],
+    ).fetchall()
     return [Event(eid, xid, seq, t, sid, ts, cid, json.loads(data)) for eid, xid, seq, t, sid, ts, cid, data in rows]
 
 
@@ -219,10 +264,12 @@ def _recorded_plan(con, recording: Recording, cache: dict) -> Plan:
             args["w"] = recording.workspace_id
         rows = con.execute(sql, args).fetchall()
         if not rows:
-            raise ReplayError(f"definition {recording.definition_id} version {recording.definition_version} "
-                              "is not in the database")
-        plan = cache[key] = Plan.from_definition(Definition.model_validate(json.loads(rows[0][0])),
-                                                 recording.definition_version)
+            raise ReplayError(
+                f"definition {recording.definition_id} version {recording.definition_version} is not in the database"
+            )
+        plan = cache[key] = Plan.from_definition(
+            Definition.model_validate(json.loads(rows[0][0])), recording.definition_version
+        )
     return plan
 
 
@@ -243,6 +290,7 @@ def _horizon(con) -> int | None:
 
 # ---------------------------------------------------------------------------- replaying
 
+
 def _command(kind: str, payload: dict):
     cls = KINDS.get(kind)
     if cls is None:
@@ -261,7 +309,7 @@ def replay_recording(recording: Recording, plan: Plan, *, exact: bool, horizon: 
     inline_all = not exact and recording.agents_inline
     replay = Replay(recording, None, [])
     events = replay.events
-    mine: dict[tuple[str, int], str] = {}      # (node, occurrence) -> step id in this replay
+    mine: dict[tuple[str, int], str] = {}  # (node, occurrence) -> step id in this replay
     counts: Counter = Counter()
 
     def absorb(transition) -> None:
@@ -311,14 +359,19 @@ def replay_recording(recording: Recording, plan: Plan, *, exact: bool, horizon: 
             if target is None:
                 if exact:
                     raise ReplayError(f"{eid} v{version}: {kind} addresses {step_id}, which the replay never created")
-                why = (f"node {node!r} is not in the definition" if node not in plan.nodes
-                       else f"no step for node {node!r} occurrence {occurrence}")
+                why = (
+                    f"node {node!r} is not in the definition"
+                    if node not in plan.nodes
+                    else f"no step for node {node!r} occurrence {occurrence}"
+                )
                 note(at, f"{kind} on {step_id} skipped: {why}")
                 replay.skipped += 1
                 continue
             if target != step_id:
                 if exact:
-                    raise ReplayError(f"{eid} v{version}: the replay created {target} where the recording has {step_id}")
+                    raise ReplayError(
+                        f"{eid} v{version}: the replay created {target} where the recording has {step_id}"
+                    )
                 command = type(command)(**{**_fields(command), "step_id": target})
         if replay.state is not None and replay.state.status != "running" and not exact:
             note(at, f"{kind} skipped: the execution already ended ({replay.state.status})")
@@ -358,8 +411,9 @@ def replay_execution(con: duckdb.DuckDBPyConnection, execution_id: str, definiti
     return result.state, result.events
 
 
-def replay_all(con: duckdb.DuckDBPyConnection, *, definition_id: str | None = None, workspace_id: str | None = None,
-               against=None) -> list[Replay]:
+def replay_all(
+    con: duckdb.DuckDBPyConnection, *, definition_id: str | None = None, workspace_id: str | None = None, against=None
+) -> list[Replay]:
     """Replay every selected execution (exactly, or against ``against``)."""
     recordings = load_recordings(con, definition_id=definition_id, workspace_id=workspace_id)
     if against is None:
@@ -391,9 +445,16 @@ WHERE x.execution_id IN (SELECT unnest($ids::VARCHAR[]))
 def recorded_outcomes(con: duckdb.DuckDBPyConnection, execution_ids) -> dict[str, dict]:
     """The recorded outcome of each execution, read from the tables (as :func:`outcome_of`)."""
     rows = con.execute(_RECORDED, {"ids": list(execution_ids)}).fetchall()
-    return {eid: {"status": status, "failureReason": reason, "path": path.split(">") if path else [],
-                  "iterations": iterations, "cycleTimeMs": cycle}
-            for eid, status, reason, path, iterations, cycle in rows}
+    return {
+        eid: {
+            "status": status,
+            "failureReason": reason,
+            "path": path.split(">") if path else [],
+            "iterations": iterations,
+            "cycleTimeMs": cycle,
+        }
+        for eid, status, reason, path, iterations, cycle in rows
+    }
 
 
 def diff(con: duckdb.DuckDBPyConnection, definition_id: str, against, *, workspace_id: str | None = None) -> dict:
@@ -411,8 +472,16 @@ def diff(con: duckdb.DuckDBPyConnection, definition_id: str, against, *, workspa
         changed = [f for f in OUTCOME_FIELDS if old[f] != new[f]]
         by_field.update(changed)
         transitions[f"{old['status']} -> {new['status']}"] += 1
-        entries.append({"executionId": r.execution_id, "workspaceId": r.recording.workspace_id,
-                        "before": old, "after": new, "changed": changed, "notes": r.notes})
+        entries.append(
+            {
+                "executionId": r.execution_id,
+                "workspaceId": r.recording.workspace_id,
+                "before": old,
+                "after": new,
+                "changed": changed,
+                "notes": r.notes,
+            }
+        )
 
     def mean(side: str) -> float | None:
         values = [e[side]["cycleTimeMs"] for e in entries if e[side]["cycleTimeMs"] is not None]
@@ -425,27 +494,36 @@ def diff(con: duckdb.DuckDBPyConnection, definition_id: str, against, *, workspa
         "statusBefore": dict(Counter(e["before"]["status"] for e in entries)),
         "statusAfter": dict(Counter(e["after"]["status"] for e in entries)),
         "statusTransitions": dict(sorted(transitions.items())),
-        "meanIterations": {side: (sum(e[side]["iterations"] for e in entries) / len(entries) if entries else None)
-                           for side in ("before", "after")},
+        "meanIterations": {
+            side: (sum(e[side]["iterations"] for e in entries) / len(entries) if entries else None)
+            for side in ("before", "after")
+        },
         "meanCycleTimeMs": {"before": mean("before"), "after": mean("after")},
         "skippedCommands": sum(r.skipped for r in replays),
     }
-    return {"definitionId": definition_id,
-            "against": {"definitionId": plan.definition_id, "name": plan.definition.name},
-            "executions": entries, "summary": summary}
+    return {
+        "definitionId": definition_id,
+        "against": {"definitionId": plan.definition_id, "name": plan.definition.name},
+        "executions": entries,
+        "summary": summary,
+    }
 
 
 def format_diff(result: dict, limit: int = 50) -> str:
     """A readable report of :func:`diff`."""
     s = result["summary"]
-    lines = [f"{s['executions']} execution(s) of {result['definitionId']} replayed against "
-             f"{result['against']['definitionId']} ({result['against']['name']}): {s['changed']} changed"]
+    lines = [
+        f"{s['executions']} execution(s) of {result['definitionId']} replayed against "
+        f"{result['against']['definitionId']} ({result['against']['name']}): {s['changed']} changed"
+    ]
     if s["executions"]:
         lines.append("  status   " + ", ".join(f"{k}: {v}" for k, v in s["statusTransitions"].items()))
         lines.append("  changed  " + ", ".join(f"{k} {v}" for k, v in s["byField"].items()))
-        lines.append(f"  mean iterations {_num(s['meanIterations']['before'])} -> {_num(s['meanIterations']['after'])}"
-                     f"; mean cycle time {_num(s['meanCycleTimeMs']['before'])} ms -> "
-                     f"{_num(s['meanCycleTimeMs']['after'])} ms")
+        lines.append(
+            f"  mean iterations {_num(s['meanIterations']['before'])} -> {_num(s['meanIterations']['after'])}"
+            f"; mean cycle time {_num(s['meanCycleTimeMs']['before'])} ms -> "
+            f"{_num(s['meanCycleTimeMs']['after'])} ms"
+        )
         lines.append(f"  recorded inputs skipped: {s['skippedCommands']}")
     changed = [e for e in result["executions"] if e["changed"]]
     for entry in changed[:limit]:

@@ -24,8 +24,16 @@ import duckdb
 
 __all__ = ["VIEWS", "attach", "open_db", "views_sql", "to_arrow"]
 
-VIEWS = ("step_durations", "execution_outcomes", "execution_summary", "reviewer_latency", "loop_iterations",
-         "sla_breaches", "step_transitions", "directly_follows")
+VIEWS = (
+    "step_durations",
+    "execution_outcomes",
+    "execution_summary",
+    "reviewer_latency",
+    "loop_iterations",
+    "sla_breaches",
+    "step_transitions",
+    "directly_follows",
+)
 REQUIRED = ("executions", "steps", "events")
 
 # The step order as integers, for directly_follows: `exec_key` (one integer per execution),
@@ -73,8 +81,11 @@ def attach(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
     missing = [name for name in REQUIRED if name not in columns]
     if missing:
         raise ValueError(f"not an event log: no {', '.join(missing)} table (need executions, steps and events)")
-    stored = ({"exec_key", "definition_key"} <= columns["executions"]
-              and {"exec_key", "step_index", "definition_key"} <= columns["steps"])
+    stored = {"exec_key", "definition_key"} <= columns["executions"] and {
+        "exec_key",
+        "step_index",
+        "definition_key",
+    } <= columns["steps"]
     con.execute((STORED_KEYS if stored else NUMBERED_KEYS) + views_sql())
     return con
 

@@ -24,8 +24,17 @@ and the simulator run this same code.
 from toolkit.engine.agents import AgentFailure, AgentRunner, DefaultAgentRunner, run_agents
 from toolkit.engine.clock import Clock, IdSource, ManualClock, SeededIds
 from toolkit.engine.commands import (
-    RESOLVE_ACTIONS, AgentCompleted, AgentRequest, CancelExecution, CancelStep, Command, Dispatch,
-    RecordAgentResolution, RecordReviewerDecision, ResolveStep, Tick,
+    RESOLVE_ACTIONS,
+    AgentCompleted,
+    AgentRequest,
+    CancelExecution,
+    CancelStep,
+    Command,
+    Dispatch,
+    RecordAgentResolution,
+    RecordReviewerDecision,
+    ResolveStep,
+    Tick,
 )
 from toolkit.engine.events import EXTERNAL_TYPES, INTERNAL_TYPES, Event, external_view
 from toolkit.engine.handlers import apply, suppress_duplicate_dispatch
@@ -35,18 +44,48 @@ from toolkit.engine.state import ACTIVE, TERMINAL, ExecutionState, GroupInstance
 
 __all__ = [
     # time and ids
-    "Clock", "ManualClock", "IdSource", "SeededIds",
+    "Clock",
+    "ManualClock",
+    "IdSource",
+    "SeededIds",
     # the definition, precomputed
-    "Plan", "NodePlan", "EdgePlan", "GroupPlan", "LoopPlan",
+    "Plan",
+    "NodePlan",
+    "EdgePlan",
+    "GroupPlan",
+    "LoopPlan",
     # commands
-    "Command", "Dispatch", "Tick", "AgentCompleted", "RecordReviewerDecision",
-    "RecordAgentResolution", "ResolveStep", "CancelStep", "CancelExecution", "RESOLVE_ACTIONS",
+    "Command",
+    "Dispatch",
+    "Tick",
+    "AgentCompleted",
+    "RecordReviewerDecision",
+    "RecordAgentResolution",
+    "ResolveStep",
+    "CancelStep",
+    "CancelExecution",
+    "RESOLVE_ACTIONS",
     # applying them
-    "apply", "Transition", "suppress_duplicate_dispatch", "resume_key",
+    "apply",
+    "Transition",
+    "suppress_duplicate_dispatch",
+    "resume_key",
     # state
-    "ExecutionState", "StepState", "GroupInstance", "LoopState", "TERMINAL", "ACTIVE",
+    "ExecutionState",
+    "StepState",
+    "GroupInstance",
+    "LoopState",
+    "TERMINAL",
+    "ACTIVE",
     # events
-    "Event", "EXTERNAL_TYPES", "INTERNAL_TYPES", "external_view",
+    "Event",
+    "EXTERNAL_TYPES",
+    "INTERNAL_TYPES",
+    "external_view",
     # agents
-    "AgentRequest", "AgentRunner", "AgentFailure", "DefaultAgentRunner", "run_agents",
+    "AgentRequest",
+    "AgentRunner",
+    "AgentFailure",
+    "DefaultAgentRunner",
+    "run_agents",
 ]

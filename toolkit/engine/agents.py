@@ -72,9 +72,15 @@ def _copy_json(value: Any) -> Any:
     return value
 
 
-def run_agents(plan: Plan, state: ExecutionState, transition: Transition, clock: Clock, ids: IdSource,
-               runner: AgentRunner | None = None,
-               memo: dict[tuple[str, str], bool] | None = None) -> list[Transition]:
+def run_agents(
+    plan: Plan,
+    state: ExecutionState,
+    transition: Transition,
+    clock: Clock,
+    ids: IdSource,
+    runner: AgentRunner | None = None,
+    memo: dict[tuple[str, str], bool] | None = None,
+) -> list[Transition]:
     """Run every agent request of ``transition`` now, and of the transitions that follow.
 
     Completing one agent may start more (its successors); they are run too, breadth-first.

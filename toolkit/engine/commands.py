@@ -26,13 +26,27 @@ from typing import Any
 from toolkit.engine.types import JsonObject
 
 __all__ = [
-    "Dispatch", "Tick", "AgentCompleted", "RecordReviewerDecision", "RecordAgentResolution",
-    "ResolveStep", "CancelStep", "CancelExecution", "Command", "AgentRequest",
+    "Dispatch",
+    "Tick",
+    "AgentCompleted",
+    "RecordReviewerDecision",
+    "RecordAgentResolution",
+    "ResolveStep",
+    "CancelStep",
+    "CancelExecution",
+    "Command",
+    "AgentRequest",
     "RESOLVE_ACTIONS",
 ]
 
-RESOLVE_ACTIONS = ("force-approve", "force-reject", "force-complete", "force-fail",
-                   "reviewer-approve", "reviewer-reject")
+RESOLVE_ACTIONS = (
+    "force-approve",
+    "force-reject",
+    "force-complete",
+    "force-fail",
+    "reviewer-approve",
+    "reviewer-reject",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +111,16 @@ class CancelExecution:
     reason: str | None = None
 
 
-Command = (Dispatch | Tick | AgentCompleted | RecordReviewerDecision | RecordAgentResolution
-           | ResolveStep | CancelStep | CancelExecution)
+Command = (
+    Dispatch
+    | Tick
+    | AgentCompleted
+    | RecordReviewerDecision
+    | RecordAgentResolution
+    | ResolveStep
+    | CancelStep
+    | CancelExecution
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,8 +48,11 @@ def completed_data(node: NodePlan, output: JsonObject) -> JsonObject:
     steps, the agent id for non-blocking agent steps (semantics §6)."""
     if node.type == "human":
         decision = output.get("decision")
-        return {"nodeType": "human", "decision": decision,
-                "aggregatorStatus": "rejected" if decision == "reject" else "resolved"}
+        return {
+            "nodeType": "human",
+            "decision": decision,
+            "aggregatorStatus": "rejected" if decision == "reject" else "resolved",
+        }
     if node.blocking:
         return {"nodeType": "agent", "decision": output.get("decision"), "aggregatorStatus": "resolved"}
     return {"agentId": node.agent_id}
@@ -57,15 +60,20 @@ def completed_data(node: NodePlan, output: JsonObject) -> JsonObject:
 
 # ---------------------------------------------------------------- human steps
 
-def record_decision(run: Run, node: NodePlan, step: StepState, reviewer_id: str, decision: str,
-                    reason: str | None) -> bool:
+
+def record_decision(
+    run: Run, node: NodePlan, step: StepState, reviewer_id: str, decision: str, reason: str | None
+) -> bool:
     """Record one declared reviewer's decision; True when it resolved the step."""
     mandatory = reviewer_id in node.mandatory_set
     responses = step.responses
     assert responses is not None  # a waiting human step has its responses
     responses[reviewer_id] = {"decision": decision, "reason": reason, "at": run.now, "mandatory": mandatory}
-    run.emit("step.response-recorded", step.step_id, {
-        "reviewerId": reviewer_id, "decision": decision, "reason": reason, "mandatory": mandatory})
+    run.emit(
+        "step.response-recorded",
+        step.step_id,
+        {"reviewerId": reviewer_id, "decision": decision, "reason": reason, "mandatory": mandatory},
+    )
     if decision != "reject":
         for user_id in node.mandatory_set:
             response = responses.get(user_id)
@@ -78,8 +86,14 @@ def record_decision(run: Run, node: NodePlan, step: StepState, reviewer_id: str,
         output["rejectionReason"] = reason
     aggregator = output["aggregatorStatus"]
     run.emit("step.resumed", step.step_id, {"aggregatorStatus": aggregator})
-    run.finish(step, "completed", output, None, "step.completed",
-               {"nodeType": "human", "decision": decision, "aggregatorStatus": aggregator})
+    run.finish(
+        step,
+        "completed",
+        output,
+        None,
+        "step.completed",
+        {"nodeType": "human", "decision": decision, "aggregatorStatus": aggregator},
+    )
     return True
 
 
@@ -96,9 +110,15 @@ def _human_output(run: Run, node: NodePlan, step: StepState, decision: str) -> J
             mandatory_approve += mandatory
         elif given == "reject":
             reject_count += 1
-        reviewers.append({"userId": user_id, "mandatory": mandatory, "decision": given,
-                          "reason": response["reason"] if response is not None else None,
-                          "respondedAt": response["at"] if response is not None else None})
+        reviewers.append(
+            {
+                "userId": user_id,
+                "mandatory": mandatory,
+                "decision": given,
+                "reason": response["reason"] if response is not None else None,
+                "respondedAt": response["at"] if response is not None else None,
+            }
+        )
     return {
         "reviewers": reviewers,
         "reviewerIds": list(node.reviewer_ids),
@@ -119,22 +139,30 @@ def _human_output(run: Run, node: NodePlan, step: StepState, decision: str) -> J
 
 # ---------------------------------------------------------------- blocking agent steps
 
+
 def record_resolution(run: Run, node: NodePlan, step: StepState, cmd: RecordAgentResolution) -> bool:
     """Record one new resolution; True when it resolved or failed the step."""
     resolutions = step.resolutions
     # A waiting blocking agent step has its resolutions; agent nodes have both counts.
     assert resolutions is not None and node.required is not None and node.expected is not None
     resolutions[cmd.resolution_id] = {
-        "resolutionId": cmd.resolution_id, "status": cmd.status, "output": cmd.output,
-        "errorMessage": cmd.error_message, "recordedAt": run.now}
+        "resolutionId": cmd.resolution_id,
+        "status": cmd.status,
+        "output": cmd.output,
+        "errorMessage": cmd.error_message,
+        "recordedAt": run.now,
+    }
     run.emit("step.response-recorded", step.step_id, {"resolutionId": cmd.resolution_id, "status": cmd.status})
     successes = [r for r in resolutions.values() if r["status"] == "success"]
     failures = len(resolutions) - len(successes)
     if len(successes) >= node.required:
         rejecting = next((r for r in successes if (r["output"] or {}).get("decision") == "reject"), None)
-        output: JsonObject = {"decision": "reject" if rejecting is not None else "approve",
-                  "resolutions": list(resolutions.values()),
-                  "successCount": len(successes), "failureCount": failures}
+        output: JsonObject = {
+            "decision": "reject" if rejecting is not None else "approve",
+            "resolutions": list(resolutions.values()),
+            "successCount": len(successes),
+            "failureCount": failures,
+        }
         if rejecting is not None:
             output["rejectedBy"] = node.agent_id
             output["rejectorMandatory"] = True
@@ -143,11 +171,12 @@ def record_resolution(run: Run, node: NodePlan, step: StepState, cmd: RecordAgen
         run.finish(step, "completed", output, None, "step.completed", completed_data(node, output))
         return True
     if failures > node.expected - node.required:
-        error = {"code": "resolution-threshold-unreachable",
-                 "message": f"{failures} of {node.expected} resolutions failed; "
-                            f"{node.required} successes can no longer be reached"}
-        output = {"resolutions": list(resolutions.values()), "successCount": len(successes),
-                  "failureCount": failures}
+        error = {
+            "code": "resolution-threshold-unreachable",
+            "message": f"{failures} of {node.expected} resolutions failed; "
+            f"{node.required} successes can no longer be reached",
+        }
+        output = {"resolutions": list(resolutions.values()), "successCount": len(successes), "failureCount": failures}
         run.emit("step.resumed", step.step_id, {"aggregatorStatus": "failed"})
         run.finish(step, "failed", output, error, "step.failed", {"error": error})
         return True
@@ -155,6 +184,7 @@ def record_resolution(run: Run, node: NodePlan, step: StepState, cmd: RecordAgen
 
 
 # ---------------------------------------------------------------- Resolve Step
+
 
 def resolve(run: Run, node: NodePlan, step: StepState, cmd: ResolveStep) -> None:
     """Apply a Resolve Step action (already checked against the step's type and state)."""
@@ -166,15 +196,17 @@ def resolve(run: Run, node: NodePlan, step: StepState, cmd: ResolveStep) -> None
         decision = "approve" if action in _APPROVE_ACTIONS else "reject"
         output["decision"] = decision
         output["approved"] = decision == "approve"
-        output["approvalReply"] = {"actorId": cmd.actor_id, "action": action, "reason": cmd.reason,
-                                   "at": run.now}
+        output["approvalReply"] = {"actorId": cmd.actor_id, "action": action, "reason": cmd.reason, "at": run.now}
     elif action == "force-complete":
         decision = output.get("decision")
     else:  # force-fail
         decision = None
         status = "failed"
-    run.emit("step.overridden", step.step_id, {
-        "actorId": cmd.actor_id, "action": action, "reason": cmd.reason, "decision": decision})
+    run.emit(
+        "step.overridden",
+        step.step_id,
+        {"actorId": cmd.actor_id, "action": action, "reason": cmd.reason, "decision": decision},
+    )
     step.overridden = action
     was_waiting = step.status == "waiting"
     if status == "completed":

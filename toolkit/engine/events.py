@@ -37,31 +37,58 @@ Execution-level events carry ``stepId: None``.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 __all__ = ["Event", "EXTERNAL_TYPES", "INTERNAL_TYPES", "external_view"]
 
-EXTERNAL_TYPES: frozenset[str] = frozenset({
-    "execution.dispatched", "execution.completed", "execution.failed", "execution.cancelled",
-    "step.awaiting-approval", "step.completed", "step.failed", "step.breached", "step.cancelled",
-    "group.quorum-met", "loop.iteration-started", "loop.exhausted",
-})
+EXTERNAL_TYPES: frozenset[str] = frozenset(
+    {
+        "execution.dispatched",
+        "execution.completed",
+        "execution.failed",
+        "execution.cancelled",
+        "step.awaiting-approval",
+        "step.completed",
+        "step.failed",
+        "step.breached",
+        "step.cancelled",
+        "group.quorum-met",
+        "loop.iteration-started",
+        "loop.exhausted",
+    }
+)
 
-INTERNAL_TYPES: frozenset[str] = frozenset({
-    "step.scheduled", "step.started", "step.retried", "step.resumed", "step.response-recorded",
-    "step.overridden", "parallel-group.completed", "idempotency.suppressed",
-})
+INTERNAL_TYPES: frozenset[str] = frozenset(
+    {
+        "step.scheduled",
+        "step.started",
+        "step.retried",
+        "step.resumed",
+        "step.response-recorded",
+        "step.overridden",
+        "parallel-group.completed",
+        "idempotency.suppressed",
+    }
+)
 
 
 class Event:
     """One entry of an execution's log. ``data`` is a JSON object owned by the event."""
 
-    __slots__ = ("_event_id", "execution_id", "seq", "type", "step_id", "timestamp",
-                 "correlation_id", "data")
+    __slots__ = ("_event_id", "execution_id", "seq", "type", "step_id", "timestamp", "correlation_id", "data")
 
-    def __init__(self, event_id: str | None, execution_id: str, seq: int, type: str,
-                 step_id: str | None, timestamp: int, correlation_id: str | None,
-                 data: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        event_id: str | None,
+        execution_id: str,
+        seq: int,
+        type: str,
+        step_id: str | None,
+        timestamp: int,
+        correlation_id: str | None,
+        data: dict[str, Any],
+    ) -> None:
         self._event_id = event_id
         self.execution_id = execution_id
         self.seq = seq
@@ -98,7 +125,8 @@ class Event:
         if not isinstance(other, Event):
             return NotImplemented
         return self.event_id == other.event_id and all(
-            getattr(self, name) == getattr(other, name) for name in Event.__slots__[1:])
+            getattr(self, name) == getattr(other, name) for name in Event.__slots__[1:]
+        )
 
     __hash__ = None  # type: ignore[assignment]  # a mutable record: unhashable, as object allows
 

@@ -43,21 +43,34 @@ def group_output(run: Run, group: GroupPlan, instance: GroupInstance, decision: 
         step = steps[step_id]
         if step.status in TERMINAL and step.status != "cancelled":
             outputs[step.node_id] = step.output if step.output is not None else {}
-    return {"decision": decision, "groupId": group.group_id, "groupOutputs": outputs,
-            "quorum": group.quorum, "totalApproved": len(instance.approved),
-            "expectedSteps": group.expected}
+    return {
+        "decision": decision,
+        "groupId": group.group_id,
+        "groupOutputs": outputs,
+        "quorum": group.quorum,
+        "totalApproved": len(instance.approved),
+        "expectedSteps": group.expected,
+    }
 
 
 def _context(run: Run, instance: GroupInstance, output: JsonObject) -> JsonObject:
-    return {"output": output,
-            "step": {"stepId": None, "nodeId": instance.group_id, "nodeType": "group",
-                     "groupId": instance.group_id, "status": "completed",
-                     "iteration": instance.iteration},
-            "execution": {"input": run.state.input}}
+    return {
+        "output": output,
+        "step": {
+            "stepId": None,
+            "nodeId": instance.group_id,
+            "nodeType": "group",
+            "groupId": instance.group_id,
+            "status": "completed",
+            "iteration": instance.iteration,
+        },
+        "execution": {"input": run.state.input},
+    }
 
 
-def _firing(run: Run, group: GroupPlan, instance: GroupInstance, output: JsonObject,
-            roles: tuple[str, ...]) -> list[EdgePlan]:
+def _firing(
+    run: Run, group: GroupPlan, instance: GroupInstance, output: JsonObject, roles: tuple[str, ...]
+) -> list[EdgePlan]:
     """Group-source edges that fire for ``output``: the given roles, plus true custom edges."""
     firing: list[EdgePlan] = []
     context: JsonObject | None = None
@@ -92,9 +105,17 @@ def member_terminal(run: Run, instance: GroupInstance, step: StepState, handled:
         instance.first_reject = loops.rejection_of(node, step)
     if not instance.quorum_met and _quorum_reached(group, instance):
         instance.quorum_met = True
-        run.emit("group.quorum-met", step.step_id, {
-            "groupId": group.group_id, "total": len(instance.approved), "quorum": group.quorum,
-            "completedTotal": instance.terminal, "expectedSteps": group.expected})
+        run.emit(
+            "group.quorum-met",
+            step.step_id,
+            {
+                "groupId": group.group_id,
+                "total": len(instance.approved),
+                "quorum": group.quorum,
+                "completedTotal": instance.terminal,
+                "expectedSteps": group.expected,
+            },
+        )
         if group.policy != "waitAll":
             _resolve_on_quorum(run, group, instance, step.step_id)
             return
@@ -135,9 +156,17 @@ def _complete(run: Run, group: GroupPlan, instance: GroupInstance, step_id: str)
         decision = "approve" if len(instance.approved) >= group.expected else "reject"
     else:
         decision = "reject"
-    run.emit("parallel-group.completed", step_id, {
-        "groupId": group.group_id, "decision": decision, "totalApproved": len(instance.approved),
-        "completedTotal": instance.terminal, "expectedSteps": group.expected})
+    run.emit(
+        "parallel-group.completed",
+        step_id,
+        {
+            "groupId": group.group_id,
+            "decision": decision,
+            "totalApproved": len(instance.approved),
+            "completedTotal": instance.terminal,
+            "expectedSteps": group.expected,
+        },
+    )
     if instance.resolved:
         return
     instance.resolved = True

@@ -11,13 +11,22 @@ decision).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from toolkit.engine import decisions
 from toolkit.engine.clock import Clock, IdSource
 from toolkit.engine.commands import (
-    RESOLVE_ACTIONS, AgentCompleted, CancelExecution, CancelStep, Command, Dispatch, RecordAgentResolution,
-    RecordReviewerDecision, ResolveStep, Tick,
+    RESOLVE_ACTIONS,
+    AgentCompleted,
+    CancelExecution,
+    CancelStep,
+    Command,
+    Dispatch,
+    RecordAgentResolution,
+    RecordReviewerDecision,
+    ResolveStep,
+    Tick,
 )
 from toolkit.engine.events import Event
 from toolkit.engine.plan import Plan
@@ -34,8 +43,9 @@ EXECUTION_CANCEL_ACTOR = "system:execution-cancel"
 _NOT_FOUND, _PRECONDITION, _INVALID = ErrorCode.NOT_FOUND, ErrorCode.FAILED_PRECONDITION, ErrorCode.INVALID_ARGUMENT
 
 
-def apply(plan: Plan, state: ExecutionState | None, command: Command, clock: Clock, ids: IdSource,
-          work: Work | None = None) -> Transition:
+def apply(
+    plan: Plan, state: ExecutionState | None, command: Command, clock: Clock, ids: IdSource, work: Work | None = None
+) -> Transition:
     """Apply one command to one execution and return what happened.
 
     ``state`` is None only for :class:`Dispatch`. For speed, the given state object is
@@ -62,8 +72,10 @@ def apply(plan: Plan, state: ExecutionState | None, command: Command, clock: Clo
             raise ApiError(_NOT_FOUND, "execution not found")
     elif state.definition_version != plan.version or state.definition_id != plan.definition_id:
         # A host bug, not a client error: an execution runs the version it was dispatched with.
-        raise ValueError(f"execution {state.execution_id} runs {state.definition_id} "
-                         f"v{state.definition_version}, not {plan.definition_id} v{plan.version}")
+        raise ValueError(
+            f"execution {state.execution_id} runs {state.definition_id} "
+            f"v{state.definition_version}, not {plan.definition_id} v{plan.version}"
+        )
     return handler(plan, state, command, clock, ids, work)
 
 
@@ -72,13 +84,26 @@ def suppress_duplicate_dispatch(state: ExecutionState, clock: Clock) -> Transiti
     first execution and answer its dispatch response with ``deduplicated: true``."""
     # One event and no steps: no Run (which needs a plan and an id source) is involved.
     seq = state.last_seq = state.last_seq + 1
-    event = Event(None, state.execution_id, seq, "idempotency.suppressed", None, clock.now(),
-                  state.correlation_id, {"idempotencyKey": state.idempotency_key})
-    return Transition(state, [event], {"executionId": state.execution_id, "correlationId": state.correlation_id,
-                                       "deduplicated": True}, [])
+    event = Event(
+        None,
+        state.execution_id,
+        seq,
+        "idempotency.suppressed",
+        None,
+        clock.now(),
+        state.correlation_id,
+        {"idempotencyKey": state.idempotency_key},
+    )
+    return Transition(
+        state,
+        [event],
+        {"executionId": state.execution_id, "correlationId": state.correlation_id, "deduplicated": True},
+        [],
+    )
 
 
 # ---------------------------------------------------------------- lookups shared by handlers
+
 
 def _step(state: ExecutionState, step_id: str) -> StepState:
     step = state.steps.get(step_id)
@@ -99,34 +124,48 @@ def _require_object(value: object, field: str) -> None:
 
 # ---------------------------------------------------------------- handlers
 
-def _dispatch(plan: Plan, state: ExecutionState | None, cmd: Dispatch, clock: Clock, ids: IdSource,
-              work: Work | None) -> Transition:
+
+def _dispatch(
+    plan: Plan, state: ExecutionState | None, cmd: Dispatch, clock: Clock, ids: IdSource, work: Work | None
+) -> Transition:
     if state is not None:
         raise ApiError(_PRECONDITION, f"execution {state.execution_id} was already dispatched")
     if not isinstance(cmd.execution_id, str) or not cmd.execution_id:
         raise ApiError(_INVALID, "executionId: must be a non-empty string")
     _require_object(cmd.trigger_context, "triggerContext")
     now = clock.now()
-    state = ExecutionState(cmd.execution_id, plan.definition_id, plan.version,
-                           cmd.correlation_id if cmd.correlation_id is not None else cmd.execution_id,
-                           cmd.idempotency_key, cmd.trigger_context, now)
+    state = ExecutionState(
+        cmd.execution_id,
+        plan.definition_id,
+        plan.version,
+        cmd.correlation_id if cmd.correlation_id is not None else cmd.execution_id,
+        cmd.idempotency_key,
+        cmd.trigger_context,
+        now,
+    )
     for loop_id in plan.loops:
         state.loops[loop_id] = LoopState(loop_id)
     run = Run(plan, state, now, ids, work)
     planned: list[PlannedTarget] = []
     for kind, ref in plan.roots:
         planned.extend(run.plan_targets(None, [(-1, kind, ref)]))
-    run.emit("execution.dispatched", None, {
-        "definitionId": plan.definition_id, "definitionVersion": plan.version,
-        "rootStepIds": [step_id for _, _, entries in planned for _, step_id in entries]})
+    run.emit(
+        "execution.dispatched",
+        None,
+        {
+            "definitionId": plan.definition_id,
+            "definitionVersion": plan.version,
+            "rootStepIds": [step_id for _, _, entries in planned for _, step_id in entries],
+        },
+    )
     run.spawn_targets(planned, None)
     drain(run)
-    return run.transition({"executionId": state.execution_id, "correlationId": state.correlation_id,
-                           "deduplicated": False})
+    return run.transition(
+        {"executionId": state.execution_id, "correlationId": state.correlation_id, "deduplicated": False}
+    )
 
 
-def _tick(plan: Plan, state: ExecutionState, cmd: Tick, clock: Clock, ids: IdSource,
-          work: Work | None) -> Transition:
+def _tick(plan: Plan, state: ExecutionState, cmd: Tick, clock: Clock, ids: IdSource, work: Work | None) -> Transition:
     run = Run(plan, state, clock.now(), ids, work)
     fired = 0
     while state.status == "running":
@@ -137,11 +176,12 @@ def _tick(plan: Plan, state: ExecutionState, cmd: Tick, clock: Clock, ids: IdSou
         node = plan.nodes[step.node_id]
         if kind == 0:
             error = {"code": "sla-exceeded", "message": f"step exceeded its SLA of {node.sla_ms} ms"}
-            run.finish(step, "breached", None, error, "step.breached",
-                       {"reason": "sla-exceeded", "slaMs": node.sla_ms})
+            run.finish(step, "breached", None, error, "step.breached", {"reason": "sla-exceeded", "slaMs": node.sla_ms})
         else:
-            error = {"code": "agent-timeout",
-                     "message": f"agent {node.agent_id} ran longer than {node.max_runtime_ms} ms"}
+            error = {
+                "code": "agent-timeout",
+                "message": f"agent {node.agent_id} ran longer than {node.max_runtime_ms} ms",
+            }
             run.finish(step, "failed", None, error, "step.failed", {"error": error})
         fired += 1
         drain(run)
@@ -163,8 +203,9 @@ def _earliest_due(state: ExecutionState, now: int) -> tuple[StepState, int] | No
     return best
 
 
-def _agent_completed(plan: Plan, state: ExecutionState, cmd: AgentCompleted, clock: Clock,
-                     ids: IdSource, work: Work | None) -> Transition:
+def _agent_completed(
+    plan: Plan, state: ExecutionState, cmd: AgentCompleted, clock: Clock, ids: IdSource, work: Work | None
+) -> Transition:
     _require_object(cmd.output, "output")
     _require_object(cmd.error, "error")
     step = _step(state, cmd.step_id)
@@ -187,8 +228,9 @@ def _agent_completed(plan: Plan, state: ExecutionState, cmd: AgentCompleted, clo
     return run.transition({"completed": True, "stepId": step.step_id, "status": step.status})
 
 
-def _record_reviewer_decision(plan: Plan, state: ExecutionState, cmd: RecordReviewerDecision, clock: Clock,
-                              ids: IdSource, work: Work | None) -> Transition:
+def _record_reviewer_decision(
+    plan: Plan, state: ExecutionState, cmd: RecordReviewerDecision, clock: Clock, ids: IdSource, work: Work | None
+) -> Transition:
     if cmd.decision not in ("approve", "reject"):
         raise ApiError(_INVALID, "data.decision: must be approve or reject")
     step = _step(state, cmd.step_id)
@@ -215,8 +257,9 @@ def _decision_result(recorded: bool, status: str, resumed: bool, why: str | None
     return result
 
 
-def _record_agent_resolution(plan: Plan, state: ExecutionState, cmd: RecordAgentResolution, clock: Clock,
-                             ids: IdSource, work: Work | None) -> Transition:
+def _record_agent_resolution(
+    plan: Plan, state: ExecutionState, cmd: RecordAgentResolution, clock: Clock, ids: IdSource, work: Work | None
+) -> Transition:
     if cmd.status not in ("success", "failure"):
         raise ApiError(_INVALID, "data.status: must be success or failure")
     if not isinstance(cmd.resolution_id, str) or not cmd.resolution_id:
@@ -230,19 +273,22 @@ def _record_agent_resolution(plan: Plan, state: ExecutionState, cmd: RecordAgent
         raise ApiError(_PRECONDITION, f"step {step.step_id} is not a blocking agent step")
     run = Run(plan, state, clock.now(), ids, work)
     if step.resolutions and cmd.resolution_id in step.resolutions:
-        return run.transition({"recorded": False, "aggregatorStatus": decisions.status_of(step),
-                               "resumeScheduled": False})
+        return run.transition(
+            {"recorded": False, "aggregatorStatus": decisions.status_of(step), "resumeScheduled": False}
+        )
     if step.status != "waiting":
         raise ApiError(_PRECONDITION, f"step {step.step_id} is {step.status}, not waiting")
     _require_running(state)
     resolved = decisions.record_resolution(run, node, step, cmd)
     drain(run)
-    return run.transition({"recorded": True, "aggregatorStatus": decisions.status_of(step),
-                           "resumeScheduled": resolved})
+    return run.transition(
+        {"recorded": True, "aggregatorStatus": decisions.status_of(step), "resumeScheduled": resolved}
+    )
 
 
-def _resolve_step(plan: Plan, state: ExecutionState, cmd: ResolveStep, clock: Clock, ids: IdSource,
-                  work: Work | None) -> Transition:
+def _resolve_step(
+    plan: Plan, state: ExecutionState, cmd: ResolveStep, clock: Clock, ids: IdSource, work: Work | None
+) -> Transition:
     if cmd.action not in RESOLVE_ACTIONS:
         raise ApiError(_INVALID, f"data.action: must be one of {', '.join(RESOLVE_ACTIONS)}")
     _require_object(cmd.output, "output")
@@ -261,17 +307,20 @@ def _resolve_step(plan: Plan, state: ExecutionState, cmd: ResolveStep, clock: Cl
         if step.status != "waiting":
             raise ApiError(_PRECONDITION, f"{action} needs a waiting step, not {step.status}")
         if action.startswith("reviewer-") and cmd.actor_id not in node.reviewer_set:
-            raise ApiError(ErrorCode.PERMISSION_DENIED,
-                           f"actorId {cmd.actor_id} is not a reviewer of step {step.step_id}")
+            raise ApiError(
+                ErrorCode.PERMISSION_DENIED, f"actorId {cmd.actor_id} is not a reviewer of step {step.step_id}"
+            )
     run = Run(plan, state, clock.now(), ids, work)
     decisions.resolve(run, node, step, cmd)
     drain(run)
-    return run.transition({"resolved": True, "executionId": state.execution_id, "stepId": step.step_id,
-                           "action": action})
+    return run.transition(
+        {"resolved": True, "executionId": state.execution_id, "stepId": step.step_id, "action": action}
+    )
 
 
-def _cancel_step(plan: Plan, state: ExecutionState, cmd: CancelStep, clock: Clock, ids: IdSource,
-                 work: Work | None) -> Transition:
+def _cancel_step(
+    plan: Plan, state: ExecutionState, cmd: CancelStep, clock: Clock, ids: IdSource, work: Work | None
+) -> Transition:
     step = _step(state, cmd.step_id)
     if step.status in TERMINAL:
         raise ApiError(_PRECONDITION, f"step {step.step_id} is already {step.status}")
@@ -282,8 +331,9 @@ def _cancel_step(plan: Plan, state: ExecutionState, cmd: CancelStep, clock: Cloc
     return run.transition({"cancelled": True, "stepId": step.step_id, "executionId": state.execution_id})
 
 
-def _cancel_execution(plan: Plan, state: ExecutionState, cmd: CancelExecution, clock: Clock,
-                      ids: IdSource, work: Work | None) -> Transition:
+def _cancel_execution(
+    plan: Plan, state: ExecutionState, cmd: CancelExecution, clock: Clock, ids: IdSource, work: Work | None
+) -> Transition:
     _require_running(state)
     run = Run(plan, state, clock.now(), ids, work)
     run.cancel_all(EXECUTION_CANCEL_ACTOR, cmd.reason)

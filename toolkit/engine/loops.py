@@ -50,28 +50,36 @@ def rejection_of(node: NodePlan, step: StepState) -> JsonObject:
     return {"rejectedBy": rejected_by, "rejectionReason": reason, "stepId": step.step_id}
 
 
-def trigger(run: Run, loop: LoopPlan, source: StepState | GroupInstance, rejection: JsonObject,
-            group_output: JsonObject | None = None) -> None:
+def trigger(
+    run: Run,
+    loop: LoopPlan,
+    source: StepState | GroupInstance,
+    rejection: JsonObject,
+    group_output: JsonObject | None = None,
+) -> None:
     """``source`` (a StepState or GroupInstance) rejected mandatorily: restart or exhaust."""
     state = run.state
     loop_state = state.loops[loop.loop_id]
     entry = state.steps.get(loop_state.entry_step_id) if loop_state.entry_step_id else None
-    loop_state.attempts.append({
-        "iteration": loop_state.iteration,
-        "authorOutput": entry.output if entry is not None else None,
-        "rejectedBy": rejection["rejectedBy"],
-        "rejectorMandatory": True,
-        "rejectionReason": rejection["rejectionReason"],
-        "rejectedAt": run.now,
-    })
+    loop_state.attempts.append(
+        {
+            "iteration": loop_state.iteration,
+            "authorOutput": entry.output if entry is not None else None,
+            "rejectedBy": rejection["rejectedBy"],
+            "rejectorMandatory": True,
+            "rejectionReason": rejection["rejectionReason"],
+            "rejectedAt": run.now,
+        }
+    )
     if loop_state.iteration < loop.max_iterations:
         _restart(run, loop, loop_state, source, group_output)
     else:
         _exhaust(run, loop, loop_state, source, rejection, group_output)
 
 
-def _restart(run: Run, loop: LoopPlan, loop_state: LoopState, source: StepState | GroupInstance,
-             group_output: JsonObject | None) -> None:
+def _restart(
+    run: Run, loop: LoopPlan, loop_state: LoopState, source: StepState | GroupInstance, group_output: JsonObject | None
+) -> None:
     state = run.state
     body = loop.body
     for step in list(state.active.values()):
@@ -86,25 +94,47 @@ def _restart(run: Run, loop: LoopPlan, loop_state: LoopState, source: StepState 
     loop_state.entry_step_id = None
     planned = run.plan_targets(source, [(loop.edge_index, loop.entry_kind, loop.entry_ref)])
     first_step_id = planned[0][2][0][1] if planned and planned[0][2] else None
-    run.emit("loop.iteration-started", first_step_id, {
-        "loopId": loop.loop_id, "iteration": loop_state.iteration, "triggeredBy": "rejection"})
-    entry_input = {"iteration": loop_state.iteration, "loopId": loop.loop_id,
-                   "previousAttempts": list(loop_state.attempts)}
+    run.emit(
+        "loop.iteration-started",
+        first_step_id,
+        {"loopId": loop.loop_id, "iteration": loop_state.iteration, "triggeredBy": "rejection"},
+    )
+    entry_input = {
+        "iteration": loop_state.iteration,
+        "loopId": loop.loop_id,
+        "previousAttempts": list(loop_state.attempts),
+    }
     if group_output is not None:
         entry_input = {**group_output, **entry_input}
     run.spawn_targets(planned, entry_input)
 
 
-def _exhaust(run: Run, loop: LoopPlan, loop_state: LoopState, source: StepState | GroupInstance,
-             rejection: JsonObject, group_output: JsonObject | None) -> None:
+def _exhaust(
+    run: Run,
+    loop: LoopPlan,
+    loop_state: LoopState,
+    source: StepState | GroupInstance,
+    rejection: JsonObject,
+    group_output: JsonObject | None,
+) -> None:
     loop_state.exhausted = True
     source_step_id = source.step_id if isinstance(source, StepState) else None
-    event = run.emit("loop.exhausted", source_step_id, {
-        "loopId": loop.loop_id, "iteration": loop_state.iteration,
-        "lastRejectedBy": rejection["rejectedBy"], "lastRejectionReason": rejection["rejectionReason"]})
+    event = run.emit(
+        "loop.exhausted",
+        source_step_id,
+        {
+            "loopId": loop.loop_id,
+            "iteration": loop_state.iteration,
+            "lastRejectedBy": rejection["rejectedBy"],
+            "lastRejectionReason": rejection["rejectionReason"],
+        },
+    )
     if loop.exhausted_edge is not None:
-        route_input = {"loopId": loop.loop_id, "iteration": loop_state.iteration,
-                       "previousAttempts": list(loop_state.attempts)}
+        route_input = {
+            "loopId": loop.loop_id,
+            "iteration": loop_state.iteration,
+            "previousAttempts": list(loop_state.attempts),
+        }
         if group_output is not None:
             route_input = {**group_output, **route_input}
         run.fire(source, [loop.exhausted_edge], route_input)

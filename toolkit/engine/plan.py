@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolkit.compiler import is_loop_back, loops as compile_loops
+from toolkit.compiler import is_loop_back
+from toolkit.compiler import loops as compile_loops
 from toolkit.model import Definition
 from toolkit.model.definition import AgentConfig, AgentNode, HumanConfig, HumanNode, WebhookNode
 from toolkit.predicates import Predicate, parse
@@ -31,11 +32,18 @@ __all__ = ["Plan", "NodePlan", "EdgePlan", "GroupPlan", "LoopPlan"]
 class EdgePlan:
     """One authored forward edge. ``index`` is its position in the definition's ``edges``."""
 
-    __slots__ = ("index", "role", "source_kind", "source_ref", "target_kind", "target_ref",
-                 "predicate", "reads_status")
+    __slots__ = ("index", "role", "source_kind", "source_ref", "target_kind", "target_ref", "predicate", "reads_status")
 
-    def __init__(self, index: int, role: str, source_kind: str, source_ref: str, target_kind: str,
-                 target_ref: str, when: str | None) -> None:
+    def __init__(
+        self,
+        index: int,
+        role: str,
+        source_kind: str,
+        source_ref: str,
+        target_kind: str,
+        target_ref: str,
+        when: str | None,
+    ) -> None:
         self.index = index
         self.role = role
         self.source_kind = source_kind
@@ -45,19 +53,30 @@ class EdgePlan:
         self.predicate: Predicate | None = parse(when) if role == "custom" and when is not None else None
         # A breach routes only through `always` and custom edges that read the status (§5.3).
         paths: tuple[str, ...] | frozenset[str] = self.predicate.paths if self.predicate is not None else ()
-        self.reads_status = any(p == "step" or p == "step.status" or p.startswith("step.status.")
-                                for p in paths)
+        self.reads_status = any(p == "step" or p == "step.status" or p.startswith("step.status.") for p in paths)
 
     def __repr__(self) -> str:
-        return (f"EdgePlan(#{self.index} {self.source_kind}:{self.source_ref} -{self.role}-> "
-                f"{self.target_kind}:{self.target_ref})")
+        return (
+            f"EdgePlan(#{self.index} {self.source_kind}:{self.source_ref} -{self.role}-> "
+            f"{self.target_kind}:{self.target_ref})"
+        )
 
 
 class LoopPlan:
     """A reject loop-back region (semantics §4 ``loops``, §5.6)."""
 
-    __slots__ = ("loop_id", "source_kind", "source_ref", "entry_kind", "entry_ref", "entry_node",
-                 "body", "max_iterations", "exhausted_edge", "edge_index")
+    __slots__ = (
+        "loop_id",
+        "source_kind",
+        "source_ref",
+        "entry_kind",
+        "entry_ref",
+        "entry_node",
+        "body",
+        "max_iterations",
+        "exhausted_edge",
+        "edge_index",
+    )
 
     # Set by Plan._loops (annotations only: the slots hold the values).
     loop_id: str
@@ -78,8 +97,17 @@ class LoopPlan:
 class GroupPlan:
     """A parallel group: members, quorum policy and the edges it owns."""
 
-    __slots__ = ("group_id", "members", "expected", "quorum", "policy", "required", "edges",
-                 "member_successor_edges", "loop_back")
+    __slots__ = (
+        "group_id",
+        "members",
+        "expected",
+        "quorum",
+        "policy",
+        "required",
+        "edges",
+        "member_successor_edges",
+        "loop_back",
+    )
 
     # Set by Plan.from_definition and Plan._edges / _loops (annotations only).
     group_id: str
@@ -100,13 +128,31 @@ class NodePlan:
     """A node with its config flattened into the fields the runtime reads."""
 
     __slots__ = (
-        "node_id", "type", "config", "sla_ms", "group_id", "loop_id", "loop_back", "in_join_group",
+        "node_id",
+        "type",
+        "config",
+        "sla_ms",
+        "group_id",
+        "loop_id",
+        "loop_back",
+        "in_join_group",
         # agent
-        "agent_id", "blocking", "required", "expected", "require_non_empty", "max_runtime_ms",
-        "mock_output", "external",
+        "agent_id",
+        "blocking",
+        "required",
+        "expected",
+        "require_non_empty",
+        "max_runtime_ms",
+        "mock_output",
+        "external",
         # human
-        "reviewers", "reviewer_ids", "reviewer_set", "mandatory_set", "mandatory_count",
-        "reviewer_emails", "comment_body",
+        "reviewers",
+        "reviewer_ids",
+        "reviewer_set",
+        "mandatory_set",
+        "mandatory_count",
+        "reviewer_emails",
+        "comment_body",
     )
 
     def __init__(self, node: AgentNode | HumanNode | WebhookNode) -> None:
@@ -170,8 +216,18 @@ class Plan:
     of a plan with any, see :class:`~toolkit.work.Work`).
     """
 
-    __slots__ = ("definition", "definition_id", "version", "nodes", "node_edges", "group_edges",
-                 "groups", "loops", "roots", "regex_ops")
+    __slots__ = (
+        "definition",
+        "definition_id",
+        "version",
+        "nodes",
+        "node_edges",
+        "group_edges",
+        "groups",
+        "loops",
+        "roots",
+        "regex_ops",
+    )
 
     # Set by from_definition and its helpers (annotations only: the slots hold the values).
     definition: Definition
@@ -238,19 +294,23 @@ class Plan:
         for index, edge in enumerate(definition.edges):
             if is_loop_back(edge):
                 continue
-            ep = EdgePlan(index, edge.on, edge.from_.kind, edge.from_.ref, edge.to.kind, edge.to.ref,
-                          edge.when)
+            ep = EdgePlan(index, edge.on, edge.from_.kind, edge.from_.ref, edge.to.kind, edge.to.ref, edge.when)
             bucket = node_edges if ep.source_kind == "node" else group_edges
             bucket.setdefault(ep.source_ref, []).append(ep)
         self.node_edges = {k: tuple(v) for k, v in node_edges.items()}
-        self.regex_ops = sum(e.predicate.regex_ops for edges in (*node_edges.values(), *group_edges.values())
-                             for e in edges if e.predicate is not None)
+        self.regex_ops = sum(
+            e.predicate.regex_ops
+            for edges in (*node_edges.values(), *group_edges.values())
+            for e in edges
+            if e.predicate is not None
+        )
         self.group_edges = {k: tuple(v) for k, v in group_edges.items()}
         for gp in self.groups.values():
             gp.edges = self.group_edges.get(gp.group_id, ())
             # joinOnQuorum successors: the members' approve/always edges (§5.5).
-            member_edges = [e for m in gp.members for e in self.node_edges.get(m, ())
-                            if e.role in ("approve", "always")]
+            member_edges = [
+                e for m in gp.members for e in self.node_edges.get(m, ()) if e.role in ("approve", "always")
+            ]
             gp.member_successor_edges = tuple(sorted(member_edges, key=lambda e: e.index))
 
     def _loops(self, definition: Definition) -> None:

@@ -140,11 +140,17 @@ def _fire_own_edges(run: Run, node: NodePlan, step: StepState) -> int:
                 ok = False
             else:
                 if context is None:
-                    context = {"output": output,
-                               "step": {"stepId": step.step_id, "nodeId": step.node_id,
-                                        "nodeType": step.node_type, "status": status,
-                                        "iteration": step.iteration},
-                               "execution": {"input": run.state.input}}
+                    context = {
+                        "output": output,
+                        "step": {
+                            "stepId": step.step_id,
+                            "nodeId": step.node_id,
+                            "nodeType": step.node_type,
+                            "status": status,
+                            "iteration": step.iteration,
+                        },
+                        "execution": {"input": run.state.input},
+                    }
                 ok = run.holds(edge, context)
         else:  # exhausted: only through loop exhaustion
             ok = False

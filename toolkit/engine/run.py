@@ -40,8 +40,9 @@ class Transition:
 
     __slots__ = ("state", "events", "result", "agent_requests")
 
-    def __init__(self, state: ExecutionState, events: list[Event], result: JsonObject,
-                 agent_requests: list[AgentRequest]) -> None:
+    def __init__(
+        self, state: ExecutionState, events: list[Event], result: JsonObject, agent_requests: list[AgentRequest]
+    ) -> None:
         self.state = state
         self.events = events
         self.result = result
@@ -129,8 +130,7 @@ class Run:
         planned.add(step_id)
         return step_id
 
-    def plan_targets(self, source: StepState | GroupInstance | None,
-                     targets: Sequence[Target]) -> list[PlannedTarget]:
+    def plan_targets(self, source: StepState | GroupInstance | None, targets: Sequence[Target]) -> list[PlannedTarget]:
         """Ids for the steps that ``targets`` — ``(edge_index, kind, ref)`` fired together by
         ``source`` (a StepState, a GroupInstance, or None for roots) — will create.
 
@@ -171,8 +171,9 @@ class Run:
             node_id = edges[0].target_ref
             self.spawn(node_id, self._final_id(self._base_id(source, node_id), node_id, set()), input, None)
         elif edges:
-            self.spawn_targets(self.plan_targets(
-                source, [(e.index, e.target_kind, e.target_ref) for e in edges]), input)
+            self.spawn_targets(
+                self.plan_targets(source, [(e.index, e.target_kind, e.target_ref) for e in edges]), input
+            )
         return len(edges)
 
     def new_instance(self, group_id: str) -> GroupInstance:
@@ -186,16 +187,22 @@ class Run:
         state.groups[instance.instance_id] = instance
         return instance
 
-    def spawn(self, node_id: str, step_id: str, input: JsonObject | None,
-              instance: GroupInstance | None) -> StepState:
+    def spawn(self, node_id: str, step_id: str, input: JsonObject | None, instance: GroupInstance | None) -> StepState:
         """Create a step and start it at once (pending -> running -> node behaviour, §5.3)."""
         plan, state, now = self.plan, self.state, self.now
         node = plan.nodes[node_id]
         loop_id = node.loop_id
         iteration = state.loops[loop_id].iteration if loop_id is not None else 1
-        step = StepState(step_id, node_id, node.type, node.group_id,
-                         instance.instance_id if instance is not None else None, iteration,
-                         input if input is not None else {}, node.reviewer_ids)
+        step = StepState(
+            step_id,
+            node_id,
+            node.type,
+            node.group_id,
+            instance.instance_id if instance is not None else None,
+            iteration,
+            input if input is not None else {},
+            node.reviewer_ids,
+        )
         state.steps[step_id] = step
         state.active[step_id] = step
         if loop_id is not None:
@@ -203,8 +210,11 @@ class Run:
             if loop_state.entry_step_id is None and plan.loops[loop_id].entry_node == node_id:
                 loop_state.entry_step_id = step_id
         ntype = node.type
-        self.emit("step.scheduled", step_id, {"nodeId": node_id, "nodeType": ntype,
-                                               "groupId": node.group_id, "iteration": iteration})
+        self.emit(
+            "step.scheduled",
+            step_id,
+            {"nodeId": node_id, "nodeType": ntype, "groupId": node.group_id, "iteration": iteration},
+        )
         step.status = "running"
         step.started_at = now
         if node.sla_ms is not None:
@@ -214,9 +224,15 @@ class Run:
             if node.blocking:
                 step.status = "waiting"
                 step.resolutions = {}
-                self.emit("step.awaiting-approval", step_id, {
-                    "waitingForReviewers": node.required, "mandatoryCount": node.required,
-                    "resumeKey": resume_key(state.execution_id, step_id)})
+                self.emit(
+                    "step.awaiting-approval",
+                    step_id,
+                    {
+                        "waitingForReviewers": node.required,
+                        "mandatoryCount": node.required,
+                        "resumeKey": resume_key(state.execution_id, step_id),
+                    },
+                )
             else:
                 assert node.max_runtime_ms is not None and node.agent_id is not None  # an agent node's
                 step.agent_deadline = now + node.max_runtime_ms
@@ -224,18 +240,37 @@ class Run:
         elif ntype == "human":
             step.status = "waiting"
             step.responses = {}
-            self.emit("step.awaiting-approval", step_id, {
-                "waitingForReviewers": len(node.reviewers), "mandatoryCount": node.mandatory_count,
-                "resumeKey": resume_key(state.execution_id, step_id)})
+            self.emit(
+                "step.awaiting-approval",
+                step_id,
+                {
+                    "waitingForReviewers": len(node.reviewers),
+                    "mandatoryCount": node.mandatory_count,
+                    "resumeKey": resume_key(state.execution_id, step_id),
+                },
+            )
         else:  # webhook: accepted, runtime deferred (§5.7)
-            self.finish(step, "skipped", dict(WEBHOOK_OUTPUT), None, "step.completed",
-                        {"nodeType": "webhook", "status": "skipped"})
+            self.finish(
+                step,
+                "skipped",
+                dict(WEBHOOK_OUTPUT),
+                None,
+                "step.completed",
+                {"nodeType": "webhook", "status": "skipped"},
+            )
         return step
 
     # ------------------------------------------------------------ ending steps
 
-    def finish(self, step: StepState, status: str, output: JsonObject | None, error: dict[str, str] | None,
-               event_type: str, data: JsonObject) -> None:
+    def finish(
+        self,
+        step: StepState,
+        status: str,
+        output: JsonObject | None,
+        error: dict[str, str] | None,
+        event_type: str,
+        data: JsonObject,
+    ) -> None:
         """Make ``step`` terminal, append its event and queue it for routing."""
         step.status = status
         step.completed_at = self.now

@@ -42,14 +42,39 @@ class StepState:
     """One step: a node's run. ``responses`` (human) and ``resolutions`` (blocking agent)
     hold what was recorded, keyed by reviewer id / resolution id, in arrival order."""
 
-    __slots__ = ("step_id", "node_id", "node_type", "status", "group_id", "instance_id", "iteration",
-                 "input", "output", "error", "started_at", "completed_at", "sla_deadline",
-                 "agent_deadline", "responses", "resolutions", "reviewer_ids", "terminal_seq",
-                 "overridden")
+    __slots__ = (
+        "step_id",
+        "node_id",
+        "node_type",
+        "status",
+        "group_id",
+        "instance_id",
+        "iteration",
+        "input",
+        "output",
+        "error",
+        "started_at",
+        "completed_at",
+        "sla_deadline",
+        "agent_deadline",
+        "responses",
+        "resolutions",
+        "reviewer_ids",
+        "terminal_seq",
+        "overridden",
+    )
 
-    def __init__(self, step_id: str, node_id: str, node_type: str, group_id: str | None,
-                 instance_id: str | None, iteration: int, input: JsonObject,
-                 reviewer_ids: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        step_id: str,
+        node_id: str,
+        node_type: str,
+        group_id: str | None,
+        instance_id: str | None,
+        iteration: int,
+        input: JsonObject,
+        reviewer_ids: Sequence[str] = (),
+    ) -> None:
         self.step_id = step_id
         self.node_id = node_id
         self.node_type = node_type
@@ -102,7 +127,7 @@ class StepState:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "StepState":
+    def from_dict(cls, d: dict[str, Any]) -> StepState:
         self = cls.__new__(cls)
         for name in StepState.__slots__:
             setattr(self, name, d[name])
@@ -124,9 +149,22 @@ class GroupInstance:
     ``closed`` marks an instance superseded by a loop restart or the end of the execution.
     """
 
-    __slots__ = ("instance_id", "group_id", "iteration", "ordinal", "member_step_ids", "terminal",
-                 "approved", "quorum_met", "resolved", "completed", "closed", "decision",
-                 "first_reject", "deferred")
+    __slots__ = (
+        "instance_id",
+        "group_id",
+        "iteration",
+        "ordinal",
+        "member_step_ids",
+        "terminal",
+        "approved",
+        "quorum_met",
+        "resolved",
+        "completed",
+        "closed",
+        "decision",
+        "first_reject",
+        "deferred",
+    )
 
     def __init__(self, instance_id: str, group_id: str, iteration: int, ordinal: int) -> None:
         self.instance_id = instance_id
@@ -148,7 +186,7 @@ class GroupInstance:
         return {name: getattr(self, name) for name in GroupInstance.__slots__}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "GroupInstance":
+    def from_dict(cls, d: dict[str, Any]) -> GroupInstance:
         self = cls.__new__(cls)
         for name in GroupInstance.__slots__:
             setattr(self, name, d[name])
@@ -174,7 +212,7 @@ class LoopState:
         return {name: getattr(self, name) for name in LoopState.__slots__}
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "LoopState":
+    def from_dict(cls, d: dict[str, Any]) -> LoopState:
         self = cls.__new__(cls)
         for name in LoopState.__slots__:
             setattr(self, name, d[name])
@@ -184,9 +222,22 @@ class LoopState:
         return f"LoopState({self.loop_id!r}, iteration={self.iteration})"
 
 
-_EXEC_SCALARS = ("execution_id", "definition_id", "definition_version", "status", "correlation_id",
-                 "idempotency_key", "input", "started_at", "completed_at", "cancelled_at",
-                 "failure_reason", "last_seq", "instance_counts", "unhandled")
+_EXEC_SCALARS = (
+    "execution_id",
+    "definition_id",
+    "definition_version",
+    "status",
+    "correlation_id",
+    "idempotency_key",
+    "input",
+    "started_at",
+    "completed_at",
+    "cancelled_at",
+    "failure_reason",
+    "last_seq",
+    "instance_counts",
+    "unhandled",
+)
 
 
 class ExecutionState:
@@ -198,9 +249,16 @@ class ExecutionState:
 
     __slots__ = _EXEC_SCALARS + ("steps", "active", "groups", "loops")
 
-    def __init__(self, execution_id: str, definition_id: str, definition_version: int,
-                 correlation_id: str | None, idempotency_key: str | None, input: JsonObject | None,
-                 started_at: int) -> None:
+    def __init__(
+        self,
+        execution_id: str,
+        definition_id: str,
+        definition_version: int,
+        correlation_id: str | None,
+        idempotency_key: str | None,
+        input: JsonObject | None,
+        started_at: int,
+    ) -> None:
         self.execution_id = execution_id
         self.definition_id = definition_id
         self.definition_version = definition_version
@@ -266,7 +324,7 @@ class ExecutionState:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "ExecutionState":
+    def from_dict(cls, d: dict[str, Any]) -> ExecutionState:
         if d.get("format", 1) != 1:
             raise ValueError(f"unknown execution state format {d.get('format')!r}")
         self = cls.__new__(cls)
@@ -283,7 +341,7 @@ class ExecutionState:
         self.loops = {lp["loop_id"]: LoopState.from_dict(lp) for lp in d["loops"]}
         return self
 
-    def copy(self) -> "ExecutionState":
+    def copy(self) -> ExecutionState:
         """An independent deep copy (not for the hot loop)."""
         return ExecutionState.from_dict(_copy.deepcopy(self.to_dict()))
 

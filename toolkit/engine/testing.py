@@ -23,8 +23,16 @@ from typing import Any
 from toolkit.engine.agents import AgentFailure, AgentRunner, DefaultAgentRunner
 from toolkit.engine.clock import ManualClock, SeededIds
 from toolkit.engine.commands import (
-    AgentCompleted, AgentRequest, CancelExecution, CancelStep, Command, Dispatch, RecordAgentResolution,
-    RecordReviewerDecision, ResolveStep, Tick,
+    AgentCompleted,
+    AgentRequest,
+    CancelExecution,
+    CancelStep,
+    Command,
+    Dispatch,
+    RecordAgentResolution,
+    RecordReviewerDecision,
+    ResolveStep,
+    Tick,
 )
 from toolkit.engine.events import EXTERNAL_TYPES, Event
 from toolkit.engine.handlers import apply
@@ -35,6 +43,7 @@ from toolkit.errors import ApiError
 from toolkit.model import Definition
 
 __all__ = ["Harness", "ScriptedRunner", "HOLD", "definition", "agent", "human", "webhook", "group", "G", "edge"]
+
 
 class _Hold:
     """The :data:`HOLD` sentinel; one instance, even through copies."""
@@ -83,9 +92,17 @@ class ScriptedRunner:
 class Harness:
     """Drive one execution of ``definition`` (a dict or a Definition)."""
 
-    def __init__(self, definition: Plan | Definition | JsonObject, *, restore: bool = False,
-                 start_ms: int = 1_000, seed: int = 0, runner: AgentRunner | None = None,
-                 execution_id: str = "ex_test", version: int = 1) -> None:
+    def __init__(
+        self,
+        definition: Plan | Definition | JsonObject,
+        *,
+        restore: bool = False,
+        start_ms: int = 1_000,
+        seed: int = 0,
+        runner: AgentRunner | None = None,
+        execution_id: str = "ex_test",
+        version: int = 1,
+    ) -> None:
         self.plan = definition if isinstance(definition, Plan) else Plan.from_definition(definition, version)
         self.clock = ManualClock(start_ms)
         self.ids = SeededIds(seed)
@@ -95,8 +112,13 @@ class Harness:
         self.events: list[Event] = []
         self.restore = restore
         # The twin gets its own copy of the runner (a scripted runner counts its calls).
-        self._twin = (Harness(self.plan, start_ms=start_ms, seed=seed, execution_id=execution_id,
-                              runner=copy.deepcopy(self.runner)) if restore else None)
+        self._twin = (
+            Harness(
+                self.plan, start_ms=start_ms, seed=seed, execution_id=execution_id, runner=copy.deepcopy(self.runner)
+            )
+            if restore
+            else None
+        )
 
     # ------------------------------------------------------------ time
 
@@ -185,25 +207,41 @@ class Harness:
             self.at(at)
         return self.send(Tick())
 
-    def decide(self, node: str, reviewer: str, decision: str, reason: str | None = None,
-               occurrence: int = 1) -> JsonObject:
+    def decide(
+        self, node: str, reviewer: str, decision: str, reason: str | None = None, occurrence: int = 1
+    ) -> JsonObject:
         return self.send(RecordReviewerDecision(self.sid(node, occurrence), reviewer, decision, reason))
 
-    def resolution(self, node: str, resolution_id: str, status: str = "success", output: JsonObject | None = None,
-                   error_message: str | None = None, occurrence: int = 1) -> JsonObject:
-        return self.send(RecordAgentResolution(self.sid(node, occurrence), resolution_id, status, output,
-                                               error_message))
+    def resolution(
+        self,
+        node: str,
+        resolution_id: str,
+        status: str = "success",
+        output: JsonObject | None = None,
+        error_message: str | None = None,
+        occurrence: int = 1,
+    ) -> JsonObject:
+        return self.send(
+            RecordAgentResolution(self.sid(node, occurrence), resolution_id, status, output, error_message)
+        )
 
-    def agent_done(self, node: str, output: JsonObject | None = None, error: JsonObject | None = None,
-                   occurrence: int = 1) -> JsonObject:
+    def agent_done(
+        self, node: str, output: JsonObject | None = None, error: JsonObject | None = None, occurrence: int = 1
+    ) -> JsonObject:
         return self.send(AgentCompleted(self.sid(node, occurrence), output, error))
 
-    def resolve(self, node: str, action: str, actor: str = "ops", output: JsonObject | None = None,
-                reason: str | None = None, occurrence: int = 1) -> JsonObject:
+    def resolve(
+        self,
+        node: str,
+        action: str,
+        actor: str = "ops",
+        output: JsonObject | None = None,
+        reason: str | None = None,
+        occurrence: int = 1,
+    ) -> JsonObject:
         return self.send(ResolveStep(self.sid(node, occurrence), action, actor, output, reason))
 
-    def cancel_step(self, node: str, actor: str = "ops", reason: str | None = None,
-                    occurrence: int = 1) -> JsonObject:
+    def cancel_step(self, node: str, actor: str = "ops", reason: str | None = None, occurrence: int = 1) -> JsonObject:
         return self.send(CancelStep(self.sid(node, occurrence), actor, reason))
 
     def cancel(self, reason: str | None = None) -> JsonObject:
@@ -239,8 +277,13 @@ class Harness:
 
 # ---------------------------------------------------------------- definition builders
 
-def definition(nodes: list[JsonObject], edges: list[JsonObject], groups: list[JsonObject] | None = None,
-               definition_id: str = "test-flow") -> JsonObject:
+
+def definition(
+    nodes: list[JsonObject],
+    edges: list[JsonObject],
+    groups: list[JsonObject] | None = None,
+    definition_id: str = "test-flow",
+) -> JsonObject:
     """A definition create body from the builders below."""
     body: JsonObject = {"definitionId": definition_id, "name": "test", "nodes": nodes, "edges": edges}
     if groups is not None:
@@ -250,7 +293,11 @@ def definition(nodes: list[JsonObject], edges: list[JsonObject], groups: list[Js
 
 def agent(node_id: str, sla_ms: int | None = None, **config: Any) -> JsonObject:
     """An agent node; ``config`` keys are camelCase (``mockOutput=...``, ``blocking=True``)."""
-    node: JsonObject = {"nodeId": node_id, "type": "agent", "config": {"agentId": config.pop("agentId", node_id), **config}}
+    node: JsonObject = {
+        "nodeId": node_id,
+        "type": "agent",
+        "config": {"agentId": config.pop("agentId", node_id), **config},
+    }
     if sla_ms is not None:
         node["slaMs"] = sla_ms
     return node
@@ -258,8 +305,10 @@ def agent(node_id: str, sla_ms: int | None = None, **config: Any) -> JsonObject:
 
 def human(node_id: str, *reviewers: str | tuple[str, bool], sla_ms: int | None = None, **config: Any) -> JsonObject:
     """A human node; a reviewer is ``"ann"`` (mandatory) or ``("bob", False)``."""
-    listed = [{"userId": r, "mandatory": True} if isinstance(r, str) else {"userId": r[0], "mandatory": r[1]}
-              for r in reviewers]
+    listed = [
+        {"userId": r, "mandatory": True} if isinstance(r, str) else {"userId": r[0], "mandatory": r[1]}
+        for r in reviewers
+    ]
     node: JsonObject = {"nodeId": node_id, "type": "human", "config": {"reviewers": listed, **config}}
     if sla_ms is not None:
         node["slaMs"] = sla_ms
@@ -270,8 +319,13 @@ def webhook(node_id: str) -> JsonObject:
     return {"nodeId": node_id, "type": "webhook", "config": {"url": "https://hooks.example.com/x"}}
 
 
-def group(group_id: str, members: list[str], policy: str = "waitAll", quorum: int | None = None,
-          required: list[str] | None = None) -> JsonObject:
+def group(
+    group_id: str,
+    members: list[str],
+    policy: str = "waitAll",
+    quorum: int | None = None,
+    required: list[str] | None = None,
+) -> JsonObject:
     body: JsonObject = {"groupId": group_id, "memberNodeIds": members, "onQuorumMet": policy}
     if quorum is not None:
         body["quorum"] = quorum
@@ -285,8 +339,13 @@ def G(group_id: str) -> JsonObject:
     return {"kind": "group", "groupId": group_id}
 
 
-def edge(source: str | JsonObject, target: str | JsonObject, on: str = "always", when: str | None = None,
-         loop: int | None = None) -> JsonObject:
+def edge(
+    source: str | JsonObject,
+    target: str | JsonObject,
+    on: str = "always",
+    when: str | None = None,
+    loop: int | None = None,
+) -> JsonObject:
     body: JsonObject = {"from": source, "to": target, "on": on}
     if when is not None:
         body["when"] = when

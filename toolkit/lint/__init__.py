@@ -2,8 +2,8 @@
 
 Rule families live in their own modules: :mod:`.contract` (APPROVAL_* edge contracts),
 :mod:`.shape` (ids, cycles, reachability, configs, breach routes), :mod:`.groups`,
-:mod:`.loops`, :mod:`.cost` (predicate work per node) and :mod:`.advice` (warnings). :func:`lint_document` adds the schema
-(pydantic) findings, so one call reports everything wrong with a file or request body.
+:mod:`.loops`, :mod:`.cost` (predicate work per node) and :mod:`.advice` (warnings). :func:`lint_document` adds
+the schema (pydantic) findings, so one call reports everything wrong with a file or request body.
 
 >>> from toolkit.model import Definition
 >>> d = Definition.model_validate({"definitionId": "abc", "name": "x",
@@ -50,8 +50,9 @@ def unwrap(document: Any) -> Any:
     return document
 
 
-def lint_document(document: Any, model: type[Definition] = Definition,
-                  known_agents: set[str] | None = None) -> tuple[Definition | None, list[Finding]]:
+def lint_document(
+    document: Any, model: type[Definition] = Definition, known_agents: set[str] | None = None
+) -> tuple[Definition | None, list[Finding]]:
     """Validate and lint a raw JSON document; schema violations become ``schema`` findings.
 
     >>> d, found = lint_document({"data": {"definitionId": "x", "name": "n", "nodes": [], "edges": []}})

@@ -14,9 +14,14 @@ def check(f: Facts, known_agents: set[str] | None = None) -> list[Finding]:
     if known_agents is not None:
         for n in f.nodes.values():
             if n.type == "agent" and n.config is not None and n.config.agent_id not in known_agents:
-                out.append(warning("agent-not-registered",
-                                   f"node '{n.node_id}' names agent '{n.config.agent_id}', which is not in this workspace's registry",
-                                   f"node:{n.node_id}"))
+                out.append(
+                    warning(
+                        "agent-not-registered",
+                        f"node '{n.node_id}' names agent '{n.config.agent_id}', which is not in this "
+                        "workspace's registry",
+                        f"node:{n.node_id}",
+                    )
+                )
     return out
 
 
@@ -25,10 +30,14 @@ def _all_custom(f: Facts) -> list[Finding]:
     for node in f.nodes.values():
         own = [e.on for _, e in f.out_edges.get(("node", node.node_id), []) if e.loop is None]
         if own and all(role == "custom" for role in own):
-            out.append(warning("custom-edges-may-all-be-false",
-                               f"every edge out of '{node.node_id}' is custom; if no predicate holds the path stops there "
-                               "(add an on: always fallback)",
-                               f"node:{node.node_id}"))
+            out.append(
+                warning(
+                    "custom-edges-may-all-be-false",
+                    f"every edge out of '{node.node_id}' is custom; if no predicate holds the path stops there "
+                    "(add an on: always fallback)",
+                    f"node:{node.node_id}",
+                )
+            )
     return out
 
 
@@ -39,9 +48,13 @@ def _exhausted_elsewhere(f: Facts) -> list[Finding]:
             continue
         others = [j for j, o in f.in_edges.get(("node", e.to.ref), []) if j != i and o.loop is None]
         if others:
-            out.append(warning("exhausted-target-reachable-otherwise",
-                               f"'{e.to.ref}' is the exhausted route of edge {i} but edges {others} also lead there",
-                               f"edge:{i}"))
+            out.append(
+                warning(
+                    "exhausted-target-reachable-otherwise",
+                    f"'{e.to.ref}' is the exhausted route of edge {i} but edges {others} also lead there",
+                    f"edge:{i}",
+                )
+            )
     return out
 
 
@@ -51,10 +64,14 @@ def _non_blocking_members(f: Facts) -> list[Finding]:
         for m in g.member_node_ids:
             node = f.nodes.get(m)
             if node is not None and node.type == "agent" and node.config is not None and not node.config.blocking:
-                out.append(warning("group-member-non-blocking-agent",
-                                   f"'{m}' is a non-blocking agent in group '{g.group_id}': it approves at once, "
-                                   "so it always counts toward quorum",
-                                   f"node:{m}"))
+                out.append(
+                    warning(
+                        "group-member-non-blocking-agent",
+                        f"'{m}' is a non-blocking agent in group '{g.group_id}': it approves at once, "
+                        "so it always counts toward quorum",
+                        f"node:{m}",
+                    )
+                )
     return out
 
 
@@ -145,9 +162,12 @@ def _implicit_joins(f: Facts) -> list[Finding]:
                     still.append(x)
                 remaining = still
     return [
-        warning("implicit-join",
-                f"'{x}' has incoming edges from parallel branches and will run once per branch; "
-                "put the branches in a joinOnQuorum group to join them",
-                f"node:{x}")
-        for x in f.node_ids if x in flagged
+        warning(
+            "implicit-join",
+            f"'{x}' has incoming edges from parallel branches and will run once per branch; "
+            "put the branches in a joinOnQuorum group to join them",
+            f"node:{x}",
+        )
+        for x in f.node_ids
+        if x in flagged
     ]

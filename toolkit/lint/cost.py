@@ -27,16 +27,25 @@ def check(f: Facts) -> list[Finding]:
         custom = [(i, e) for i, e in edges if e.on == "custom"]
         where, name = f"{kind}:{ref}", f"{kind} '{ref}'"
         if len(custom) > MAX_CUSTOM_EDGES_PER_NODE:
-            out.append(error("too-many-custom-edges",
-                             f"{name} has {len(custom)} custom edges (edges {listed(str(i) for i, _ in custom)}), "
-                             f"more than {MAX_CUSTOM_EDGES_PER_NODE}: route on fewer, broader predicates", where))
+            out.append(
+                error(
+                    "too-many-custom-edges",
+                    f"{name} has {len(custom)} custom edges (edges {listed(str(i) for i, _ in custom)}), "
+                    f"more than {MAX_CUSTOM_EDGES_PER_NODE}: route on fewer, broader predicates",
+                    where,
+                )
+            )
         regex = [(i, p.regex_ops) for i, p in ((i, _predicate(e)) for i, e in custom) if p is not None and p.regex_ops]
         total = sum(n for _, n in regex)
         if total > MAX_REGEX_PER_NODE:
-            out.append(error("too-many-regex-ops",
-                             f"the custom edges leaving {name} hold {total} regex ops "
-                             f"(edges {listed(str(i) for i, _ in regex)}), more than {MAX_REGEX_PER_NODE}",
-                             where))
+            out.append(
+                error(
+                    "too-many-regex-ops",
+                    f"the custom edges leaving {name} hold {total} regex ops "
+                    f"(edges {listed(str(i) for i, _ in regex)}), more than {MAX_REGEX_PER_NODE}",
+                    where,
+                )
+            )
     return out
 
 

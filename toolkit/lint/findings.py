@@ -93,7 +93,7 @@ class Facts:
 
     @cached_property
     def forward(self) -> list[dict]:
-        return forward_edges(self.d, with_when=False)   # the rules only need from/to
+        return forward_edges(self.d, with_when=False)  # the rules only need from/to
 
     @cached_property
     def preds(self) -> dict[str, int]:

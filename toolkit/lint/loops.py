@@ -16,37 +16,60 @@ def check(f: Facts) -> list[Finding]:
         for nid in loop["bodyNodeIds"]:
             if nid in owner and owner[nid][0] != index:
                 first, first_id = owner[nid]
-                out.append(error("loop-node-in-multiple-loops",
-                                 f"node '{nid}' is in the bodies of {first_id} (edge {first}) and {loop['loopId']} (edge {index})",
-                                 where))
+                out.append(
+                    error(
+                        "loop-node-in-multiple-loops",
+                        f"node '{nid}' is in the bodies of {first_id} (edge {first}) and "
+                        f"{loop['loopId']} (edge {index})",
+                        where,
+                    )
+                )
             owner.setdefault(nid, (index, loop["loopId"]))
         group = f.groups.get(edge.from_.ref) if edge.from_.kind == "group" else None
         joins = group is not None and group.on_quorum_met == "joinOnQuorum"
         exits = [nid for nid in loop["bodyNodeIds"] if nid in f.succs and any(s not in body for s in f.succs[nid])]
         if len(exits) > 1 and not joins:
-            out.append(error("loop-body-must-have-single-terminal",
-                             f"{loop['loopId']}: several body nodes ({', '.join(exits)}) have edges leaving the loop; keep one exit",
-                             where))
+            out.append(
+                error(
+                    "loop-body-must-have-single-terminal",
+                    f"{loop['loopId']}: several body nodes ({', '.join(exits)}) have edges leaving "
+                    "the loop; keep one exit",
+                    where,
+                )
+            )
         if joins and group.quorum_value != group.expected:
-            out.append(error("loop-group-bounded-quorum-must-equal-expected",
-                             f"{loop['loopId']}: a loop-back from joinOnQuorum group '{group.group_id}' needs quorum == expectedSteps",
-                             where))
+            out.append(
+                error(
+                    "loop-group-bounded-quorum-must-equal-expected",
+                    f"{loop['loopId']}: a loop-back from joinOnQuorum group '{group.group_id}' needs "
+                    "quorum == expectedSteps",
+                    where,
+                )
+            )
         out += _exhausted_route(index, loop)
         for g in f.d.group_list:
             inside = [m for m in g.member_node_ids if m in body]
             if inside and len(inside) != len(g.member_node_ids):
-                out.append(error("loop-body-splits-group",
-                                 f"{loop['loopId']}: group '{g.group_id}' is partly inside the loop body ({', '.join(inside)})",
-                                 where))
+                out.append(
+                    error(
+                        "loop-body-splits-group",
+                        f"{loop['loopId']}: group '{g.group_id}' is partly inside the loop body ({', '.join(inside)})",
+                        where,
+                    )
+                )
     return out
 
 
 def _exhausted_route(index: int, loop: dict) -> list[Finding]:
     route = (loop["onExhausted"] or {}).get("routeToNodeId")
     if route in loop["bodyNodeIds"]:
-        return [error("loop-on-exhausted-route-to-in-body",
-                      f"{loop['loopId']}: the exhausted route goes to '{route}', which is inside the loop body",
-                      f"edge:{index}")]
+        return [
+            error(
+                "loop-on-exhausted-route-to-in-body",
+                f"{loop['loopId']}: the exhausted route goes to '{route}', which is inside the loop body",
+                f"edge:{index}",
+            )
+        ]
     return []
 
 

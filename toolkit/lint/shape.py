@@ -21,9 +21,13 @@ def _duplicates(f: Facts) -> list[Finding]:
             out.append(error("duplicate-node-id", f"node id '{nid}' is declared {n} times", f"node:{nid}"))
     for g in f.d.group_list:
         if g.group_id in counts:
-            out.append(error("duplicate-node-id",
-                             f"group id '{g.group_id}' is also a node id; nodes and groups share one namespace",
-                             f"group:{g.group_id}"))
+            out.append(
+                error(
+                    "duplicate-node-id",
+                    f"group id '{g.group_id}' is also a node id; nodes and groups share one namespace",
+                    f"group:{g.group_id}",
+                )
+            )
     return out
 
 
@@ -32,9 +36,13 @@ def _dangling(f: Facts) -> list[Finding]:
     for i, e in enumerate(f.d.edges):
         for side, endpoint in (("from", e.from_), ("to", e.to)):
             if not f.known(endpoint):
-                out.append(error("dangling-edge",
-                                 f"edge {i} `{side}` names {endpoint.kind} '{endpoint.ref}', which is not declared",
-                                 f"edge:{i}"))
+                out.append(
+                    error(
+                        "dangling-edge",
+                        f"edge {i} `{side}` names {endpoint.kind} '{endpoint.ref}', which is not declared",
+                        f"edge:{i}",
+                    )
+                )
     return out
 
 
@@ -50,9 +58,13 @@ def _cycles_and_reach(f: Facts) -> list[Finding]:
         component = (f.ancestors[nid] & f.descendants[nid]) | f.bit[nid]
         seen |= component
         names = f.names(component)
-        out.append(error("cycle-detected",
-                         f"forward edges form a cycle through {', '.join(names)}; a path back must be an on: reject loop-back",
-                         f"node:{names[0]}"))
+        out.append(
+            error(
+                "cycle-detected",
+                f"forward edges form a cycle through {', '.join(names)}; a path back must be an on: reject loop-back",
+                f"node:{names[0]}",
+            )
+        )
     reached = 0
     for root in f.roots:
         reached |= f.bit[root] | f.descendants[root]
@@ -85,9 +97,12 @@ def _breach_routes(f: Facts) -> list[Finding]:
             continue
         own = [e for _, e in f.out_edges.get(("node", node.node_id), [])]
         if own and not any(e.on == "always" or (e.on == "custom" and _reads_status(e.when)) for e in own):
-            out.append(error(
-                "missing-breach-edge",
-                f"node '{node.node_id}' has slaMs but no on: always edge (or custom edge reading step.status) to route a breach",
-                f"node:{node.node_id}",
-            ))
+            out.append(
+                error(
+                    "missing-breach-edge",
+                    f"node '{node.node_id}' has slaMs but no on: always edge (or custom edge reading "
+                    "step.status) to route a breach",
+                    f"node:{node.node_id}",
+                )
+            )
     return out

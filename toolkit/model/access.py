@@ -29,8 +29,9 @@ def _unix_seconds(value: Any) -> int | float:
 
 
 # Unix seconds (api-v2 §2.1; semantics §1): an integer or a fraction, kept exactly as sent.
-UnixSeconds = Annotated[Any, PlainValidator(_unix_seconds),
-                        WithJsonSchema({"type": "number", "minimum": 0, "maximum": MAX_UNIX_SECONDS})]
+UnixSeconds = Annotated[
+    Any, PlainValidator(_unix_seconds), WithJsonSchema({"type": "number", "minimum": 0, "maximum": MAX_UNIX_SECONDS})
+]
 
 MAX_ITEMS = 1000
 
@@ -44,19 +45,24 @@ def _unique(field: str, values: list[str], what: str, key: str = "") -> None:
     first: dict[str, int] = {}
     for index, value in enumerate(values):
         if value in first:
-            raise ValueError(f"{field}[{index}]{key}: {what} {value!r} is given more than once "
-                             f"(also {field}[{first[value]}])")
+            raise ValueError(
+                f"{field}[{index}]{key}: {what} {value!r} is given more than once (also {field}[{first[value]}])"
+            )
         first[value] = index
 
 
 # ------------------------------------------------------------------ tokens and permissions
 
+
 class PermissionResource(ApiModel):
     """A resource permission (api-v2 §2.1) as sent to generate token and add permissions.
     ``organizationId`` equals ``id`` when ``type`` is organization (or is omitted)."""
 
-    model_config = ConfigDict(json_schema_extra=schema_rules(
-        {"if": {"properties": {"type": {"not": {"const": "organization"}}}}, "then": present("organizationId")}))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(
+            {"if": {"properties": {"type": {"not": {"const": "organization"}}}}, "then": present("organizationId")}
+        )
+    )
 
     type: ResourceType
     id: ResourceId
@@ -100,8 +106,10 @@ class UserProperties(ApiModel):
     @classmethod
     def _no_organization(cls, data: Any) -> Any:
         if isinstance(data, dict) and "organizationId" in data:
-            raise ValueError("organizationId: must not be placed in userProperties; give the organization "
-                             "as a permissions.resources entry of type organization")
+            raise ValueError(
+                "organizationId: must not be placed in userProperties; give the organization "
+                "as a permissions.resources entry of type organization"
+            )
         return data
 
 
@@ -109,8 +117,21 @@ class GenerateToken(ApiModel):
     """One of ``permissions.resources`` is the organization (``type: organization``); an
     entry of type organization has ``organizationId`` equal to its ``id`` or none."""
 
-    model_config = ConfigDict(json_schema_extra=schema_rules({"properties": {"permissions": {"properties": {
-        "resources": {"contains": {"required": ["type"], "properties": {"type": {"const": "organization"}}}}}}}}))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(
+            {
+                "properties": {
+                    "permissions": {
+                        "properties": {
+                            "resources": {
+                                "contains": {"required": ["type"], "properties": {"type": {"const": "organization"}}}
+                            }
+                        }
+                    }
+                }
+            }
+        )
+    )
 
     user_id: ResourceId
     user_properties: UserProperties
@@ -119,8 +140,9 @@ class GenerateToken(ApiModel):
     @model_validator(mode="after")
     def _organization_entry(self):
         if not any(r.type == "organization" for r in self.permissions.resources):
-            raise ValueError("permissions.resources: the organization must be given as a resource entry "
-                             "of type organization")
+            raise ValueError(
+                "permissions.resources: the organization must be given as a resource entry of type organization"
+            )
         return self
 
 
@@ -252,8 +274,9 @@ class DeleteUsers(_Scoped):
 
 
 class GetUsers(_Scoped):
-    model_config = ConfigDict(json_schema_extra=schema_rules(
-        _EITHER, when("allDocuments", True, absent("documentId", "folderId"))))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(_EITHER, when("allDocuments", True, absent("documentId", "folderId")))
+    )
 
     user_ids: _ids(30) | None = None
     organization_user_group_ids: _ids(30) | None = None
@@ -273,6 +296,7 @@ class GetUsers(_Scoped):
 
 # ------------------------------------------------------------------ user groups
 
+
 class UserGroupInput(ApiModel):
     group_id: ResourceId
     group_name: Name
@@ -286,8 +310,7 @@ class AddUserGroups(ApiModel):
 
     @model_validator(mode="after")
     def _unique_groups(self):
-        _unique("organizationUserGroups", [g.group_id for g in self.organization_user_groups], "groupId",
-                ".groupId")
+        _unique("organizationUserGroups", [g.group_id for g in self.organization_user_groups], "groupId", ".groupId")
         return self
 
 
@@ -305,6 +328,7 @@ class AddUserGroupUsers(ApiModel):
 
 
 # ------------------------------------------------------------------ folders and documents
+
 
 class FolderInput(ApiModel):
     folder_id: ResourceId
@@ -385,6 +409,7 @@ class UpdateDisabledState(ApiModel):
 
 
 # ------------------------------------------------------------------ results (for OpenAPI)
+
 
 class TokenData(ApiModel):
     token: str

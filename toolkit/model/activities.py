@@ -70,8 +70,9 @@ class UpdateActivities(ApiModel):
 
 
 class GetActivities(ApiModel):
-    model_config = ConfigDict(json_schema_extra=schema_rules({"anyOf": [present("organizationId"),
-                                                                        present("documentId")]}))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules({"anyOf": [present("organizationId"), present("documentId")]})
+    )
 
     organization_id: Id | None = None
     document_id: Id | None = None
@@ -82,14 +83,19 @@ class GetActivities(ApiModel):
     @model_validator(mode="after")
     def _organization(self):
         if self.organization_id is None and self.document_id is None:
-            raise ValueError("organizationId: field required (it may be omitted only with the documentId "
-                             "of a document without organization)")
+            raise ValueError(
+                "organizationId: field required (it may be omitted only with the documentId "
+                "of a document without organization)"
+            )
         return self
 
 
 class DeleteActivities(ApiModel):
-    model_config = ConfigDict(json_schema_extra=schema_rules({"anyOf": [
-        present("documentId"), present("targetEntityId"), present("activityIds")]}))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(
+            {"anyOf": [present("documentId"), present("targetEntityId"), present("activityIds")]}
+        )
+    )
 
     organization_id: Id
     document_id: Id | None = None
@@ -110,12 +116,15 @@ def unique_ids(items, field: str = "activities") -> None:
         if item.id is None:
             continue
         if item.id in seen:
-            raise ApiError(ErrorCode.INVALID_ARGUMENT,
-                           f"data.{field}[{index}].id: {item.id!r} repeats {field}[{seen[item.id]}] of this request")
+            raise ApiError(
+                ErrorCode.INVALID_ARGUMENT,
+                f"data.{field}[{index}].id: {item.id!r} repeats {field}[{seen[item.id]}] of this request",
+            )
         seen[item.id] = index
 
 
 # ---------------------------------------------------------------- results (for OpenAPI)
+
 
 class ActivityOutcome(ApiModel):
     success: bool

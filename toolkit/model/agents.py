@@ -34,6 +34,7 @@ def _not_blank(value: str | None) -> str | None:
 
 # ------------------------------------------------------------------ requests
 
+
 class CreateAgent(ApiModel):
     name: AgentName
     description: AgentDescription | None = None
@@ -48,9 +49,12 @@ class GetAgent(ApiModel):
     """With ``agentId``: that agent (``version`` picks a past version's behaviour). Without:
     every agent of the workspace, a page at a time."""
 
-    model_config = ConfigDict(json_schema_extra=schema_rules(
-        {"if": present("version"), "then": present("agentId")},
-        {"if": present("agentId"), "then": absent("pageSize", "pageToken")}))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(
+            {"if": present("version"), "then": present("agentId")},
+            {"if": present("agentId"), "then": absent("pageSize", "pageToken")},
+        )
+    )
 
     agent_id: AgentId | None = None
     version: Annotated[int, Field(ge=1)] | None = None
@@ -82,8 +86,7 @@ class UpdateAgent(ApiModel):
 class UpdateAgentVersion(ApiModel):
     """Behaviour: a new version n+1; what is not given carries over from version n."""
 
-    model_config = ConfigDict(json_schema_extra=schema_rules({"anyOf": [present("instructions"),
-                                                                        present("config")]}))
+    model_config = ConfigDict(json_schema_extra=schema_rules({"anyOf": [present("instructions"), present("config")]}))
 
     agent_id: AgentId
     instructions: Instructions | None = None
@@ -119,10 +122,14 @@ class UserContextField(ApiModel):
     """``example`` and ``defaultValue`` match ``type`` (a number, a boolean, a string or for
     list and select a list or a string), strings at most 2000 characters."""
 
-    model_config = ConfigDict(json_schema_extra=schema_rules(
-        _values_of("number", {"type": "number"}), _values_of("boolean", {"type": "boolean"}),
-        *(_values_of(kind, {"anyOf": [{"type": "array"}, _TEXT]}) for kind in ("list", "select")),
-        *(_values_of(kind, _TEXT) for kind in ("string", "text", "url", "email", "date"))))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(
+            _values_of("number", {"type": "number"}),
+            _values_of("boolean", {"type": "boolean"}),
+            *(_values_of(kind, {"anyOf": [{"type": "array"}, _TEXT]}) for kind in ("list", "select")),
+            *(_values_of(kind, _TEXT) for kind in ("string", "text", "url", "email", "date")),
+        )
+    )
 
     id: FieldId
     title: Annotated[str, StringConstraints(min_length=1, max_length=200)]
@@ -162,6 +169,7 @@ class ValidatePrompt(ApiModel):
 
 
 # ------------------------------------------------------------------ results (for OpenAPI)
+
 
 class AgentView(ApiModel):
     agent_id: str

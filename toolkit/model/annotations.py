@@ -14,25 +14,34 @@ from pydantic import ConfigDict, Field, StringConstraints, ValidationError, fiel
 
 from toolkit.errors import ApiError, ErrorCode, listed
 from toolkit.model.base import (
-    ApiModel, JsonObject, OpenModel, _loc_to_path, bounded_list, describe_errors, present, schema_rules, when,
+    ApiModel,
+    JsonObject,
+    OpenModel,
+    _loc_to_path,
+    bounded_list,
+    describe_errors,
+    present,
+    schema_rules,
+    when,
 )
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 Text = Annotated[str, StringConstraints(max_length=100_000)]
 Short = Annotated[str, StringConstraints(max_length=2048)]
-Epoch = Annotated[int, Field(ge=0, le=2 ** 53 - 1)]
-CommentId = Annotated[int, Field(ge=0, le=2 ** 53 - 1)]
+Epoch = Annotated[int, Field(ge=0, le=2**53 - 1)]
+CommentId = Annotated[int, Field(ge=0, le=2**53 - 1)]
 
-MAX_ANNOTATIONS = 500          # per add request
-MAX_COMMENTS = 500             # per annotation
-MAX_FILTER_IDS = 1000          # annotationIds, locationIds, userIds, agentUrls
-MAX_DOCUMENTS = 30             # count documentIds (api-v2 §8); get documentIds likewise
+MAX_ANNOTATIONS = 500  # per add request
+MAX_COMMENTS = 500  # per annotation
+MAX_FILTER_IDS = 1000  # annotationIds, locationIds, userIds, agentUrls
+MAX_DOCUMENTS = 30  # count documentIds (api-v2 §8); get documentIds likewise
 MAX_PAGE = 1000
 
 VisibilityType = Literal["public", "organizationPrivate", "restricted"]
 
 
 # ---------------------------------------------------------------- the annotation object
+
 
 class Location(ApiModel):
     id: Short | None = None
@@ -151,8 +160,17 @@ def _some_text_given(name: str) -> dict:
 
 
 class CommentAnnotation(ApiModel):
-    model_config = ConfigDict(json_schema_extra=schema_rules({"properties": {"commentData": {"contains": {
-        "anyOf": [_some_text_given("commentText"), _some_text_given("commentHtml")]}}}}))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(
+            {
+                "properties": {
+                    "commentData": {
+                        "contains": {"anyOf": [_some_text_given("commentText"), _some_text_given("commentHtml")]}
+                    }
+                }
+            }
+        )
+    )
 
     annotation_id: Id | None = None
     location: Location | None = None
@@ -181,9 +199,30 @@ class AddAnnotations(ApiModel):
     """Without ``organizationId`` (a document without organization), an ``organizationPrivate``
     visibility names its ``organizationId``."""
 
-    model_config = ConfigDict(json_schema_extra=schema_rules(when("verifyUserPermissions", True, {"properties": {
-        "commentAnnotations": {"items": {"properties": {"commentData": {"items": {
-            "required": ["from"], "properties": {"from": {"type": "object", **present("userId")}}}}}}}}})))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(
+            when(
+                "verifyUserPermissions",
+                True,
+                {
+                    "properties": {
+                        "commentAnnotations": {
+                            "items": {
+                                "properties": {
+                                    "commentData": {
+                                        "items": {
+                                            "required": ["from"],
+                                            "properties": {"from": {"type": "object", **present("userId")}},
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                },
+            )
+        )
+    )
 
     organization_id: Id | None = None
     document_id: Id
@@ -206,10 +245,13 @@ def validate_add(data) -> AddAnnotations:
         for error, (path, message) in zip(exc.errors(include_url=False), describe_errors(exc)):
             loc = tuple(error["loc"])
             shortened = _loc_to_path(loc, "data")
-            exact = "data" + "".join(f"[{i}]" if isinstance(i, int) else f".{i}" for i in loc
-                                     if isinstance(i, int) or not i.startswith("function-"))
+            exact = "data" + "".join(
+                f"[{i}]" if isinstance(i, int) else f".{i}"
+                for i in loc
+                if isinstance(i, int) or not i.startswith("function-")
+            )
             if path.startswith(shortened) and shortened != exact:
-                path = exact + path[len(shortened):]
+                path = exact + path[len(shortened) :]
             parts.append(f"{path}: {message}")
         raise ApiError(ErrorCode.INVALID_ARGUMENT, listed(parts, "; ")) from None
     cross_check(request)
@@ -223,24 +265,35 @@ def cross_check(request: AddAnnotations) -> None:
         where = f"data.commentAnnotations[{index}]"
         if annotation.annotation_id is not None:
             if annotation.annotation_id in seen:
-                _invalid(f"{where}.annotationId", f"{annotation.annotation_id!r} repeats "
-                         f"commentAnnotations[{seen[annotation.annotation_id]}] of this request")
+                _invalid(
+                    f"{where}.annotationId",
+                    f"{annotation.annotation_id!r} repeats "
+                    f"commentAnnotations[{seen[annotation.annotation_id]}] of this request",
+                )
             seen[annotation.annotation_id] = index
         comment_ids: dict[int, int] = {}
         for j, comment in enumerate(annotation.comment_data):
             if comment.comment_id is not None:
                 if comment.comment_id in comment_ids:
-                    _invalid(f"{where}.commentData[{j}].commentId",
-                             f"{comment.comment_id} repeats commentData[{comment_ids[comment.comment_id]}]: "
-                             "commentIds are unique within an annotation")
+                    _invalid(
+                        f"{where}.commentData[{j}].commentId",
+                        f"{comment.comment_id} repeats commentData[{comment_ids[comment.comment_id]}]: "
+                        "commentIds are unique within an annotation",
+                    )
                 comment_ids[comment.comment_id] = j
             if request.verify_user_permissions and (comment.from_ is None or comment.from_.user_id is None):
                 _invalid(f"{where}.commentData[{j}].from.userId", "required when verifyUserPermissions is true")
         vis = annotation.visibility
-        if (vis is not None and vis.type == "organizationPrivate" and vis.organization_id is None
-                and request.organization_id is None):
-            _invalid(f"{where}.visibility.organizationId",
-                     "required for organizationPrivate visibility on a document without organization")
+        if (
+            vis is not None
+            and vis.type == "organizationPrivate"
+            and vis.organization_id is None
+            and request.organization_id is None
+        ):
+            _invalid(
+                f"{where}.visibility.organizationId",
+                "required for organizationPrivate visibility on a document without organization",
+            )
 
 
 def _invalid(path: str, message: str):
@@ -249,12 +302,16 @@ def _invalid(path: str, message: str):
 
 # ---------------------------------------------------------------- reads and deletes
 
+
 class GetAnnotations(ApiModel):
     """``pageToken`` is one this API returned."""
 
-    model_config = ConfigDict(json_schema_extra=schema_rules(
-        {"not": present("documentId", "documentIds")},
-        {"anyOf": [present("organizationId"), present("documentId"), present("documentIds")]}))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(
+            {"not": present("documentId", "documentIds")},
+            {"anyOf": [present("organizationId"), present("documentId"), present("documentIds")]},
+        )
+    )
 
     organization_id: Id | None = None
     document_id: Id | None = None
@@ -270,8 +327,10 @@ class GetAnnotations(ApiModel):
         if self.document_id is not None and self.document_ids is not None:
             raise ValueError("documentIds: give either documentId or documentIds")
         if self.organization_id is None and self.document_id is None and self.document_ids is None:
-            raise ValueError("organizationId: field required (it may be omitted only for documents "
-                             "without organization, addressed by documentId or documentIds)")
+            raise ValueError(
+                "organizationId: field required (it may be omitted only for documents "
+                "without organization, addressed by documentId or documentIds)"
+            )
         return self
 
 
@@ -308,6 +367,7 @@ class MarkRead(ApiModel):
 
 
 # ---------------------------------------------------------------- results (for OpenAPI)
+
 
 class AddedItem(ApiModel):
     success: bool

@@ -137,6 +137,7 @@ def bounded_list(item, min_length: int = 0, max_length: int | None = None):
 
 # ---------------------------------------------------------------- cross-field rules in JSON Schema
 
+
 def present(*names: str) -> dict:
     """JSON Schema: every field in ``names`` is given and not null (null counts as absent here)."""
     return {"required": list(names), "properties": {n: {"not": {"type": "null"}} for n in names}}

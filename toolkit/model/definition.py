@@ -8,10 +8,18 @@ belong to the linter, so that one call reports everything wrong at once.
 from __future__ import annotations
 
 from functools import cached_property
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator, BeforeValidator
-from pydantic import Discriminator, Tag
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StringConstraints,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from toolkit.limits import MAX_ID_CHARS
 from toolkit.model.base import (
@@ -43,6 +51,7 @@ Text2000 = Annotated[str, StringConstraints(max_length=2000)]
 
 # ---------------------------------------------------------------- node configs
 
+
 class ResolutionPolicy(ApiModel):
     model_config = ConfigDict(json_schema_extra=schema_rules(when("kind", "minResolved", present("minCount"))))
 
@@ -63,17 +72,21 @@ def _policy_shorthand(value: Any) -> Any:
 class AgentConfig(OpenModel):
     """``resolutionPolicy.minCount`` is at most ``expectedResolutions``."""
 
-    model_config = ConfigDict(json_schema_extra=schema_rules(
-        when("blocking", True, present("resolutionPolicy"), absent("resolutionPolicy"))))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(when("blocking", True, present("resolutionPolicy"), absent("resolutionPolicy")))
+    )
 
     agent_id: Annotated[str, StringConstraints(min_length=1, max_length=128)]
     blocking: bool = False
     require_non_empty_output: bool = False
-    resolution_policy: Annotated[
-        ResolutionPolicy,
-        # The shorthand names allResolved only: minResolved needs its minCount.
-        BeforeValidator(_policy_shorthand, json_schema_input_type=Union[Literal["allResolved"], ResolutionPolicy]),
-    ] | None = None
+    resolution_policy: (
+        Annotated[
+            ResolutionPolicy,
+            # The shorthand names allResolved only: minResolved needs its minCount.
+            BeforeValidator(_policy_shorthand, json_schema_input_type=Literal["allResolved"] | ResolutionPolicy),
+        ]
+        | None
+    ) = None
     expected_resolutions: int = Field(default=1, ge=1)
     agent_max_runtime_ms: int = Field(default=DEFAULT_AGENT_RUNTIME_MS, ge=1, le=MAX_AGENT_RUNTIME_MS)
     mock_output: JsonObject | None = None
@@ -107,10 +120,19 @@ class Reviewer(ApiModel):
 class HumanConfig(OpenModel):
     """No reviewer ``userId`` is given twice in ``reviewers``."""
 
-    model_config = ConfigDict(json_schema_extra=schema_rules(
-        {"oneOf": [present("reviewers"), present("reviewerIds")]},
-        {"properties": {"reviewerIds": {"uniqueItems": True}, "reviewers": {"contains": {
-            "not": {"required": ["mandatory"], "properties": {"mandatory": {"const": False}}}}}}}))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(
+            {"oneOf": [present("reviewers"), present("reviewerIds")]},
+            {
+                "properties": {
+                    "reviewerIds": {"uniqueItems": True},
+                    "reviewers": {
+                        "contains": {"not": {"required": ["mandatory"], "properties": {"mandatory": {"const": False}}}}
+                    },
+                }
+            },
+        )
+    )
 
     reviewers: bounded_list(Reviewer, 1, 100) | None = None
     reviewer_ids: bounded_list(Annotated[str, StringConstraints(min_length=1, max_length=256)], 1, 100) | None = None
@@ -127,8 +149,10 @@ class HumanConfig(OpenModel):
         first: dict[str, int] = {}
         for index, reviewer in enumerate(self.reviewer_list):
             if reviewer.user_id in first:
-                raise ValueError(f"{field}[{index}]{suffix}: reviewer userIds must be unique "
-                                 f"({reviewer.user_id!r} is also {field}[{first[reviewer.user_id]}])")
+                raise ValueError(
+                    f"{field}[{index}]{suffix}: reviewer userIds must be unique "
+                    f"({reviewer.user_id!r} is also {field}[{first[reviewer.user_id]}])"
+                )
             first[reviewer.user_id] = index
         if not any(r.mandatory for r in self.reviewer_list):
             raise ValueError("reviewers: at least one reviewer must be mandatory")
@@ -143,8 +167,11 @@ class HumanConfig(OpenModel):
 
 
 class WebhookConfig(OpenModel):
-    model_config = ConfigDict(json_schema_extra=schema_rules(
-        {"properties": {"url": {"anyOf": [{"type": "null"}, {"pattern": "^[Hh][Tt][Tt][Pp][Ss]://"}]}}}))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(
+            {"properties": {"url": {"anyOf": [{"type": "null"}, {"pattern": "^[Hh][Tt][Tt][Pp][Ss]://"}]}}}
+        )
+    )
 
     url: str | None = None
 
@@ -157,6 +184,7 @@ class WebhookConfig(OpenModel):
 
 
 # ---------------------------------------------------------------- nodes
+
 
 class _NodeBase(ApiModel):
     node_id: Identifier
@@ -186,11 +214,9 @@ def _node_tag(value: Any) -> str | None:
 
 
 Node = Annotated[
-    Union[
-        Annotated[AgentNode, Tag(f"{NODE_TAG}agent")],
-        Annotated[HumanNode, Tag(f"{NODE_TAG}human")],
-        Annotated[WebhookNode, Tag(f"{NODE_TAG}webhook")],
-    ],
+    Annotated[AgentNode, Tag(f"{NODE_TAG}agent")]
+    | Annotated[HumanNode, Tag(f"{NODE_TAG}human")]
+    | Annotated[WebhookNode, Tag(f"{NODE_TAG}webhook")],
     Discriminator(
         _node_tag,
         custom_error_type="node_type",
@@ -201,11 +227,15 @@ Node = Annotated[
 
 # ---------------------------------------------------------------- edges
 
+
 class EdgeEndpoint(ApiModel):
     """A normalised endpoint: ``{kind: node, nodeId}`` or ``{kind: group, groupId}``."""
 
-    model_config = ConfigDict(json_schema_extra=schema_rules(
-        when("kind", "node", {**present("nodeId"), **absent("groupId")}, {**present("groupId"), **absent("nodeId")})))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(
+            when("kind", "node", {**present("nodeId"), **absent("groupId")}, {**present("groupId"), **absent("nodeId")})
+        )
+    )
 
     kind: Literal["node", "group"]
     node_id: Identifier | None = None
@@ -234,7 +264,7 @@ def _endpoint(value: Any) -> Any:
     return {"kind": "node", "nodeId": value} if isinstance(value, str) else value
 
 
-Endpoint = Annotated[EdgeEndpoint, BeforeValidator(_endpoint, json_schema_input_type=Union[Identifier, EdgeEndpoint])]
+Endpoint = Annotated[EdgeEndpoint, BeforeValidator(_endpoint, json_schema_input_type=Identifier | EdgeEndpoint)]
 
 
 class LoopSpec(ApiModel):
@@ -250,6 +280,7 @@ class Edge(ApiModel):
 
 
 # ---------------------------------------------------------------- groups, triggers, scope
+
 
 class Group(ApiModel):
     group_id: Identifier
@@ -287,6 +318,7 @@ Tag64 = Annotated[str, StringConstraints(max_length=64)]
 
 # ---------------------------------------------------------------- the definition
 
+
 class Definition(ApiModel):
     """A definition create body (the ``data`` of /v2/workflow/definitions/create).
 
@@ -294,8 +326,8 @@ class Definition(ApiModel):
     top-level ``organizationId`` / ``documentId``, and a level of organization or document
     needs those ids; an agent's ``resolutionPolicy.minCount`` is at most its
     ``expectedResolutions``; no reviewer ``userId`` repeats in a node; the definition passes
-    `collab lint` (every edge names existing nodes, every node is reachable, a human node has approve and reject paths, each `when` parses…),
-    else INVALID_ARGUMENT naming each failed validation key."""
+    `collab lint` (every edge names existing nodes, every node is reachable, a human node has approve and reject
+    paths, each `when` parses…), else INVALID_ARGUMENT naming each failed validation key."""
 
     definition_id: Annotated[str, StringConstraints(pattern=DEFINITION_ID_PATTERN)]
     name: Text200

@@ -22,8 +22,9 @@ Actor = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 ResolutionIdStr = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9:_.-]{1,200}$")]
 PageSize100 = Annotated[int, Field(ge=1, le=100)]
 
-ResolveActionName = Literal["force-approve", "force-reject", "force-complete", "force-fail",
-                            "reviewer-approve", "reviewer-reject"]
+ResolveActionName = Literal[
+    "force-approve", "force-reject", "force-complete", "force-fail", "reviewer-approve", "reviewer-reject"
+]
 ExecutionStatus = Literal["running", "completed", "failed", "cancelled"]
 
 
@@ -49,10 +50,13 @@ class Dispatch(ApiModel):
     dot) or IP address, with a port from 1 to 65535 if any. Deliveries go only to public
     addresses on allowed ports (443 unless the server allows more)."""
 
-    model_config = ConfigDict(json_schema_extra=schema_rules(
-        {"if": present("webhookUrl"), "then": present("webhookSecret")},
-        {"if": present("webhookSecret"), "then": present("webhookUrl")},
-        {"properties": {"webhookUrl": {"anyOf": [{"type": "null"}, _HTTPS_URL]}}}))
+    model_config = ConfigDict(
+        json_schema_extra=schema_rules(
+            {"if": present("webhookUrl"), "then": present("webhookSecret")},
+            {"if": present("webhookSecret"), "then": present("webhookUrl")},
+            {"properties": {"webhookUrl": {"anyOf": [{"type": "null"}, _HTTPS_URL]}}},
+        )
+    )
 
     definition_id: Id
     idempotency_key: Annotated[str, StringConstraints(min_length=1, max_length=256)] | None = None
@@ -175,6 +179,7 @@ class RedriveDeliveries(ApiModel):
 
 # ------------------------------------------------------------------ results (for OpenAPI)
 
+
 class CompiledView(ApiModel):
     forward_edges: list[JsonObject]
     loops: list[JsonObject]
@@ -188,6 +193,7 @@ class ScopeView(ApiModel):
 
 class FindingView(ApiModel):
     """A lint warning of the definition (semantics §4): it never blocks a write."""
+
     key: str
     severity: Literal["error", "warning"]
     message: str
@@ -310,7 +316,6 @@ class StepCancelled(ApiModel):
     cancelled: bool
     step_id: str
     execution_id: str
-
 
 
 class DeliveryView(ApiModel):

@@ -17,76 +17,455 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-KINDS = ("terminology", "claims", "tone", "links", "accessibility", "formatting", "numbers_dates",
-         "required_elements", "spelling_grammar")
+KINDS = (
+    "terminology",
+    "claims",
+    "tone",
+    "links",
+    "accessibility",
+    "formatting",
+    "numbers_dates",
+    "required_elements",
+    "spelling_grammar",
+)
 # Ties between keyword scores go to the more specific kind: terminology signals ("avoid",
 # "don't use") are the most generic, so it comes last.
-_TIE_ORDER = ("claims", "accessibility", "links", "formatting", "numbers_dates", "tone", "spelling_grammar",
-              "required_elements", "terminology")
+_TIE_ORDER = (
+    "claims",
+    "accessibility",
+    "links",
+    "formatting",
+    "numbers_dates",
+    "tone",
+    "spelling_grammar",
+    "required_elements",
+    "terminology",
+)
 
 # Keyword signals per kind (lower-cased text).
 _SIGNALS: dict[str, tuple[str, ...]] = {
-    "terminology": (r"\bthe (?:word|term|phrase|expression)s?\b", r"\bwording", r"instead of", r"\breplace",
-                    r"\bbann", r"forbidden", r"prohibited",
-                    r"\b(?:don'?t|do not|never|not|no) (?:use|say|write|mention)", r"\bavoid", r"competitor",
-                    r"glossary", r"brand name", r"trademark", r"\bspell(?:ed|ing)? (?:of|as)\b",
-                    r"written as", r"\bmentions? of\b", r"refer(?:ence)?s? to"),
-    "claims": (r"\bclaims?\b", r"guarantee", r"\bpromis", r"100 ?%", r"risk[- ]free", r"complian", r"\blegal",
-               r"regulat", r"superlative", r"substantiat", r"\bcures?\b", r"medical", r"financial advice",
-               r"\bfda\b", r"misleading", r"exaggerat", r"greenwash", r"health"),
-    "tone": (r"\btone\b", r"\bvoice\b", r"friendly", r"\bformal", r"informal", r"casual", r"professional",
-             r"jargon", r"passive", r"active voice", r"polite", r"empath", r"aggressive", r"\bslang", r"inclusive",
-             r"gender[- ]neutral", r"plain (?:language|english)", r"buzzword", r"condescend", r"\bblam"),
-    "links": (r"\blinks?\b", r"\bhref", r"\burls?\b", r"hyperlink", r"broken", r"\b404\b", r"\bhttps?\b",
-              r"\banchors?\b", r"redirect", r"new (?:tab|window)"),
-    "accessibility": (r"\balt\b", r"alt[- ]text", r"alternative text", r"accessib", r"screen ?readers?", r"\baria\b",
-                      r"wcag", r"a11y", r"contrast", r"heading (?:level|hierarch|order|structure)",
-                      r"skip(?:s|ped)? (?:heading )?levels?", r"form (?:field|input|label)s?", r"\blabels?\b",
-                      r"keyboard", r"captions?"),
-    "formatting": (r"sentence case", r"title case", r"capitali[sz]", r"capital letters?", r"upper ?case", r"all caps",
-                   r"\bbold", r"italic", r"bullet", r"punctuation", r"oxford comma", r"serial comma",
-                   r"double spac", r"exclamation", r"emoji"),
-    "numbers_dates": (r"\bdates?\b", r"time format", r"24[- ]hour", r"12[- ]hour", r"currenc", r"\bprices?\b",
-                      r"\bnumbers?\b", r"numerals?", r"percent", r"\bunits?\b", r"\biso\b", r"yyyy", r"mm/dd",
-                      r"dd/mm", r"decimal", r"\bspell(?:ed)? out\b", r"\bas words\b",
-                      r"\b(?:one|zero) to nine\b", r"\b(?:under|below) (?:10|ten)\b"),
-    "required_elements": (r"\b(?:must|should|always|to) (?:include|contain|have|show|display|mention|state|list|"
-                          r"end with|start with|begin with)", r"\brequired?\b", r"\bmissing\b",
-                          r"\b(?:every|each) (?:page|article|post|email|blog)", r"\bfooter\b", r"byline",
-                          r"copyright", r"disclaimer", r"call[- ]to[- ]action", r"\bcta\b", r"table of contents",
-                          r"\bincludes?\b", r"\bwithout an?\b"),
-    "spelling_grammar": (r"spelling", r"\bspell ?check", r"typos?\b", r"misspell", r"grammar", r"grammatical",
-                         r"subject[- ]verb", r"\btense\b"),
+    "terminology": (
+        r"\bthe (?:word|term|phrase|expression)s?\b",
+        r"\bwording",
+        r"instead of",
+        r"\breplace",
+        r"\bbann",
+        r"forbidden",
+        r"prohibited",
+        r"\b(?:don'?t|do not|never|not|no) (?:use|say|write|mention)",
+        r"\bavoid",
+        r"competitor",
+        r"glossary",
+        r"brand name",
+        r"trademark",
+        r"\bspell(?:ed|ing)? (?:of|as)\b",
+        r"written as",
+        r"\bmentions? of\b",
+        r"refer(?:ence)?s? to",
+    ),
+    "claims": (
+        r"\bclaims?\b",
+        r"guarantee",
+        r"\bpromis",
+        r"100 ?%",
+        r"risk[- ]free",
+        r"complian",
+        r"\blegal",
+        r"regulat",
+        r"superlative",
+        r"substantiat",
+        r"\bcures?\b",
+        r"medical",
+        r"financial advice",
+        r"\bfda\b",
+        r"misleading",
+        r"exaggerat",
+        r"greenwash",
+        r"health",
+    ),
+    "tone": (
+        r"\btone\b",
+        r"\bvoice\b",
+        r"friendly",
+        r"\bformal",
+        r"informal",
+        r"casual",
+        r"professional",
+        r"jargon",
+        r"passive",
+        r"active voice",
+        r"polite",
+        r"empath",
+        r"aggressive",
+        r"\bslang",
+        r"inclusive",
+        r"gender[- ]neutral",
+        r"plain (?:language|english)",
+        r"buzzword",
+        r"condescend",
+        r"\bblam",
+    ),
+    "links": (
+        r"\blinks?\b",
+        r"\bhref",
+        r"\burls?\b",
+        r"hyperlink",
+        r"broken",
+        r"\b404\b",
+        r"\bhttps?\b",
+        r"\banchors?\b",
+        r"redirect",
+        r"new (?:tab|window)",
+    ),
+    "accessibility": (
+        r"\balt\b",
+        r"alt[- ]text",
+        r"alternative text",
+        r"accessib",
+        r"screen ?readers?",
+        r"\baria\b",
+        r"wcag",
+        r"a11y",
+        r"contrast",
+        r"heading (?:level|hierarch|order|structure)",
+        r"skip(?:s|ped)? (?:heading )?levels?",
+        r"form (?:field|input|label)s?",
+        r"\blabels?\b",
+        r"keyboard",
+        r"captions?",
+    ),
+    "formatting": (
+        r"sentence case",
+        r"title case",
+        r"capitali[sz]",
+        r"capital letters?",
+        r"upper ?case",
+        r"all caps",
+        r"\bbold",
+        r"italic",
+        r"bullet",
+        r"punctuation",
+        r"oxford comma",
+        r"serial comma",
+        r"double spac",
+        r"exclamation",
+        r"emoji",
+    ),
+    "numbers_dates": (
+        r"\bdates?\b",
+        r"time format",
+        r"24[- ]hour",
+        r"12[- ]hour",
+        r"currenc",
+        r"\bprices?\b",
+        r"\bnumbers?\b",
+        r"numerals?",
+        r"percent",
+        r"\bunits?\b",
+        r"\biso\b",
+        r"yyyy",
+        r"mm/dd",
+        r"dd/mm",
+        r"decimal",
+        r"\bspell(?:ed)? out\b",
+        r"\bas words\b",
+        r"\b(?:one|zero) to nine\b",
+        r"\b(?:under|below) (?:10|ten)\b",
+    ),
+    "required_elements": (
+        r"\b(?:must|should|always|to) (?:include|contain|have|show|display|mention|state|list|"
+        r"end with|start with|begin with)",
+        r"\brequired?\b",
+        r"\bmissing\b",
+        r"\b(?:every|each) (?:page|article|post|email|blog)",
+        r"\bfooter\b",
+        r"byline",
+        r"copyright",
+        r"disclaimer",
+        r"call[- ]to[- ]action",
+        r"\bcta\b",
+        r"table of contents",
+        r"\bincludes?\b",
+        r"\bwithout an?\b",
+    ),
+    "spelling_grammar": (
+        r"spelling",
+        r"\bspell ?check",
+        r"typos?\b",
+        r"misspell",
+        r"grammar",
+        r"grammatical",
+        r"subject[- ]verb",
+        r"\btense\b",
+    ),
 }
 
-_PROHIBIT = re.compile(r"\b(?:don'?t|do not|never|avoid|no|not|flag|remove|ban(?:ned)?|forbid(?:den)?|prohibit(?:ed)?|"
-                       r"must not|should not|shouldn'?t|disallow(?:ed)?)\b", re.I)
+_PROHIBIT = re.compile(
+    r"\b(?:don'?t|do not|never|avoid|no|not|flag|remove|ban(?:ned)?|forbid(?:den)?|prohibit(?:ed)?|"
+    r"must not|should not|shouldn'?t|disallow(?:ed)?)\b",
+    re.I,
+)
 _REQUIRE = re.compile(r"\b(?:must|should|always|ensure|make sure|require[sd]?|every|each|include)\b", re.I)
 
-_HTML_TAGS = {"a", "abbr", "article", "aside", "b", "blockquote", "body", "br", "button", "caption", "code", "div",
-              "em", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "head", "header", "hr", "html", "i",
-              "iframe", "img", "input", "label", "li", "link", "main", "meta", "nav", "ol", "option", "p", "pre",
-              "section", "select", "small", "span", "strong", "style", "table", "td", "textarea", "th", "title",
-              "tr", "u", "ul", "video", "audio", "figure", "figcaption", "svg", "time", "script"}
+_HTML_TAGS = {
+    "a",
+    "abbr",
+    "article",
+    "aside",
+    "b",
+    "blockquote",
+    "body",
+    "br",
+    "button",
+    "caption",
+    "code",
+    "div",
+    "em",
+    "footer",
+    "form",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "head",
+    "header",
+    "hr",
+    "html",
+    "i",
+    "iframe",
+    "img",
+    "input",
+    "label",
+    "li",
+    "link",
+    "main",
+    "meta",
+    "nav",
+    "ol",
+    "option",
+    "p",
+    "pre",
+    "section",
+    "select",
+    "small",
+    "span",
+    "strong",
+    "style",
+    "table",
+    "td",
+    "textarea",
+    "th",
+    "title",
+    "tr",
+    "u",
+    "ul",
+    "video",
+    "audio",
+    "figure",
+    "figcaption",
+    "svg",
+    "time",
+    "script",
+}
 
 # Nouns after "our"/"your" that name a runtime value the user must supply (not "our users").
-_INPUT_NOUNS = {"name", "names", "brand", "brands", "product", "products", "company", "competitor", "competitors",
-                "guide", "guidelines", "glossary", "terms", "terminology", "tagline", "slogan", "url", "urls",
-                "domain", "domains", "website", "email", "phone", "address", "trademark", "trademarks", "policy",
-                "disclaimer", "price", "prices", "plan", "plans", "keywords", "words", "values", "region", "regions",
-                "market", "markets", "audience", "persona", "legal", "notice", "hashtag", "hashtags", "handle"}
-_LIST_NOUNS = {"names", "brands", "products", "competitors", "terms", "terminology", "urls", "domains", "trademarks",
-               "prices", "plans", "keywords", "words", "values", "regions", "markets", "hashtags"}
-_STOP = {"a", "an", "the", "and", "or", "in", "on", "at", "to", "of", "for", "with", "by", "from", "is", "are", "be",
-         "must", "should", "always", "never", "that", "which", "who", "when", "where", "if", "unless", "as", "it",
-         "its", "this", "these", "those", "any", "all", "every", "each", "no", "not", "do", "does", "don't", "use",
-         "used", "using", "make", "sure", "ensure", "check", "flag", "find", "page", "pages", "content", "text",
-         "copy", "we", "our", "your", "you", "they", "their", "there", "than", "then", "so", "such", "like", "e.g.",
-         "including", "example", "instead", "also", "only", "more", "most", "same", "into", "out", "up", "about",
-         "have", "has", "write", "written", "say", "said", "mention", "mentions", "mentioned", "contain", "contains",
-         "include", "includes", "suggest", "please", "can", "could", "would", "will", "may", "might", "without",
-         "within", "across", "throughout", "them", "one", "per", "via", "whether", "other", "others", "what",
-         "how", "why", "anywhere", "everywhere", "words", "word", "term", "terms", "phrase", "phrases", "over"}
+_INPUT_NOUNS = {
+    "name",
+    "names",
+    "brand",
+    "brands",
+    "product",
+    "products",
+    "company",
+    "competitor",
+    "competitors",
+    "guide",
+    "guidelines",
+    "glossary",
+    "terms",
+    "terminology",
+    "tagline",
+    "slogan",
+    "url",
+    "urls",
+    "domain",
+    "domains",
+    "website",
+    "email",
+    "phone",
+    "address",
+    "trademark",
+    "trademarks",
+    "policy",
+    "disclaimer",
+    "price",
+    "prices",
+    "plan",
+    "plans",
+    "keywords",
+    "words",
+    "values",
+    "region",
+    "regions",
+    "market",
+    "markets",
+    "audience",
+    "persona",
+    "legal",
+    "notice",
+    "hashtag",
+    "hashtags",
+    "handle",
+}
+_LIST_NOUNS = {
+    "names",
+    "brands",
+    "products",
+    "competitors",
+    "terms",
+    "terminology",
+    "urls",
+    "domains",
+    "trademarks",
+    "prices",
+    "plans",
+    "keywords",
+    "words",
+    "values",
+    "regions",
+    "markets",
+    "hashtags",
+}
+_STOP = {
+    "a",
+    "an",
+    "the",
+    "and",
+    "or",
+    "in",
+    "on",
+    "at",
+    "to",
+    "of",
+    "for",
+    "with",
+    "by",
+    "from",
+    "is",
+    "are",
+    "be",
+    "must",
+    "should",
+    "always",
+    "never",
+    "that",
+    "which",
+    "who",
+    "when",
+    "where",
+    "if",
+    "unless",
+    "as",
+    "it",
+    "its",
+    "this",
+    "these",
+    "those",
+    "any",
+    "all",
+    "every",
+    "each",
+    "no",
+    "not",
+    "do",
+    "does",
+    "don't",
+    "use",
+    "used",
+    "using",
+    "make",
+    "sure",
+    "ensure",
+    "check",
+    "flag",
+    "find",
+    "page",
+    "pages",
+    "content",
+    "text",
+    "copy",
+    "we",
+    "our",
+    "your",
+    "you",
+    "they",
+    "their",
+    "there",
+    "than",
+    "then",
+    "so",
+    "such",
+    "like",
+    "e.g.",
+    "including",
+    "example",
+    "instead",
+    "also",
+    "only",
+    "more",
+    "most",
+    "same",
+    "into",
+    "out",
+    "up",
+    "about",
+    "have",
+    "has",
+    "write",
+    "written",
+    "say",
+    "said",
+    "mention",
+    "mentions",
+    "mentioned",
+    "contain",
+    "contains",
+    "include",
+    "includes",
+    "suggest",
+    "please",
+    "can",
+    "could",
+    "would",
+    "will",
+    "may",
+    "might",
+    "without",
+    "within",
+    "across",
+    "throughout",
+    "them",
+    "one",
+    "per",
+    "via",
+    "whether",
+    "other",
+    "others",
+    "what",
+    "how",
+    "why",
+    "anywhere",
+    "everywhere",
+    "words",
+    "word",
+    "term",
+    "terms",
+    "phrase",
+    "phrases",
+    "over",
+}
 
 # Parts of a page an instruction can name: (pattern, label used in the prompt and demos).
 _LOCATIONS = (
@@ -108,9 +487,9 @@ class Placeholder:
     id: str
     title: str
     raw: str
-    source: str                 # "placeholder" (written as a template slot) or "instruction" ("our …")
-    type: str                   # "string" or "list"
-    sample: tuple[str, ...]     # values to write the demos with
+    source: str  # "placeholder" (written as a template slot) or "instruction" ("our …")
+    type: str  # "string" or "list"
+    sample: tuple[str, ...]  # values to write the demos with
 
     @property
     def ref(self) -> str:
@@ -120,17 +499,17 @@ class Placeholder:
 
 @dataclass(frozen=True)
 class Analysis:
-    instruction: str                      # the prompt, whitespace-normalised
-    kind: str                             # one of KINDS
-    facet: str                            # the kind's variant (e.g. forbidden / canonical)
-    polarity: str                         # "forbid" (the thing must not appear) or "require"
-    terms: tuple[str, ...]                # offending forms the check looks for (demo values, not slots)
-    preferred: tuple[str, ...]            # approved replacements or the canonical form
-    term_refs: tuple[str, ...]            # how the prompt names each term (a slot like {{competitors}} or the term)
-    locations: tuple[str, ...]            # parts of the page the instruction names
-    key_phrases: tuple[str, ...]          # the instruction's own content words, in order
-    element: str | None                   # what a required-element check wants present
-    inputs: tuple[Placeholder, ...]       # runtime values (placeholders and "our …")
+    instruction: str  # the prompt, whitespace-normalised
+    kind: str  # one of KINDS
+    facet: str  # the kind's variant (e.g. forbidden / canonical)
+    polarity: str  # "forbid" (the thing must not appear) or "require"
+    terms: tuple[str, ...]  # offending forms the check looks for (demo values, not slots)
+    preferred: tuple[str, ...]  # approved replacements or the canonical form
+    term_refs: tuple[str, ...]  # how the prompt names each term (a slot like {{competitors}} or the term)
+    locations: tuple[str, ...]  # parts of the page the instruction names
+    key_phrases: tuple[str, ...]  # the instruction's own content words, in order
+    element: str | None  # what a required-element check wants present
+    inputs: tuple[Placeholder, ...]  # runtime values (placeholders and "our …")
     notes: tuple[str, ...] = field(default=())
 
 
@@ -141,8 +520,10 @@ def normalise(text: str) -> str:
 # ------------------------------------------------------------------ extraction
 
 _QUOTES = re.compile(r"\"([^\"]{1,80})\"|“([^”]{1,80})”|‘([^’]{1,80})’|`([^`]{1,80})`|(?<![\w])'([^']{1,80})'(?![\w])")
-_SLOTS = re.compile(r"\{\{\s*([A-Za-z][\w .-]{0,40}?)\s*\}\}|\{([A-Za-z][\w.-]{0,40})\}|<([A-Za-z][\w -]{0,40})>|"
-                    r"\[([A-Za-z][\w -]{0,40})\](?!\()")
+_SLOTS = re.compile(
+    r"\{\{\s*([A-Za-z][\w .-]{0,40}?)\s*\}\}|\{([A-Za-z][\w.-]{0,40})\}|<([A-Za-z][\w -]{0,40})>|"
+    r"\[([A-Za-z][\w -]{0,40})\](?!\()"
+)
 
 
 def _slug(text: str) -> str:
@@ -193,8 +574,16 @@ def _placeholders(text: str, samples: dict[str, tuple[str, ...]]) -> list[Placeh
             continue  # <img>, <a>: markup the instruction talks about, not a slot
         slug = _slug(name)
         plural = slug.endswith("s") and not slug.endswith("ss")
-        found.append(Placeholder(slug, _title(slug), m.group(0), "placeholder", "list" if plural else "string",
-                                 samples.get(slug) or _sample(slug, plural)))
+        found.append(
+            Placeholder(
+                slug,
+                _title(slug),
+                m.group(0),
+                "placeholder",
+                "list" if plural else "string",
+                samples.get(slug) or _sample(slug, plural),
+            )
+        )
     for m in re.finditer(r"\b(?:our|your)\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)", text, re.I):
         words = []
         for w in m.group(1).split():
@@ -208,8 +597,16 @@ def _placeholders(text: str, samples: dict[str, tuple[str, ...]]) -> list[Placeh
         slug = _slug(" ".join(words))
         plural = words[-1] in _LIST_NOUNS
         raw = m.group(0).split()[0] + " " + " ".join(words)
-        found.append(Placeholder(slug, _title(slug), raw, "instruction", "list" if plural else "string",
-                                 samples.get(slug) or _sample(slug, plural)))
+        found.append(
+            Placeholder(
+                slug,
+                _title(slug),
+                raw,
+                "instruction",
+                "list" if plural else "string",
+                samples.get(slug) or _sample(slug, plural),
+            )
+        )
     unique: dict[str, Placeholder] = {}
     for p in found:
         unique.setdefault(p.id, p)
@@ -241,8 +638,31 @@ _PAIRS = (  # (pattern, index of the forbidden group, index of the preferred gro
     (rf"(?<![\w#%$@.+-]){_TOKEN} ?(?:->|=>|→) ?{_TOKEN}", 1, 2),
 )
 _LIST_INTRO = re.compile(r"\b(?:such as|like|e\.g\.,?|for example,?|including|namely)\s+(.+?)(?:[.;:!?)]|$)", re.I)
-_LIST_STOP = {"that", "which", "who", "unless", "because", "when", "where", "in", "on", "from", "without", "with",
-              "and", "or", "to", "if", "as", "are", "is", "must", "should", "need", "needs"}
+_LIST_STOP = {
+    "that",
+    "which",
+    "who",
+    "unless",
+    "because",
+    "when",
+    "where",
+    "in",
+    "on",
+    "from",
+    "without",
+    "with",
+    "and",
+    "or",
+    "to",
+    "if",
+    "as",
+    "are",
+    "is",
+    "must",
+    "should",
+    "need",
+    "needs",
+}
 
 
 def _list_items(tail: str, quoted: list[str]) -> list[str]:
@@ -278,7 +698,7 @@ def _terms(text: str) -> tuple[list[str], list[str], list[str]]:
                 forbidden.append(b)
                 preferred.append(g)
     for m in re.finditer(rf"\b(?:suggest|recommend|use|prefer)(?:ing)? {_TOKEN}(?: instead)?\b", marked, re.I):
-        negated = re.search(r"\b(?:don'?t|do not|never|not|no|avoid|stop)\s*$", marked[:m.start()], re.I)
+        negated = re.search(r"\b(?:don'?t|do not|never|not|no|avoid|stop)\s*$", marked[: m.start()], re.I)
         if m.group(1).startswith("\ue000") and not negated:
             g = _unquote(m.group(1), quoted)
             if g not in preferred and g not in forbidden:
@@ -320,13 +740,18 @@ def _scores(low: str) -> dict[str, int]:
     return {kind: sum(1 for p in pats if re.search(p, low)) for kind, pats in _SIGNALS.items()}
 
 
-_CANONICAL = re.compile(r"\b(?:always (?:write|spell|capitali[sz]e)|spell(?:ed)?\b|capitali[sz]|capital letter|"
-                        r"exactly as|correct (?:spelling|capitali[sz]ation)|written as|write\b.+\bas\b|casing)", re.I)
-_ELEMENT = re.compile(r"\b(?:include|includes|contain|contains|have|has|show|display|mention|state|list|"
-                      r"end with|start with|begin with|add|missing|without)\s+(?:an?\s+|the\s+|one\s+)?(.+?)"
-                      r"(?=\s+(?:in|on|at|under|near|above|below|before|after|with|that|which|for|and|or|so)\b"
-                      r"|[.;,!?]|$)",
-                      re.I)
+_CANONICAL = re.compile(
+    r"\b(?:always (?:write|spell|capitali[sz]e)|spell(?:ed)?\b|capitali[sz]|capital letter|"
+    r"exactly as|correct (?:spelling|capitali[sz]ation)|written as|write\b.+\bas\b|casing)",
+    re.I,
+)
+_ELEMENT = re.compile(
+    r"\b(?:include|includes|contain|contains|have|has|show|display|mention|state|list|"
+    r"end with|start with|begin with|add|missing|without)\s+(?:an?\s+|the\s+|one\s+)?(.+?)"
+    r"(?=\s+(?:in|on|at|under|near|above|below|before|after|with|that|which|for|and|or|so)\b"
+    r"|[.;,!?]|$)",
+    re.I,
+)
 
 
 def _classify(low: str, terms: list[str], inputs: list[Placeholder]) -> str:
@@ -376,21 +801,25 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
             return "new_tab"
         return "broken"
     if kind == "tone":
-        for facet, pats in (("inclusive", (r"inclusive", r"gender", r"neutral")),
-                            ("active", (r"passive", r"active voice")),
-                            ("plain", (r"jargon", r"plain", r"buzzword", r"simple", r"clear")),
-                            ("formal", (r"\bformal", r"professional", r"casual", r"slang", r"informal")),
-                            ("friendly", (r"friendly", r"warm", r"polite", r"empath", r"aggressive", r"blam",
-                                          r"condescend"))):
+        for facet, pats in (
+            ("inclusive", (r"inclusive", r"gender", r"neutral")),
+            ("active", (r"passive", r"active voice")),
+            ("plain", (r"jargon", r"plain", r"buzzword", r"simple", r"clear")),
+            ("formal", (r"\bformal", r"professional", r"casual", r"slang", r"informal")),
+            ("friendly", (r"friendly", r"warm", r"polite", r"empath", r"aggressive", r"blam", r"condescend")),
+        ):
             if any_of(*pats):
                 return facet
         return "formal"
     if kind == "formatting":
-        for facet, pats in (("sentence_case", (r"sentence case",)), ("title_case", (r"title case",)),
-                            ("exclamation", (r"exclamation", r"!")),
-                            ("oxford_comma", (r"oxford comma", r"serial comma")),
-                            ("all_caps", (r"all caps", r"upper ?case", r"shout")),
-                            ("spacing", (r"double spac", r"spaces"))):
+        for facet, pats in (
+            ("sentence_case", (r"sentence case",)),
+            ("title_case", (r"title case",)),
+            ("exclamation", (r"exclamation", r"!")),
+            ("oxford_comma", (r"oxford comma", r"serial comma")),
+            ("all_caps", (r"all caps", r"upper ?case", r"shout")),
+            ("spacing", (r"double spac", r"spaces")),
+        ):
             if any_of(*pats):
                 return facet
         return "sentence_case"
@@ -405,10 +834,12 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
     if kind == "spelling_grammar":
         return "grammar" if any_of(r"grammar", r"grammatical", r"subject[- ]verb", r"tense") else "spelling"
     if kind == "claims":
-        for facet, pats in (("health", (r"health", r"medical", r"\bcures?\b", r"\bfda\b", r"supplement", r"clinical")),
-                            ("financial", (r"financ", r"invest", r"returns?\b", r"income", r"profit")),
-                            ("environmental", (r"\beco\b", r"environment", r"green", r"sustainab", r"carbon")),
-                            ("superlative", (r"superlative", r"\bbest\b", r"number one", r"#1", r"leading"))):
+        for facet, pats in (
+            ("health", (r"health", r"medical", r"\bcures?\b", r"\bfda\b", r"supplement", r"clinical")),
+            ("financial", (r"financ", r"invest", r"returns?\b", r"income", r"profit")),
+            ("environmental", (r"\beco\b", r"environment", r"green", r"sustainab", r"carbon")),
+            ("superlative", (r"superlative", r"\bbest\b", r"number one", r"#1", r"leading")),
+        ):
             if any_of(*pats):
                 return facet
         return "general"
@@ -452,18 +883,34 @@ def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> A
     terms, refs, prefer = _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text)
     notes = []
     if kind == "spelling_grammar" and not _scores(low)["spelling_grammar"]:
-        notes.append("The instruction names no concrete subject; the check is read as a general "
-                     "editorial review. Add the words, elements or rules to look for to sharpen it.")
+        notes.append(
+            "The instruction names no concrete subject; the check is read as a general "
+            "editorial review. Add the words, elements or rules to look for to sharpen it."
+        )
     if kind == "terminology" and facet == "forbidden" and not terms:
         kind, facet = "spelling_grammar", "spelling"
-        notes.append("The instruction names no word or phrase to look for; the check is read as a general "
-                     "editorial review. Quote the terms (e.g. 'utilize') to get a terminology check.")
+        notes.append(
+            "The instruction names no word or phrase to look for; the check is read as a general "
+            "editorial review. Quote the terms (e.g. 'utilize') to get a terminology check."
+        )
     element = _element(text) if kind == "required_elements" else None
     if kind == "required_elements" and element is None:
         kp = key_phrases(text)
         element = kp[0] if kp else "the required element"
-    return Analysis(text, kind, facet, polarity, tuple(terms), tuple(prefer), tuple(refs), _locations(low, kind),
-                    key_phrases(text), element, tuple(inputs), tuple(notes))
+    return Analysis(
+        text,
+        kind,
+        facet,
+        polarity,
+        tuple(terms),
+        tuple(prefer),
+        tuple(refs),
+        _locations(low, kind),
+        key_phrases(text),
+        element,
+        tuple(inputs),
+        tuple(notes),
+    )
 
 
 def _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text):

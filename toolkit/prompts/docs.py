@@ -18,13 +18,18 @@ from toolkit.prompts.generator import validate_prompt
 DOC = Path(__file__).resolve().parents[2] / "docs" / "prompt-validation.md"
 
 EXAMPLES: list[tuple[str, dict]] = [
-    ("A forbidden word with an approved replacement",
-     {"prompt": "Flag any use of the word 'utilize' and suggest 'use' instead."}),
-    ("A markup check: image alt text",
-     {"prompt": "Make sure every image has descriptive alt text."}),
-    ("A placeholder filled from a context field",
-     {"prompt": "Always write {{brand_name}} exactly as given, with the same capitalisation.",
-      "userContextFields": [{"id": "brand_name", "title": "Brand name", "type": "string", "example": "SkyLark"}]}),
+    (
+        "A forbidden word with an approved replacement",
+        {"prompt": "Flag any use of the word 'utilize' and suggest 'use' instead."},
+    ),
+    ("A markup check: image alt text", {"prompt": "Make sure every image has descriptive alt text."}),
+    (
+        "A placeholder filled from a context field",
+        {
+            "prompt": "Always write {{brand_name}} exactly as given, with the same capitalisation.",
+            "userContextFields": [{"id": "brand_name", "title": "Brand name", "type": "string", "example": "SkyLark"}],
+        },
+    ),
 ]
 
 INTRO = """\
@@ -90,10 +95,28 @@ def render() -> str:
     parts = [INTRO]
     for n, (title, request) in enumerate(EXAMPLES, 1):
         result = validate_prompt(request["prompt"], request.get("userContextFields"))
-        parts += [f"### {n}. {title}", "", "Request `data`:", "", "```json",
-                  json.dumps(request, indent=2, ensure_ascii=False), "```", "",
-                  "Analysis prompt, rendered:", "", "````markdown", result["analysis_prompt"].rstrip("\n"), "````",
-                  "", "Full result:", "", "```json", json.dumps(result, indent=2, ensure_ascii=False), "```", ""]
+        parts += [
+            f"### {n}. {title}",
+            "",
+            "Request `data`:",
+            "",
+            "```json",
+            json.dumps(request, indent=2, ensure_ascii=False),
+            "```",
+            "",
+            "Analysis prompt, rendered:",
+            "",
+            "````markdown",
+            result["analysis_prompt"].rstrip("\n"),
+            "````",
+            "",
+            "Full result:",
+            "",
+            "```json",
+            json.dumps(result, indent=2, ensure_ascii=False),
+            "```",
+            "",
+        ]
     return "\n".join(parts)
 
 

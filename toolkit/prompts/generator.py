@@ -21,7 +21,7 @@ TOOL = {"text": "TOOL_TEXT_EXTRACTOR", "markup": "NONE"}
 _READS = {
     "text": "the page's visible text; extract it with TOOL_TEXT_EXTRACTOR (markup and attributes are not needed)",
     "markup": "the HTML as given, tags and attributes included; no tool (extracted text would lose what the "
-              "check needs)",
+    "check needs)",
 }
 
 
@@ -40,8 +40,11 @@ def _input_description(p: Placeholder, a: Analysis) -> str:
     if a.kind == "terminology" and a.facet == "canonical" and p.ref in a.term_refs:
         return f"The exact spelling to enforce, referenced as {p.raw} in the instruction."
     if a.kind == "terminology" and p.ref in a.term_refs:
-        return (f"Referenced as {p.raw} in the instruction; every entry is treated as a forbidden term."
-                if p.type == "list" else f"Referenced as {p.raw}; the value is treated as a forbidden term.")
+        return (
+            f"Referenced as {p.raw} in the instruction; every entry is treated as a forbidden term."
+            if p.type == "list"
+            else f"Referenced as {p.raw}; the value is treated as a forbidden term."
+        )
     return f"Referenced as {p.raw} in the instruction; supply it when the check runs."
 
 
@@ -51,8 +54,14 @@ def required_inputs(a: Analysis, fields: list[dict]) -> list[dict]:
     out = []
     for p in a.inputs:
         field = by_id.get(p.id, {})
-        item = {"id": p.id, "title": field.get("title", p.title), "type": field.get("type", p.type),
-                "description": _input_description(p, a), "source": p.source, "placeholder": p.raw}
+        item = {
+            "id": p.id,
+            "title": field.get("title", p.title),
+            "type": field.get("type", p.type),
+            "description": _input_description(p, a),
+            "source": p.source,
+            "placeholder": p.raw,
+        }
         example = field.get("example", list(p.sample) if p.type == "list" else p.sample[0])
         item["example"] = example
         if "defaultValue" in field:
@@ -62,9 +71,13 @@ def required_inputs(a: Analysis, fields: list[dict]) -> list[dict]:
     for f in fields:
         if f["id"] in known:
             continue
-        item = {"id": f["id"], "title": f["title"], "type": f["type"],
-                "description": f"Context supplied by the caller, available to the check as `{{{{{f['id']}}}}}`.",
-                "source": "userContextField"}
+        item = {
+            "id": f["id"],
+            "title": f["title"],
+            "type": f["type"],
+            "description": f"Context supplied by the caller, available to the check as `{{{{{f['id']}}}}}`.",
+            "source": "userContextField",
+        }
         for key in ("example", "defaultValue"):
             if key in f:
                 item[key] = f[key]
@@ -77,26 +90,47 @@ def _bullets(items: list[str]) -> str:
 
 
 def analysis_prompt(a: Analysis, check: Check, inputs: list[dict]) -> str:
-    lines = [f"# {check.name}", "", f"Instruction: “{a.instruction}”", "",
-             "## Objective", "", check.objective, "",
-             "## Scope", "",
-             f"- **Check:** {'; '.join(check.look_at)}.",
-             f"- **Ignore:** {'; '.join(check.ignore)}.",
-             f"- **Reads:** {_READS[check.reads]}."]
+    lines = [
+        f"# {check.name}",
+        "",
+        f"Instruction: “{a.instruction}”",
+        "",
+        "## Objective",
+        "",
+        check.objective,
+        "",
+        "## Scope",
+        "",
+        f"- **Check:** {'; '.join(check.look_at)}.",
+        f"- **Ignore:** {'; '.join(check.ignore)}.",
+        f"- **Reads:** {_READS[check.reads]}.",
+    ]
     if inputs:
-        lines.append("- **Runtime inputs:** " + "; ".join(
-            f"`{{{{{i['id']}}}}}` ({i['title']}, {i['type']})" for i in inputs) + ".")
+        lines.append(
+            "- **Runtime inputs:** "
+            + "; ".join(f"`{{{{{i['id']}}}}}` ({i['title']}, {i['type']})" for i in inputs)
+            + "."
+        )
     lines += ["", "## Detection logic", ""]
     lines += [f"{n}. {rule}" for n, rule in enumerate(check.rules, 1)]
-    lines += ["", "Not an issue:", "", _bullets(check.not_issues), "",
-              "## Output format", "",
-              "Return a JSON array with one object per finding, or `[]` when the page complies.", "",
-              "| Field | Content |", "|---|---|",
-              f"| `title` | short headline naming the problem, e.g. {check.title_hint} |",
-              f"| `severity` | `high`, `medium` or `low`: {check.severity} |",
-              f"| `targetText` | {check.target_hint}, copied verbatim so it can be highlighted |",
-              f"| `suggestion` | {check.suggestion_hint} |",
-              f"| `issueType` | always `{check.issue_type}` |"]
+    lines += [
+        "",
+        "Not an issue:",
+        "",
+        _bullets(check.not_issues),
+        "",
+        "## Output format",
+        "",
+        "Return a JSON array with one object per finding, or `[]` when the page complies.",
+        "",
+        "| Field | Content |",
+        "|---|---|",
+        f"| `title` | short headline naming the problem, e.g. {check.title_hint} |",
+        f"| `severity` | `high`, `medium` or `low`: {check.severity} |",
+        f"| `targetText` | {check.target_hint}, copied verbatim so it can be highlighted |",
+        f"| `suggestion` | {check.suggestion_hint} |",
+        f"| `issueType` | always `{check.issue_type}` |",
+    ]
     if check.notes:
         lines += ["", "## Notes", "", _bullets(check.notes)]
     return "\n".join(lines) + "\n"
@@ -118,9 +152,17 @@ def demos(check: Check) -> dict[str, Any]:
     for tier in TIERS:  # obvious matches first, clean pages last
         for c in (c for c in check.cases if c.tier == tier):
             counts[tier] = counts.get(tier, 0) + 1
-            cases.append({"id": f"{tier}_{counts[tier]}", "title": c.title, "tier": tier,
-                          "dimension_tested": c.dimension, "html": c.html, "expected": DETECTED[tier],
-                          "reason": c.reason})
+            cases.append(
+                {
+                    "id": f"{tier}_{counts[tier]}",
+                    "title": c.title,
+                    "tier": tier,
+                    "dimension_tested": c.dimension,
+                    "html": c.html,
+                    "expected": DETECTED[tier],
+                    "reason": c.reason,
+                }
+            )
     return {"detection_dimensions": list(check.dimensions), "cases": cases}
 
 

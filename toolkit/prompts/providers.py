@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
-from typing import Callable
+from collections.abc import Callable
 
 from pydantic import ValidationError
 
@@ -59,12 +59,16 @@ def run_provider(provider: str, prompt: str, user_context_fields: list[dict]) ->
 
     missing = missing_configuration(provider)
     if missing:
-        raise ApiError(ErrorCode.FAILED_PRECONDITION,
-                       f"data.provider: {provider} is not configured on this server: " + "; ".join(missing)
-                       + ". Omit provider to use the built-in offline generator.")
+        raise ApiError(
+            ErrorCode.FAILED_PRECONDITION,
+            f"data.provider: {provider} is not configured on this server: "
+            + "; ".join(missing)
+            + ". Omit provider to use the built-in offline generator.",
+        )
     result = _ADAPTERS[provider](prompt, user_context_fields)
     try:
         return PromptValidatorResult.model_validate(result).model_dump(by_alias=True, exclude_none=True, mode="json")
     except ValidationError:
-        raise ApiError(ErrorCode.UNAVAILABLE, f"the {provider} adapter returned a result that is not a "
-                                              "PromptValidatorResult") from None
+        raise ApiError(
+            ErrorCode.UNAVAILABLE, f"the {provider} adapter returned a result that is not a PromptValidatorResult"
+        ) from None

@@ -17,12 +17,26 @@ from toolkit.services.context import Services
 from toolkit.services.paging import Filters, keyset_page
 from toolkit.services.workspaces import Workspace
 
-COLUMNS = ("workspace_id", "organization_id", "activity_id", "seq", "document_id", "target_entity_id",
-           "created_at", "last_updated", "body")
+COLUMNS = (
+    "workspace_id",
+    "organization_id",
+    "activity_id",
+    "seq",
+    "document_id",
+    "target_entity_id",
+    "created_at",
+    "last_updated",
+    "body",
+)
 # the fields an update may change (api-v2 §4.15), wire name -> Python attribute
-UPDATABLE = {"changes": "changes", "entityData": "entity_data", "entityTargetData": "entity_target_data",
-             "displayMessageTemplate": "display_message_template",
-             "displayMessageTemplateData": "display_message_template_data", "actionIcon": "action_icon"}
+UPDATABLE = {
+    "changes": "changes",
+    "entityData": "entity_data",
+    "entityTargetData": "entity_target_data",
+    "displayMessageTemplate": "display_message_template",
+    "displayMessageTemplateData": "display_message_template_data",
+    "actionIcon": "action_icon",
+}
 
 
 def bulk(message: str, data) -> dict:
@@ -43,8 +57,19 @@ def activity_rows(tx, workspace_id: str, organization_id: str, records: list[dic
     rows = []
     for seq, record in zip(sorted(seqs), records):
         record = {**record, "organizationId": organization_id or None, "createdAt": now, "lastUpdated": now}
-        rows.append((workspace_id, organization_id, record["id"], seq, record.get("documentId"),
-                     record.get("targetEntityId"), now, now, dumps(record)))
+        rows.append(
+            (
+                workspace_id,
+                organization_id,
+                record["id"],
+                seq,
+                record.get("documentId"),
+                record.get("targetEntityId"),
+                now,
+                now,
+                dumps(record),
+            )
+        )
     return rows
 
 
@@ -53,8 +78,11 @@ def append_rows(tx, rows: list[tuple]) -> None:
 
 
 def _existing(tx, workspace_id: str, organization_id: str, ids: list[str]) -> dict[str, str]:
-    rows = tx.execute("SELECT activity_id, body FROM activities WHERE workspace_id = ? AND organization_id = ? "
-                      "AND activity_id IN (SELECT unnest(?::VARCHAR[]))", [workspace_id, organization_id, ids])
+    rows = tx.execute(
+        "SELECT activity_id, body FROM activities WHERE workspace_id = ? AND organization_id = ? "
+        "AND activity_id IN (SELECT unnest(?::VARCHAR[]))",
+        [workspace_id, organization_id, ids],
+    )
     return dict(rows.fetchall())
 
 
@@ -70,8 +98,11 @@ def add_activities(services: Services, workspace: Workspace, request: m.AddActiv
         records, out = [], {}
         for activity_id, item in items:
             if activity_id in existing:
-                out[activity_id] = {"success": False, "id": activity_id,
-                                    "message": f"activity {activity_id} already exists"}
+                out[activity_id] = {
+                    "success": False,
+                    "id": activity_id,
+                    "message": f"activity {activity_id} already exists",
+                }
                 continue
             records.append({**item.dump(), "id": activity_id})  # an explicit "id": null gets one too
             out[activity_id] = {"success": True, "id": activity_id, "message": "activity added"}
@@ -84,12 +115,20 @@ def add_activities(services: Services, workspace: Workspace, request: m.AddActiv
 
 
 def get_activities(services: Services, workspace: Workspace, request: m.GetActivities) -> dict:
-    filters = Filters("workspace_id = ? AND organization_id = ?", workspace.workspace_id,
-                      request.organization_id or "").equal(document_id=request.document_id,
-                                                           target_entity_id=request.target_entity_id)
-    rows, next_token = keyset_page(services.store.read, "body, seq FROM activities", filters, "seq",
-                                   request.page_token, request.page_size, field="pageToken", descending=True,
-                                   size_of=lambda row: len(row[0]))
+    filters = Filters(
+        "workspace_id = ? AND organization_id = ?", workspace.workspace_id, request.organization_id or ""
+    ).equal(document_id=request.document_id, target_entity_id=request.target_entity_id)
+    rows, next_token = keyset_page(
+        services.store.read,
+        "body, seq FROM activities",
+        filters,
+        "seq",
+        request.page_token,
+        request.page_size,
+        field="pageToken",
+        descending=True,
+        size_of=lambda row: len(row[0]),
+    )
     result = bulk(f"{len(rows)} activities", [json.loads(body) for body, _ in rows])
     result["nextPageToken"] = next_token
     return result
@@ -117,11 +156,13 @@ def update_activities(services: Services, workspace: Workspace, request: m.Updat
             changed.append((item.id, dumps(record)))
             out[item.id] = {"success": True, "message": "activity updated"}
         if changed:  # one set-based statement for every changed record
-            tx.execute("UPDATE activities SET body = c.body, last_updated = ? FROM (SELECT "
-                       "unnest(?::VARCHAR[]) AS activity_id, unnest(?::VARCHAR[]) AS body) c "
-                       "WHERE activities.workspace_id = ? AND activities.organization_id = ? "
-                       "AND activities.activity_id = c.activity_id",
-                       [now, [c[0] for c in changed], [c[1] for c in changed], ws, org])
+            tx.execute(
+                "UPDATE activities SET body = c.body, last_updated = ? FROM (SELECT "
+                "unnest(?::VARCHAR[]) AS activity_id, unnest(?::VARCHAR[]) AS body) c "
+                "WHERE activities.workspace_id = ? AND activities.organization_id = ? "
+                "AND activities.activity_id = c.activity_id",
+                [now, [c[0] for c in changed], [c[1] for c in changed], ws, org],
+            )
         return out
 
     out = services.store.write(job)
@@ -144,14 +185,21 @@ def delete_activities(services: Services, workspace: Workspace, request: m.Delet
 
     def job(tx):
         tx.flush()
-        return [r[0] for r in tx.execute(f"DELETE FROM activities WHERE {' AND '.join(where)} RETURNING activity_id",
-                                         params).fetchall()]
+        return [
+            r[0]
+            for r in tx.execute(
+                f"DELETE FROM activities WHERE {' AND '.join(where)} RETURNING activity_id", params
+            ).fetchall()
+        ]
 
     deleted = services.store.write(job)
     out = {activity_id: {"success": True, "message": "activity deleted"} for activity_id in deleted}
     filtered = request.document_id is not None or request.target_entity_id is not None
     for activity_id in request.activity_ids or ():
         if activity_id not in out:
-            out[activity_id] = {"success": False, "message": f"activity {activity_id} not found"
-                                + (" among the activities the other filters match" if filtered else "")}
+            out[activity_id] = {
+                "success": False,
+                "message": f"activity {activity_id} not found"
+                + (" among the activities the other filters match" if filtered else ""),
+            }
     return bulk(f"{len(deleted)} activities deleted", out)

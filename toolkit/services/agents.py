@@ -34,33 +34,51 @@ class BuiltIn:
 
 
 BUILT_IN: tuple[BuiltIn, ...] = (
-    BuiltIn("spell-check", "Spell check",
-            "Finds misspelled words and typos in the page text.",
-            "Flag misspelled words and typos in the visible text; ignore code, URLs and proper nouns."),
-    BuiltIn("grammar-check", "Grammar check",
-            "Finds grammatical errors: agreement, tense, articles, run-on sentences.",
-            "Flag grammatical errors such as subject-verb disagreement, wrong tense, missing articles "
-            "and run-on sentences in the visible text."),
-    BuiltIn("broken-links", "Broken links",
-            "Finds links that are empty, malformed or point nowhere.",
-            "Flag broken links: empty or '#' hrefs, malformed URLs and anchors that point to no element "
-            "on the page."),
-    BuiltIn("accessibility-checker", "Accessibility checker",
-            "Finds common WCAG problems: missing alt text, skipped heading levels, vague link text.",
-            "Make sure every image has descriptive alt text, headings do not skip levels and link text "
-            "describes its destination."),
-    BuiltIn("brand-consistency", "Brand consistency",
-            "Checks that the brand name is always written exactly as specified.",
-            "Always write {{brand_name}} exactly as given, with the same spelling and capitalisation."),
+    BuiltIn(
+        "spell-check",
+        "Spell check",
+        "Finds misspelled words and typos in the page text.",
+        "Flag misspelled words and typos in the visible text; ignore code, URLs and proper nouns.",
+    ),
+    BuiltIn(
+        "grammar-check",
+        "Grammar check",
+        "Finds grammatical errors: agreement, tense, articles, run-on sentences.",
+        "Flag grammatical errors such as subject-verb disagreement, wrong tense, missing articles "
+        "and run-on sentences in the visible text.",
+    ),
+    BuiltIn(
+        "broken-links",
+        "Broken links",
+        "Finds links that are empty, malformed or point nowhere.",
+        "Flag broken links: empty or '#' hrefs, malformed URLs and anchors that point to no element on the page.",
+    ),
+    BuiltIn(
+        "accessibility-checker",
+        "Accessibility checker",
+        "Finds common WCAG problems: missing alt text, skipped heading levels, vague link text.",
+        "Make sure every image has descriptive alt text, headings do not skip levels and link text "
+        "describes its destination.",
+    ),
+    BuiltIn(
+        "brand-consistency",
+        "Brand consistency",
+        "Checks that the brand name is always written exactly as specified.",
+        "Always write {{brand_name}} exactly as given, with the same spelling and capitalisation.",
+    ),
 )
 _BY_ID = {b.agent_id: b for b in BUILT_IN}
 # Built-ins sort before custom agents: their list keys are negative, in catalogue order.
 _BUILT_IN_KEY = {b.agent_id: i - len(BUILT_IN) for i, b in enumerate(BUILT_IN)}
 
-_COLUMNS = ("a.agent_id, a.built_in, a.name, a.description, a.enabled, a.version, a.created_at, a.updated_at, "
-            "v.instructions, v.config, a.list_key")
-_JOIN = ("FROM agents a LEFT JOIN agent_versions v ON v.workspace_id = a.workspace_id "
-         "AND v.agent_id = a.agent_id AND v.version = {version}")
+_COLUMNS = (
+    "a.agent_id, a.built_in, a.name, a.description, a.enabled, a.version, a.created_at, a.updated_at, "
+    "v.instructions, v.config, a.list_key"
+)
+_JOIN = (
+    "FROM agents a LEFT JOIN agent_versions v ON v.workspace_id = a.workspace_id "
+    "AND v.agent_id = a.agent_id AND v.version = {version}"
+)
 
 
 def _success(message: str, data, **extra) -> dict:
@@ -78,17 +96,36 @@ def _view(row) -> dict:
         name, description = catalogue.name, catalogue.description
         if instructions is None and config is None and version == 1:
             instructions = catalogue.instructions
-    return {"agentId": agent_id, "name": name, "description": description, "enabled": enabled,
-            "builtIn": built_in, "version": version, "instructions": instructions,
-            "config": None if config is None else json.loads(config),
-            "createdAt": created, "updatedAt": updated}
+    return {
+        "agentId": agent_id,
+        "name": name,
+        "description": description,
+        "enabled": enabled,
+        "builtIn": built_in,
+        "version": version,
+        "instructions": instructions,
+        "config": None if config is None else json.loads(config),
+        "createdAt": created,
+        "updatedAt": updated,
+    }
 
 
 def _default_row(agent_id: str, workspace_created: int) -> tuple:
     """A built-in the workspace never changed: enabled, version 1, as old as the workspace."""
     b = _BY_ID[agent_id]
-    return (agent_id, True, b.name, b.description, True, 1, workspace_created, workspace_created,
-            b.instructions, None, _BUILT_IN_KEY[agent_id])
+    return (
+        agent_id,
+        True,
+        b.name,
+        b.description,
+        True,
+        1,
+        workspace_created,
+        workspace_created,
+        b.instructions,
+        None,
+        _BUILT_IN_KEY[agent_id],
+    )
 
 
 def _workspace_created(read, workspace_id: str) -> int:
@@ -97,11 +134,15 @@ def _workspace_created(read, workspace_id: str) -> int:
 
 
 def _row(read, workspace_id: str, agent_id: str, version: int | None = None):
-    return read(f"SELECT {_COLUMNS} {_JOIN.format(version='coalesce(?, a.version)')} "
-                "WHERE a.workspace_id = ? AND a.agent_id = ?", [version, workspace_id, agent_id]).fetchone()
+    return read(
+        f"SELECT {_COLUMNS} {_JOIN.format(version='coalesce(?, a.version)')} "
+        "WHERE a.workspace_id = ? AND a.agent_id = ?",
+        [version, workspace_id, agent_id],
+    ).fetchone()
 
 
 # ------------------------------------------------------------------ registry
+
 
 def registered_agent_ids(read, workspace_id: str) -> set[str]:
     """Agent ids a workflow node may name without the ``agent-not-registered`` warning: the
@@ -119,10 +160,13 @@ def create_agent(services: Services, workspace: Workspace, request: CreateAgent)
 
     def job(tx):
         now = services.clock.now()
-        tx.execute("INSERT INTO agents VALUES (?, ?, false, ?, ?, ?, 1, ?, ?, nextval('agent_list_keys'))",
-                   [ws, agent_id, request.name, request.description, request.enabled, now, now])
-        tx.execute("INSERT INTO agent_versions VALUES (?, ?, 1, ?, ?, ?)",
-                   [ws, agent_id, request.instructions, config, now])
+        tx.execute(
+            "INSERT INTO agents VALUES (?, ?, false, ?, ?, ?, 1, ?, ?, nextval('agent_list_keys'))",
+            [ws, agent_id, request.name, request.description, request.enabled, now, now],
+        )
+        tx.execute(
+            "INSERT INTO agent_versions VALUES (?, ?, 1, ?, ?, ?)", [ws, agent_id, request.instructions, config, now]
+        )
 
     services.store.write(job)
     return _success("agent created", {"agentId": agent_id})
@@ -141,8 +185,10 @@ def get_agent(services: Services, workspace: Workspace, request: GetAgent) -> di
     current = row[5]
     if request.version is not None and request.version != current:
         if request.version > current:
-            raise ApiError(ErrorCode.NOT_FOUND,
-                           f"agent {agent_id} has no version {request.version} (the current version is {current})")
+            raise ApiError(
+                ErrorCode.NOT_FOUND,
+                f"agent {agent_id} has no version {request.version} (the current version is {current})",
+            )
         row = row[:5] + (request.version,) + row[6:]
     return _success("agent found", _view(row))
 
@@ -157,17 +203,26 @@ def _list_agents(services: Services, workspace: Workspace, request: GetAgent) ->
         raise ApiError(ErrorCode.INVALID_ARGUMENT, "data.pageToken: not a cursor this API returned")
     rows = []
     if after < 0:
-        stored = {r[0]: r for r in read(f"SELECT {_COLUMNS} {_JOIN.format(version='a.version')} "
-                                        "WHERE a.workspace_id = ? AND a.built_in", [ws]).fetchall()}
+        stored = {
+            r[0]: r
+            for r in read(
+                f"SELECT {_COLUMNS} {_JOIN.format(version='a.version')} WHERE a.workspace_id = ? AND a.built_in", [ws]
+            ).fetchall()
+        }
         missing = [b.agent_id for b in BUILT_IN if b.agent_id not in stored]
         created = _workspace_created(read, ws) if missing else 0
-        rows = [stored.get(b.agent_id) or _default_row(b.agent_id, created)
-                for b in BUILT_IN if _BUILT_IN_KEY[b.agent_id] > after]
+        rows = [
+            stored.get(b.agent_id) or _default_row(b.agent_id, created)
+            for b in BUILT_IN
+            if _BUILT_IN_KEY[b.agent_id] > after
+        ]
         rows = [r[:-1] + (_BUILT_IN_KEY[r[0]],) for r in rows]
     if len(rows) <= size:
-        rows += read(f"SELECT {_COLUMNS} {_JOIN.format(version='a.version')} "
-                     "WHERE a.workspace_id = ? AND NOT a.built_in AND a.list_key > ? ORDER BY a.list_key LIMIT ?",
-                     [ws, max(after, 0), size + 1 - len(rows)]).fetchall()
+        rows += read(
+            f"SELECT {_COLUMNS} {_JOIN.format(version='a.version')} "
+            "WHERE a.workspace_id = ? AND NOT a.built_in AND a.list_key > ? ORDER BY a.list_key LIMIT ?",
+            [ws, max(after, 0), size + 1 - len(rows)],
+        ).fetchall()
     views = [_view(r) for r in rows[:size]]
     size = fitting(len(json.dumps(v, separators=(",", ":"))) for v in views)  # PAGE_MAX_BYTES
     more = len(rows) > size
@@ -183,9 +238,11 @@ def update_agent(services: Services, workspace: Workspace, request: UpdateAgent)
     ws, agent_id = workspace.workspace_id, request.agent_id
     built_in = agent_id in _BY_ID
     if built_in and request.enabled is None:
-        raise ApiError(ErrorCode.INVALID_ARGUMENT,
-                       f"data.enabled: field required for built-in agent {agent_id} "
-                       "(built-in agents support only enabled; name and description cannot change)")
+        raise ApiError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"data.enabled: field required for built-in agent {agent_id} "
+            "(built-in agents support only enabled; name and description cannot change)",
+        )
 
     def job(tx):
         now = services.clock.now()
@@ -196,19 +253,35 @@ def update_agent(services: Services, workspace: Workspace, request: UpdateAgent)
                 "INSERT INTO agents VALUES (?, ?, true, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT (workspace_id, agent_id) "
                 "DO UPDATE SET updated_at = CASE WHEN agents.enabled = excluded.enabled THEN agents.updated_at "
                 "ELSE ? END, enabled = excluded.enabled",
-                [ws, agent_id, _BY_ID[agent_id].name, _BY_ID[agent_id].description, request.enabled, created,
-                 created if request.enabled else now, _BUILT_IN_KEY[agent_id], now])
+                [
+                    ws,
+                    agent_id,
+                    _BY_ID[agent_id].name,
+                    _BY_ID[agent_id].description,
+                    request.enabled,
+                    created,
+                    created if request.enabled else now,
+                    _BUILT_IN_KEY[agent_id],
+                    now,
+                ],
+            )
             return
-        row = tx.execute("SELECT name, description, enabled FROM agents WHERE workspace_id = ? AND agent_id = ?",
-                         [ws, agent_id]).fetchone()
+        row = tx.execute(
+            "SELECT name, description, enabled FROM agents WHERE workspace_id = ? AND agent_id = ?", [ws, agent_id]
+        ).fetchone()
         if row is None:
             raise _not_found(agent_id)
-        wanted = (request.name if request.name is not None else row[0],
-                  request.description if request.description is not None else row[1],
-                  request.enabled if request.enabled is not None else row[2])
+        wanted = (
+            request.name if request.name is not None else row[0],
+            request.description if request.description is not None else row[1],
+            request.enabled if request.enabled is not None else row[2],
+        )
         if wanted != tuple(row):
-            tx.execute("UPDATE agents SET name = ?, description = ?, enabled = ?, updated_at = ? "
-                       "WHERE workspace_id = ? AND agent_id = ?", [*wanted, now, ws, agent_id])
+            tx.execute(
+                "UPDATE agents SET name = ?, description = ?, enabled = ?, updated_at = ? "
+                "WHERE workspace_id = ? AND agent_id = ?",
+                [*wanted, now, ws, agent_id],
+            )
 
     services.store.write(job)
     nothing = request.name is None and request.description is None and request.enabled is None
@@ -238,11 +311,15 @@ def update_agent_version(services: Services, workspace: Workspace, request: Upda
         values = [(ws, agent_id, version, instructions, config, now)]
         if built_in and current == 1:  # keep version 1 (the catalogue's) next to version 2
             values.insert(0, (ws, agent_id, 1, _BY_ID[agent_id].instructions, None, row[6]))
-        tx.execute("INSERT OR IGNORE INTO agent_versions VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(values)),
-                   [v for value in values for v in value])
-        tx.execute("INSERT INTO agents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, agent_id) "
-                   "DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at",
-                   [ws, agent_id, built_in, row[2], row[3], row[4], version, row[6], now, row[10]])
+        tx.execute(
+            "INSERT OR IGNORE INTO agent_versions VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(values)),
+            [v for value in values for v in value],
+        )
+        tx.execute(
+            "INSERT INTO agents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, agent_id) "
+            "DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at",
+            [ws, agent_id, built_in, row[2], row[3], row[4], version, row[6], now, row[10]],
+        )
         return version
 
     version = services.store.write(job)
@@ -250,6 +327,7 @@ def update_agent_version(services: Services, workspace: Workspace, request: Upda
 
 
 # ------------------------------------------------------------------ prompt validation
+
 
 def validate_prompt(services: Services, workspace: Workspace, request: ValidatePrompt) -> dict:
     fields = [f.dump() for f in request.user_context_fields or []]

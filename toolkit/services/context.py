@@ -40,12 +40,12 @@ class Services:
     clock: Any = field(default_factory=SystemClock)
     ids: Any = field(default_factory=SystemIds)
     runner: AgentRunner = field(default_factory=DefaultAgentRunner)
-    plans: dict = field(default_factory=dict)        # (workspace, definition, version) -> (Plan, view)
-    states: dict = field(default_factory=dict)       # execution id -> ExecutionState (writer thread only)
-    heads: dict = field(default_factory=dict)        # (workspace, definition) -> current row (writer only)
-    listeners: list = field(default_factory=list)    # callables(CommitNotice)
-    quotas: Quotas = field(default_factory=Quotas)   # what one workspace may store
-    stored: dict = field(default_factory=dict)       # workspace -> executions stored (writer only)
+    plans: dict = field(default_factory=dict)  # (workspace, definition, version) -> (Plan, view)
+    states: dict = field(default_factory=dict)  # execution id -> ExecutionState (writer thread only)
+    heads: dict = field(default_factory=dict)  # (workspace, definition) -> current row (writer only)
+    listeners: list = field(default_factory=list)  # callables(CommitNotice)
+    quotas: Quotas = field(default_factory=Quotas)  # what one workspace may store
+    stored: dict = field(default_factory=dict)  # workspace -> executions stored (writer only)
     lock: threading.Lock = field(default_factory=threading.Lock)
     webhook_policy: WebhookPolicy = field(default_factory=WebhookPolicy)  # where dispatch lets webhooks go
 

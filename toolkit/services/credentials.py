@@ -52,8 +52,11 @@ def token_workspace(store: Store, auth_token: str) -> str:
 def rotate_key(store: Store, workspace_id: str) -> str:
     """A new API key for the workspace, returned once; the old one stops working at once."""
     api_key = "ak_" + secrets.token_urlsafe(24)
-    store.write(lambda tx: tx.execute("UPDATE workspaces SET api_key_hash = ? WHERE workspace_id = ?",
-                                      [_hash(api_key), workspace_id]))
+    store.write(
+        lambda tx: tx.execute(
+            "UPDATE workspaces SET api_key_hash = ? WHERE workspace_id = ?", [_hash(api_key), workspace_id]
+        )
+    )
     credentials_changed(store)
     return api_key
 
@@ -61,8 +64,12 @@ def rotate_key(store: Store, workspace_id: str) -> str:
 def issue_token(store: Store, workspace_id: str, *, now_ms: int) -> str:
     """One more auth token for the workspace, returned once."""
     auth_token = "at_" + secrets.token_urlsafe(32)
-    store.write(lambda tx: tx.execute("INSERT INTO auth_tokens (token_hash, workspace_id, created_at) VALUES (?, ?, ?)",
-                                      [_hash(auth_token), workspace_id, now_ms]))
+    store.write(
+        lambda tx: tx.execute(
+            "INSERT INTO auth_tokens (token_hash, workspace_id, created_at) VALUES (?, ?, ?)",
+            [_hash(auth_token), workspace_id, now_ms],
+        )
+    )
     return auth_token
 
 
@@ -77,8 +84,10 @@ def revoke_token(store: Store, auth_token: str, *, allow_last: bool = False) -> 
             raise CredentialError("no workspace has this auth token")
         (left,) = tx.execute("SELECT count(*) FROM auth_tokens WHERE workspace_id = ?", [row[0]]).fetchone()
         if left == 1 and not allow_last:
-            raise CredentialError(f"this is the last auth token of workspace {row[0]}: issue a new one first "
-                                  "(or revoke it anyway, leaving the workspace without access)")
+            raise CredentialError(
+                f"this is the last auth token of workspace {row[0]}: issue a new one first "
+                "(or revoke it anyway, leaving the workspace without access)"
+            )
         tx.execute("DELETE FROM auth_tokens WHERE token_hash = ?", [token_hash])
         return row[0]
 
@@ -114,7 +123,9 @@ def verification_secrets(store: Store, workspace_id: str, *, now_ms: int) -> lis
     rows = store.read(
         "SELECT jwt_secret FROM (SELECT jwt_secret, 9223372036854775807 AS k FROM workspaces WHERE workspace_id = ? "
         "UNION ALL SELECT jwt_secret, retired_at FROM retired_secrets WHERE workspace_id = ? AND accepted_until > ?) "
-        "ORDER BY k DESC", [workspace_id, workspace_id, now_ms]).fetchall()
+        "ORDER BY k DESC",
+        [workspace_id, workspace_id, now_ms],
+    ).fetchall()
     return [secret for (secret,) in rows]
 
 

@@ -31,8 +31,10 @@ def gauges(services: Services, now_ms: int) -> Gauges:
     by_status = dict(read("SELECT status, count(*) FROM executions GROUP BY status").fetchall())
     waiting = read(
         "SELECT count(*) FROM (SELECT unnest(json_extract_string(state, '$.steps[*].status')) AS s "
-        "FROM executions WHERE status = 'running') WHERE s = 'waiting'").fetchone()[0]
-    due = read("SELECT count(*) FROM executions WHERE status = 'running' AND next_deadline <= ?",
-               [now_ms]).fetchone()[0]
+        "FROM executions WHERE status = 'running') WHERE s = 'waiting'"
+    ).fetchone()[0]
+    due = read("SELECT count(*) FROM executions WHERE status = 'running' AND next_deadline <= ?", [now_ms]).fetchone()[
+        0
+    ]
     pending, oldest = read("SELECT count(*), min(created_at) FROM outbox WHERE status = 'pending'").fetchone()
     return Gauges(by_status, waiting, due, pending, oldest)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.limits import MAX_CURSOR_KEY, PAGE_MAX_BYTES
@@ -44,8 +44,10 @@ def decode_cursor(cursor: str | None, field: str = "cursor", minimum: int = 0) -
         raise ApiError(ErrorCode.INVALID_ARGUMENT, f"data.{field}: not a cursor this API returned") from None
     key = int(match.group(1))
     if not minimum <= key <= MAX_CURSOR_KEY:
-        raise ApiError(ErrorCode.INVALID_ARGUMENT, f"data.{field}: not a cursor this API returned "
-                                                   f"(its position is outside {minimum} to 2^63-1)")
+        raise ApiError(
+            ErrorCode.INVALID_ARGUMENT,
+            f"data.{field}: not a cursor this API returned (its position is outside {minimum} to 2^63-1)",
+        )
     return key
 
 
@@ -77,12 +79,12 @@ class Filters:
     def __init__(self, clause: str, *params) -> None:
         self.clauses, self.params = [clause], list(params)
 
-    def add(self, clause: str, *params) -> "Filters":
+    def add(self, clause: str, *params) -> Filters:
         self.clauses.append(clause)
         self.params.extend(params)
         return self
 
-    def equal(self, **columns) -> "Filters":
+    def equal(self, **columns) -> Filters:
         for column, value in columns.items():
             if value is not None:
                 self.add(f"{column} = ?", value)
@@ -93,9 +95,19 @@ class Filters:
         return " AND ".join(self.clauses)
 
 
-def keyset_page(read, select: str, filters: Filters, key: str, cursor: str | None, page_size: int, *,
-                field: str = "cursor", descending: bool = False, size_of=None,
-                last_key: int | None = None) -> tuple[list, str | None]:
+def keyset_page(
+    read,
+    select: str,
+    filters: Filters,
+    key: str,
+    cursor: str | None,
+    page_size: int,
+    *,
+    field: str = "cursor",
+    descending: bool = False,
+    size_of=None,
+    last_key: int | None = None,
+) -> tuple[list, str | None]:
     """One page of ``SELECT {select} WHERE {filters}`` in ``key`` order, after ``cursor``; the
     key must be the last selected column. Returns ``(rows, next cursor or None)``: one row
     more than the page is read to know whether another page exists. With ``size_of(row)``
@@ -108,8 +120,10 @@ def keyset_page(read, select: str, filters: Filters, key: str, cursor: str | Non
     else:
         if after is not None:
             filters.add(f"{key} {'<' if descending else '>'} ?", after)
-        rows = read(f"SELECT {select} WHERE {filters.sql} ORDER BY {key}{' DESC' if descending else ''} LIMIT ?",
-                    filters.params + [page_size + 1]).fetchall()
+        rows = read(
+            f"SELECT {select} WHERE {filters.sql} ORDER BY {key}{' DESC' if descending else ''} LIMIT ?",
+            filters.params + [page_size + 1],
+        ).fetchall()
     size = min(page_size, len(rows))
     if size_of is not None:
         size = fitting(size_of(r) for r in rows[:size])
@@ -131,7 +145,9 @@ def _in_windows(read, select: str, filters: Filters, key: str, after: int, limit
     low, width = after, FIRST_WINDOW
     while len(rows) < limit and low < last_key:
         high = low + width
-        rows += read(f"SELECT {select} WHERE {filters.sql} AND {key} > ? AND {key} <= ? ORDER BY {key} LIMIT ?",
-                     filters.params + [low, high, limit - len(rows)]).fetchall()
+        rows += read(
+            f"SELECT {select} WHERE {filters.sql} AND {key} > ? AND {key} <= ? ORDER BY {key} LIMIT ?",
+            filters.params + [low, high, limit - len(rows)],
+        ).fetchall()
         low, width = high, width * 4
     return rows

@@ -22,16 +22,18 @@ if TYPE_CHECKING:  # pragma: no cover
 class Quotas:
     """Per-workspace storage limits; 0 turns one off."""
 
-    max_definitions: int = 10_000    # every definition ever created, deleted ones included (ids stay reserved)
+    max_definitions: int = 10_000  # every definition ever created, deleted ones included (ids stay reserved)
     max_executions: int = 1_000_000  # executions stored, whatever their status
 
 
 def _exhausted(what: str, limit: int) -> ApiError:
-    return ApiError(ErrorCode.RESOURCE_EXHAUSTED,
-                    f"workspace quota: at most {limit} {what} may be stored (the server's --max-{what} setting)")
+    return ApiError(
+        ErrorCode.RESOURCE_EXHAUSTED,
+        f"workspace quota: at most {limit} {what} may be stored (the server's --max-{what} setting)",
+    )
 
 
-def check_definition_quota(services: "Services", tx, workspace_id: str) -> None:
+def check_definition_quota(services: Services, tx, workspace_id: str) -> None:
     """Raise RESOURCE_EXHAUSTED when the workspace already stores ``max_definitions``."""
     limit = services.quotas.max_definitions
     if limit <= 0:
@@ -41,7 +43,7 @@ def check_definition_quota(services: "Services", tx, workspace_id: str) -> None:
         raise _exhausted("definitions", limit)
 
 
-def take_execution_quota(services: "Services", tx, workspace_id: str) -> None:
+def take_execution_quota(services: Services, tx, workspace_id: str) -> None:
     """Count one more execution for the workspace, or raise RESOURCE_EXHAUSTED at the limit."""
     limit = services.quotas.max_executions
     if limit <= 0:

@@ -53,25 +53,39 @@ class PruneReport:
     cutoff_ms: int
     dry_run: bool
     executions: int = 0
-    rows: dict[str, int] = field(default_factory=dict)       # removed (or, dry run, to remove) per table
-    archived: dict[str, int] = field(default_factory=dict)   # rows written to the archive per table
-    mirror: dict | None = None                                # the mirror's compaction, when there is one
-    execution_ids: list[str] = field(default_factory=list)   # dry run: the executions that would go
+    rows: dict[str, int] = field(default_factory=dict)  # removed (or, dry run, to remove) per table
+    archived: dict[str, int] = field(default_factory=dict)  # rows written to the archive per table
+    mirror: dict | None = None  # the mirror's compaction, when there is one
+    execution_ids: list[str] = field(default_factory=list)  # dry run: the executions that would go
 
     def add(self, counts: dict[str, int], into: dict[str, int]) -> None:
         for table, n in counts.items():
             into[table] = into.get(table, 0) + n
 
     def to_json(self) -> dict:
-        out = {"cutoffMs": self.cutoff_ms, "dryRun": self.dry_run, "executions": self.executions,
-               "rows": self.rows, "archived": self.archived, "mirror": self.mirror}
+        out = {
+            "cutoffMs": self.cutoff_ms,
+            "dryRun": self.dry_run,
+            "executions": self.executions,
+            "rows": self.rows,
+            "archived": self.archived,
+            "mirror": self.mirror,
+        }
         if self.dry_run:
             out["executionIds"] = self.execution_ids
         return out
 
 
-def prune(store, *, older_than_ms: int, now_ms: int, archive: str | Path | None = None, dry_run: bool = False,
-          mirror=None, round_size: int = ROUND_SIZE) -> PruneReport:
+def prune(
+    store,
+    *,
+    older_than_ms: int,
+    now_ms: int,
+    archive: str | Path | None = None,
+    dry_run: bool = False,
+    mirror=None,
+    round_size: int = ROUND_SIZE,
+) -> PruneReport:
     """Remove the finished executions of ``store`` that ended before ``now_ms - older_than_ms``
     (see the module docstring); ``archive`` first writes them to that folder
     (:func:`toolkit.analytics.archive.archive_executions`), ``dry_run`` only counts them,

@@ -54,8 +54,10 @@ def create_workspace(store: Store, label: str = "default", *, dev: bool = False,
             "VALUES (?, ?, ?, ?, ?, ?)",
             [workspace_id, _hash(api_key), DEV_LABEL if dev else label, dev, secrets.token_urlsafe(48), now_ms],
         )
-        tx.execute("INSERT INTO auth_tokens (token_hash, workspace_id, created_at) VALUES (?, ?, ?)",
-                   [_hash(auth_token), workspace_id, now_ms])
+        tx.execute(
+            "INSERT INTO auth_tokens (token_hash, workspace_id, created_at) VALUES (?, ?, ?)",
+            [_hash(auth_token), workspace_id, now_ms],
+        )
 
     store.write(job)
     credentials_changed(store)
@@ -68,15 +70,16 @@ def has_dev_workspace(store: Store) -> bool:
 
 def unauthenticated() -> ApiError:
     """The one answer to wrong service credentials: it does not say which header was wrong."""
-    return ApiError(ErrorCode.UNAUTHENTICATED,
-                    "missing or invalid service credentials (x-service-api-key, x-service-auth-token)")
+    return ApiError(
+        ErrorCode.UNAUTHENTICATED, "missing or invalid service credentials (x-service-api-key, x-service-auth-token)"
+    )
 
 
 # What a lookup compares against when the key or the token is not stored: hashes no secret has.
 _NO_KEY, _NO_TOKEN = "k" * 64, "t" * 64
 
 
-_EPOCHS: "weakref.WeakKeyDictionary[Store, int]" = weakref.WeakKeyDictionary()
+_EPOCHS: weakref.WeakKeyDictionary[Store, int] = weakref.WeakKeyDictionary()
 
 
 def credentials_changed(store: Store) -> None:
@@ -91,8 +94,8 @@ class Authenticator:
     A lookup in the database does the same work whatever it finds: two lookups, one per
     hash, each fetching a row whether or not the hash is stored (see ``_anchors``), then
     constant-time comparisons (against dummies when the key or the token is unknown), so the
-    time taken tells neither whether the key exists nor which header was wrong. A pair the database confirmed is remembered (by its hashes) until
-    :func:`credentials_changed` is called for the store — every change in
+    time taken tells neither whether the key exists nor which header was wrong. A pair the database confirmed is
+    remembered (by its hashes) until :func:`credentials_changed` is called for the store — every change in
     :mod:`toolkit.services.credentials` calls it once committed — so a rotated key or a
     revoked token stops working with the next request. Only whole, valid pairs are
     remembered: a guess never is, and always takes the database path."""
@@ -132,10 +135,14 @@ class Authenticator:
         # Two lookups, both run whatever the first finds, each by its hash and by an anchor: a
         # hash some row has. A row is fetched whether or not the caller's hash is stored (a
         # fetched row costs DuckDB far more than a miss), so a known key takes no longer.
-        keys = self.store.read("SELECT workspace_id, label, dev, jwt_secret, advanced_queries, api_key_hash "
-                               "FROM workspaces WHERE api_key_hash IN (?, ?)", [key_hash, key_anchor]).fetchall()
-        tokens = self.store.read("SELECT workspace_id, token_hash FROM auth_tokens WHERE token_hash IN (?, ?)",
-                                 [token_hash, token_anchor]).fetchall()
+        keys = self.store.read(
+            "SELECT workspace_id, label, dev, jwt_secret, advanced_queries, api_key_hash "
+            "FROM workspaces WHERE api_key_hash IN (?, ?)",
+            [key_hash, key_anchor],
+        ).fetchall()
+        tokens = self.store.read(
+            "SELECT workspace_id, token_hash FROM auth_tokens WHERE token_hash IN (?, ?)", [token_hash, token_anchor]
+        ).fetchall()
         row = (None,) * 6
         for candidate in keys:
             if hmac.compare_digest(candidate[5], key_hash):

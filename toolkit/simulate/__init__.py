@@ -32,8 +32,24 @@ from toolkit.simulate.records import outcome
 from toolkit.simulate.results import BatchWriter, Summary, connect, summarise
 from toolkit.simulate.script import Script
 
-__all__ = ["Calibration", "calibrate", "WhatIf", "whatif", "Policy", "Script", "Summary", "SimulationResult", "ScriptedRun", "Interval", "Intervals", "simulate",
-           "run_script", "to_plan", "run_rng", "EPOCH_MS"]
+__all__ = [
+    "Calibration",
+    "calibrate",
+    "WhatIf",
+    "whatif",
+    "Policy",
+    "Script",
+    "Summary",
+    "SimulationResult",
+    "ScriptedRun",
+    "Interval",
+    "Intervals",
+    "simulate",
+    "run_script",
+    "to_plan",
+    "run_rng",
+    "EPOCH_MS",
+]
 
 # The default ``startAt``, 2026-01-01T00:00:00Z, so timestamps read as real dates.
 EPOCH_MS = Policy().start_ms
@@ -53,8 +69,9 @@ class SimulationResult:
     ``outcomes`` on ``con``, the :class:`Summary` over every run, and with ``replications``
     of 2 or more the :class:`Intervals` (``metric -> Interval(mean, low, high)``)."""
 
-    def __init__(self, con, summary: Summary, runs: int, seed: int, replications: int = 1,
-                 intervals: Intervals | None = None):
+    def __init__(
+        self, con, summary: Summary, runs: int, seed: int, replications: int = 1, intervals: Intervals | None = None
+    ):
         self.con = con
         self.summary = summary
         self.runs = runs
@@ -73,9 +90,21 @@ class SimulationResult:
         """One run's event log as dicts (``data`` decoded), in ``seq`` order."""
         rows = self.con.execute(
             "SELECT seq, event_id, type, step_id, timestamp, correlation_id, data FROM events "
-            "WHERE run = ? AND (external OR NOT ?) ORDER BY seq", [run, external_only]).fetchall()
-        return [{"eventId": eid, "seq": seq, "type": t, "stepId": sid, "timestamp": ts, "correlationId": cid,
-                 "data": json.loads(data)} for seq, eid, t, sid, ts, cid, data in rows]
+            "WHERE run = ? AND (external OR NOT ?) ORDER BY seq",
+            [run, external_only],
+        ).fetchall()
+        return [
+            {
+                "eventId": eid,
+                "seq": seq,
+                "type": t,
+                "stepId": sid,
+                "timestamp": ts,
+                "correlationId": cid,
+                "data": json.loads(data),
+            }
+            for seq, eid, t, sid, ts, cid, data in rows
+        ]
 
     def to_json(self) -> dict:
         """The summary, and the intervals when there are replications (``collab simulate --json``)."""
@@ -89,9 +118,18 @@ class SimulationResult:
         return text + (f"\n{self.intervals}" if self.intervals is not None else "")
 
 
-def simulate(definition, runs: int = 1000, seed: int = 0, policy=None, script=None,
-             db: str | Path | None = None, progress=None, batch_runs: int = 1000, replications: int = 1,
-             workers: int = 1) -> SimulationResult:
+def simulate(
+    definition,
+    runs: int = 1000,
+    seed: int = 0,
+    policy=None,
+    script=None,
+    db: str | Path | None = None,
+    progress=None,
+    batch_runs: int = 1000,
+    replications: int = 1,
+    workers: int = 1,
+) -> SimulationResult:
     """Run ``runs`` executions of ``definition`` (``runs × replications`` with replications)
     and store everything in DuckDB.
 
@@ -112,15 +150,23 @@ def simulate(definition, runs: int = 1000, seed: int = 0, policy=None, script=No
 
     if runs < 1 or replications < 1 or workers < 1 or batch_runs < 1:
         raise ValueError("runs, replications, workers and batch_runs must be at least 1")
-    job = Job(to_plan(definition), Policy.load(policy), Script.load(script) if script is not None else None,
-              seed, runs, replications, batch_runs)
+    job = Job(
+        to_plan(definition),
+        Policy.load(policy),
+        Script.load(script) if script is not None else None,
+        seed,
+        runs,
+        replications,
+        batch_runs,
+    )
     job.resolved  # noqa: B018 - resolve in the parent: a bad policy fails here, before any worker starts
     total = runs * replications
     con = connect(db, seed)
     writer = BatchWriter(con)
     report = progress if callable(progress) else None
-    bar = tqdm(total=total, unit="run",
-               disable=callable(progress) or not (progress if progress is not None else total >= 5000))
+    bar = tqdm(
+        total=total, unit="run", disable=callable(progress) or not (progress if progress is not None else total >= 5000)
+    )
     done = 0
     # The loop allocates millions of short-lived objects and no reference cycles; the cyclic
     # collector would otherwise rescan the growing buffers over and over.
@@ -156,8 +202,15 @@ class ScriptedRun:
         self.events = log.events
         self.errors = log.script_errors
         status, reason, path, iterations, cycle, breaches, steps = outcome(log)
-        self.outcome = {"status": status, "failureReason": reason, "path": path.split(">") if path else [],
-                        "iterations": iterations, "cycleTimeMs": cycle, "breaches": breaches, "steps": steps}
+        self.outcome = {
+            "status": status,
+            "failureReason": reason,
+            "path": path.split(">") if path else [],
+            "iterations": iterations,
+            "cycleTimeMs": cycle,
+            "breaches": breaches,
+            "steps": steps,
+        }
         self.script = script
 
     @property
@@ -191,8 +244,16 @@ def run_script(definition, script, policy=None, seed: int = 0) -> ScriptedRun:
     resolved = ResolvedPolicy(Policy.load(policy), plan) if policy is not None else None
     horizon = resolved.horizon_ms if resolved else Policy().horizon_ms
     start = resolved.start_ms if resolved else EPOCH_MS
-    log = run_execution(plan, execution_id=f"script-{seed}", start_ms=start, rng=run_rng(seed, 0),
-                        behaviour=resolved, script=script, trigger_context=script.input, horizon_ms=horizon)
+    log = run_execution(
+        plan,
+        execution_id=f"script-{seed}",
+        start_ms=start,
+        rng=run_rng(seed, 0),
+        behaviour=resolved,
+        script=script,
+        trigger_context=script.input,
+        horizon_ms=horizon,
+    )
     return ScriptedRun(log, script)
 
 

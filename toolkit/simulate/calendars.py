@@ -41,8 +41,9 @@ class Calendar(ApiModel):
 
     time_zone: str = "UTC"
     weekdays: Annotated[list[Weekday], Field(min_length=1)] = ["mon", "tue", "wed", "thu", "fri"]
-    hours: Annotated[list[Annotated[list[float], Field(min_length=2, max_length=2)]],
-                     Field(min_length=1)] = [[9.0, 17.0]]
+    hours: Annotated[list[Annotated[list[float], Field(min_length=2, max_length=2)]], Field(min_length=1)] = [
+        [9.0, 17.0]
+    ]
     holidays: list[str] = []
 
     @field_validator("time_zone")
@@ -75,7 +76,7 @@ class Calendar(ApiModel):
             previous = end
         return self
 
-    def working_time(self) -> "WorkingTime":
+    def working_time(self) -> WorkingTime:
         """The calendar as the driver uses it (working intervals in epoch ms, cached per day)."""
         return WorkingTime(self)
 
@@ -101,8 +102,10 @@ class WorkingTime:
         out: tuple[tuple[int, int], ...] = ()
         if date.weekday() in self.weekdays and day not in self.holidays:
             midnight_local = (day - _EPOCH_DAY) * _DAY_MS
-            out = tuple((midnight_local + a - self._offset_ms(date, a), midnight_local + b - self._offset_ms(date, b))
-                        for a, b in self.hours_ms)
+            out = tuple(
+                (midnight_local + a - self._offset_ms(date, a), midnight_local + b - self._offset_ms(date, b))
+                for a, b in self.hours_ms
+            )
         self._days[day] = out
         return out
 

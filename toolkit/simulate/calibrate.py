@@ -66,21 +66,29 @@ class Calibration:
     def table(self) -> str:
         """The report as plain text: one line per fitted figure with its count and interval."""
         r = self.report
-        lines = [f"calibrated {r['definitionId']} from {r['executions']} executions "
-                 f"({r['window']['since']} .. {r['window']['until']})",
-                 f"latency criterion: {r['latencyCriterion']}"]
+        lines = [
+            f"calibrated {r['definitionId']} from {r['executions']} executions "
+            f"({r['window']['since']} .. {r['window']['until']})",
+            f"latency criterion: {r['latencyCriterion']}",
+        ]
         for who, row in r["reviewers"].items():
             a, s = row["approve"], row["respond"]
             lines.append(f"  reviewer {who}: approve {_pct(a)}  respond {_pct(s)}  latency {_latency(row['latency'])}")
         for node, row in r["agents"].items():
-            lines.append(f"  agent {node}: fail {_pct(row['fail'])}  outputs {row['outputs']['distinct']}  "
-                         f"latency {_latency(row['latency'])}")
+            lines.append(
+                f"  agent {node}: fail {_pct(row['fail'])}  outputs {row['outputs']['distinct']}  "
+                f"latency {_latency(row['latency'])}"
+            )
         for node, row in r["resolutions"].items():
-            lines.append(f"  resolutions {node}: success {_pct(row['success'])}  approve {_pct(row['approve'])}  "
-                         f"latency {_latency(row['latency'])}")
+            lines.append(
+                f"  resolutions {node}: success {_pct(row['success'])}  approve {_pct(row['approve'])}  "
+                f"latency {_latency(row['latency'])}"
+            )
         for who, row in r["calendars"].items():
-            lines.append(f"  calendar {who}: {row['weekdays']} {row['hours']} UTC (n={row['n']}, "
-                         f"first action {row['earliestHour']:.2f}h, last {row['latestHour']:.2f}h)")
+            lines.append(
+                f"  calendar {who}: {row['weekdays']} {row['hours']} UTC (n={row['n']}, "
+                f"first action {row['earliestHour']:.2f}h, last {row['latestHour']:.2f}h)"
+            )
         arr = r["arrivals"]
         lines.append(f"  arrivals: every {arr['arrivalIntervalMs']} ms from {arr['startAt']} (n={arr['n']})")
         for item in r["fallbacks"]:
@@ -100,8 +108,10 @@ def _pct(figure: dict | None) -> str:
 def _latency(figure: dict | None) -> str:
     if not figure:
         return "-"
-    return (f"{figure['chosen']} median {figure['medianMs']:.0f} ms "
-            f"[{figure['medianLow']:.0f}, {figure['medianHigh']:.0f}] (n={figure['n']})")
+    return (
+        f"{figure['chosen']} median {figure['medianMs']:.0f} ms "
+        f"[{figure['medianLow']:.0f}, {figure['medianHigh']:.0f}] (n={figure['n']})"
+    )
 
 
 def open_source(source) -> duckdb.DuckDBPyConnection:
@@ -122,12 +132,12 @@ def _ms(value) -> int | None:
         return value
     moment = value if isinstance(value, dt.datetime) else dt.datetime.fromisoformat(str(value))
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.timezone.utc)
+        moment = moment.replace(tzinfo=dt.UTC)
     return int(moment.timestamp() * 1000)
 
 
 def _iso(ms: int) -> str:
-    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
 def _chance(successes: int, n: int) -> dict:
@@ -141,32 +151,42 @@ def calibrate(source, definition_id: str, since=None, until=None) -> Calibration
     ``LookupError`` when no execution of the definition is in the window."""
     con = open_source(source)
     since_ms, until_ms = _ms(since), _ms(until)
-    con.execute("CREATE OR REPLACE TEMP TABLE _cal_x AS SELECT execution_id, started_at FROM executions "
-                "WHERE definition_id = $d AND ($s IS NULL OR started_at >= $s) AND ($u IS NULL OR started_at < $u)",
-                {"d": definition_id, "s": since_ms, "u": until_ms})
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _cal_x AS SELECT execution_id, started_at FROM executions "
+        "WHERE definition_id = $d AND ($s IS NULL OR started_at >= $s) AND ($u IS NULL OR started_at < $u)",
+        {"d": definition_id, "s": since_ms, "u": until_ms},
+    )
     n, first, last = con.execute("SELECT count(*), min(started_at), max(started_at) FROM _cal_x").fetchone()
     if not n:
-        raise LookupError(f"no execution of definition {definition_id!r} in the log"
-                          + (" in the given window" if since_ms is not None or until_ms is not None else ""))
+        raise LookupError(
+            f"no execution of definition {definition_id!r} in the log"
+            + (" in the given window" if since_ms is not None or until_ms is not None else "")
+        )
     # Scoping every read to the definition's executions costs a join per table: skip it when
     # the log holds nothing else.
     whole = since_ms is None and until_ms is None and n == con.execute("SELECT count(*) FROM executions").fetchone()[0]
     scope = "" if whole else "SEMI JOIN _cal_x x ON x.execution_id = {t}.execution_id"
     _prepare(con, scope)
     policy: dict = {"startAt": _iso(first)}
-    report: dict = {"definitionId": definition_id, "executions": n,
-                    "window": {"since": _iso(since_ms) if since_ms is not None else _iso(first),
-                               "until": _iso(until_ms) if until_ms is not None else _iso(last)},
-                    "latencyCriterion": "the lower Kolmogorov-Smirnov distance of exponential and log-normal "
-                                        "(maximum-likelihood fits); the empirical distribution when the KS test "
-                                        "rejects both at 5% (distance > 1.36/sqrt(n) + 1/200, the quantile "
-                                        "grid's resolution)",
-                    "fallbacks": []}
+    report: dict = {
+        "definitionId": definition_id,
+        "executions": n,
+        "window": {
+            "since": _iso(since_ms) if since_ms is not None else _iso(first),
+            "until": _iso(until_ms) if until_ms is not None else _iso(last),
+        },
+        "latencyCriterion": "the lower Kolmogorov-Smirnov distance of exponential and log-normal "
+        "(maximum-likelihood fits); the empirical distribution when the KS test "
+        "rejects both at 5% (distance > 1.36/sqrt(n) + 1/200, the quantile "
+        "grid's resolution)",
+        "fallbacks": [],
+    }
     calendars = _calendars(con, report)
     report["calendars"] = calendars
     if calendars:
-        policy["calendars"] = {who: {"timeZone": "UTC", "weekdays": c["weekdays"], "hours": [c["hours"]]}
-                               for who, c in calendars.items()}
+        policy["calendars"] = {
+            who: {"timeZone": "UTC", "weekdays": c["weekdays"], "hours": [c["hours"]]} for who, c in calendars.items()
+        }
     policy["reviewers"] = _reviewers(con, calendars, report)
     agents, resolutions = _agents(con, report), _resolutions(con, report)
     if agents:
@@ -190,22 +210,30 @@ def _prepare(con, scope: str) -> None:
     ``step.awaiting-approval`` with its start, on a server as in the simulator), so latencies
     run from the step's ``started_at``: no second pass over the events for the waiting ones."""
     # One JSON parse per response for its three fields.
-    con.execute("CREATE OR REPLACE TEMP TABLE _cal_ev AS SELECT execution_id, step_id, timestamp, "
-                "f[1] AS reviewer_id, f[2] AS decision, f[3] AS status FROM (SELECT e.execution_id, e.step_id, "
-                "e.timestamp, json_extract_string(e.data, ['$.reviewerId', '$.decision', '$.status']) AS f "
-                f"FROM events e {scope.format(t='e')} WHERE e.type = 'step.response-recorded')")
-    con.execute("CREATE OR REPLACE TEMP TABLE _cal_r AS SELECT d.reviewer_id, s.node_id, d.execution_id, d.step_id, "
-                "d.decision, s.started_at AS awaiting_at, d.timestamp AS decided_at "
-                "FROM _cal_ev d JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
-                "WHERE d.reviewer_id IS NOT NULL AND s.node_type = 'human'")
-    con.execute("CREATE OR REPLACE TEMP TABLE _cal_blocking AS SELECT d.execution_id, d.step_id, s.node_id, "
-                "d.timestamp - s.started_at AS latency_ms, d.status, s.output "
-                "FROM _cal_ev d JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
-                "WHERE d.reviewer_id IS NULL AND s.node_type = 'agent'")
-    con.execute("CREATE OR REPLACE TEMP VIEW _cal_a AS SELECT s.node_id, s.status, s.output, "
-                f"s.completed_at - s.started_at AS duration_ms FROM steps s {scope.format(t='s')} "
-                "WHERE s.node_type = 'agent' AND s.status IN ('completed', 'failed') "
-                "AND s.node_id NOT IN (SELECT node_id FROM _cal_blocking)")
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _cal_ev AS SELECT execution_id, step_id, timestamp, "
+        "f[1] AS reviewer_id, f[2] AS decision, f[3] AS status FROM (SELECT e.execution_id, e.step_id, "
+        "e.timestamp, json_extract_string(e.data, ['$.reviewerId', '$.decision', '$.status']) AS f "
+        f"FROM events e {scope.format(t='e')} WHERE e.type = 'step.response-recorded')"
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _cal_r AS SELECT d.reviewer_id, s.node_id, d.execution_id, d.step_id, "
+        "d.decision, s.started_at AS awaiting_at, d.timestamp AS decided_at "
+        "FROM _cal_ev d JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
+        "WHERE d.reviewer_id IS NOT NULL AND s.node_type = 'human'"
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _cal_blocking AS SELECT d.execution_id, d.step_id, s.node_id, "
+        "d.timestamp - s.started_at AS latency_ms, d.status, s.output "
+        "FROM _cal_ev d JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
+        "WHERE d.reviewer_id IS NULL AND s.node_type = 'agent'"
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP VIEW _cal_a AS SELECT s.node_id, s.status, s.output, "
+        f"s.completed_at - s.started_at AS duration_ms FROM steps s {scope.format(t='s')} "
+        "WHERE s.node_type = 'agent' AND s.status IN ('completed', 'failed') "
+        "AND s.node_id NOT IN (SELECT node_id FROM _cal_blocking)"
+    )
 
 
 def _latency_fit(con, table_sql: str, value_sql: str, key_sql: str, params=None) -> dict:
@@ -214,7 +242,9 @@ def _latency_fit(con, table_sql: str, value_sql: str, key_sql: str, params=None)
     rows = con.execute(
         f"SELECT {key_sql} AS k, count(*), avg(v), avg(ln(greatest(v, 1))), stddev_samp(ln(greatest(v, 1))), "
         f"quantile_cont(v, {levels}), count(DISTINCT v) "
-        f"FROM (SELECT *, {value_sql} AS v FROM {table_sql}) WHERE v IS NOT NULL GROUP BY ALL", params).fetchall()
+        f"FROM (SELECT *, {value_sql} AS v FROM {table_sql}) WHERE v IS NOT NULL GROUP BY ALL",
+        params,
+    ).fetchall()
     out = {}
     for key, n, mean, log_mean, log_sd, grid, distinct in rows:
         distribution, rep = fit_latency(n, mean, log_mean, log_sd or 0.0, list(grid), distinct)
@@ -239,60 +269,86 @@ def _working_ms(column: str, calendar: dict) -> str:
     before = [sum(mask[:i]) for i in range(7)]
     lo, hi = (round(h * _HOUR) for h in calendar["hours"])
     span = hi - lo
-    dow = f"(({column} // {_DAY} + 3) % 7)"   # 1970-01-01 was a Thursday: Monday is 0
-    return (f"((({column} // {_DAY} + 3) // 7) * {sum(mask) * span} + {before}[{dow} + 1] * {span} "
-            f"+ {mask}[{dow} + 1] * least(greatest({column} % {_DAY} - {lo}, 0), {span}))")
+    dow = f"(({column} // {_DAY} + 3) % 7)"  # 1970-01-01 was a Thursday: Monday is 0
+    return (
+        f"((({column} // {_DAY} + 3) // 7) * {sum(mask) * span} + {before}[{dow} + 1] * {span} "
+        f"+ {mask}[{dow} + 1] * least(greatest({column} % {_DAY} - {lo}, 0), {span}))"
+    )
 
 
 def _calendars(con, report) -> dict:
     """Working weekdays and hours per reviewer, from when they acted (see the module doc)."""
-    days = con.execute(f"SELECT reviewer_id, (decided_at // {_DAY} + 3) % 7 AS dow, count(*) FROM _cal_r "
-                       "GROUP BY ALL").fetchall()
-    hours = con.execute(f"SELECT reviewer_id, count(*), quantile_cont(h, [{_HOUR_TAIL}, {1 - _HOUR_TAIL}]), min(h), "
-                        f"max(h), max(decided_at) - min(decided_at) FROM (SELECT reviewer_id, decided_at, "
-                        f"(decided_at % {_DAY}) / {_HOUR} AS h FROM _cal_r) "
-                        "GROUP BY ALL").fetchall()
+    days = con.execute(
+        f"SELECT reviewer_id, (decided_at // {_DAY} + 3) % 7 AS dow, count(*) FROM _cal_r GROUP BY ALL"
+    ).fetchall()
+    hours = con.execute(
+        f"SELECT reviewer_id, count(*), quantile_cont(h, [{_HOUR_TAIL}, {1 - _HOUR_TAIL}]), min(h), "
+        f"max(h), max(decided_at) - min(decided_at) FROM (SELECT reviewer_id, decided_at, "
+        f"(decided_at % {_DAY}) / {_HOUR} AS h FROM _cal_r) "
+        "GROUP BY ALL"
+    ).fetchall()
     per_day: dict[str, dict[int, int]] = {}
     for who, dow, count in days:
         per_day.setdefault(who, {})[dow] = count
     out = {}
     for who, n, (q_lo, q_hi), first, last, spread in hours:
         if n < _MIN_CALENDAR or spread < _CALENDAR_SPAN_MS:
-            report["fallbacks"].append(f"calendar of {who}: {n} actions over {spread / _DAY:.1f} days (need "
-                                       f"{_MIN_CALENDAR} over 7 days), always at work")
+            report["fallbacks"].append(
+                f"calendar of {who}: {n} actions over {spread / _DAY:.1f} days (need "
+                f"{_MIN_CALENDAR} over 7 days), always at work"
+            )
             continue
         weekdays = [WEEKDAYS[d] for d in range(7) if per_day[who].get(d, 0) >= _WEEKDAY_SHARE * n]
         span = [math.floor(q_lo), min(24, math.ceil(q_hi))]
         if len(weekdays) == 7 and span[1] - span[0] >= 24:
             continue  # acts at any time: always at work
-        out[who] = {"n": n, "weekdays": weekdays, "hours": span, "earliestHour": first, "latestHour": last,
-                    "actionsPerWeekday": {WEEKDAYS[d]: per_day[who].get(d, 0) for d in range(7)}}
+        out[who] = {
+            "n": n,
+            "weekdays": weekdays,
+            "hours": span,
+            "earliestHour": first,
+            "latestHour": last,
+            "actionsPerWeekday": {WEEKDAYS[d]: per_day[who].get(d, 0) for d in range(7)},
+        }
     return out
 
 
 def _reviewers(con, calendars: dict, report) -> dict:
-    decided = {who: (n, a) for who, n, a in con.execute(
-        "SELECT reviewer_id, count(*), count(*) FILTER (WHERE decision = 'approve') FROM _cal_r GROUP BY 1").fetchall()}
+    decided = {
+        who: (n, a)
+        for who, n, a in con.execute(
+            "SELECT reviewer_id, count(*), count(*) FILTER (WHERE decision = 'approve') FROM _cal_r GROUP BY 1"
+        ).fetchall()
+    }
     # Steps no decision ended (still waiting when the log stops, or ended by a timeout/SLA
     # path) of nodes where the reviewer decides, without a response from them: non-responses.
-    silent = dict(con.execute(
-        "WITH nodes AS (SELECT DISTINCT reviewer_id, node_id FROM _cal_r), "
-        "open AS (SELECT s.execution_id, s.step_id, s.node_id FROM steps s "
-        "WHERE s.node_type = 'human' AND s.decision IS NULL "
-        "AND s.status NOT IN ('completed', 'cancelled')) "
-        "SELECT n.reviewer_id, count(*) FROM open o JOIN nodes n ON n.node_id = o.node_id "
-        "ANTI JOIN _cal_r r ON r.execution_id = o.execution_id AND r.step_id = o.step_id "
-        "AND r.reviewer_id = n.reviewer_id GROUP BY 1").fetchall())
-    cases = " ".join(f"WHEN reviewer_id = '{who.replace(chr(39), chr(39) * 2)}' THEN "
-                     f"{_working_ms('decided_at', c)} - {_working_ms('awaiting_at', c)}"
-                     for who, c in calendars.items())
+    silent = dict(
+        con.execute(
+            "WITH nodes AS (SELECT DISTINCT reviewer_id, node_id FROM _cal_r), "
+            "open AS (SELECT s.execution_id, s.step_id, s.node_id FROM steps s "
+            "WHERE s.node_type = 'human' AND s.decision IS NULL "
+            "AND s.status NOT IN ('completed', 'cancelled')) "
+            "SELECT n.reviewer_id, count(*) FROM open o JOIN nodes n ON n.node_id = o.node_id "
+            "ANTI JOIN _cal_r r ON r.execution_id = o.execution_id AND r.step_id = o.step_id "
+            "AND r.reviewer_id = n.reviewer_id GROUP BY 1"
+        ).fetchall()
+    )
+    cases = " ".join(
+        f"WHEN reviewer_id = '{who.replace(chr(39), chr(39) * 2)}' THEN "
+        f"{_working_ms('decided_at', c)} - {_working_ms('awaiting_at', c)}"
+        for who, c in calendars.items()
+    )
     value = f"CASE {cases} ELSE decided_at - awaiting_at END" if cases else "decided_at - awaiting_at"
     latencies = _latency_fit(con, "_cal_r", value, "reviewer_id")
     policy, rows = {}, {}
     for who, (n, approvals) in sorted(decided.items()):
         responded = n + silent.get(who, 0)
-        row = {"approve": _chance(approvals, n), "respond": _chance(n, responded), "latency": None,
-               "latencyClock": "working time" if who in calendars else "wall-clock"}
+        row = {
+            "approve": _chance(approvals, n),
+            "respond": _chance(n, responded),
+            "latency": None,
+            "latencyClock": "working time" if who in calendars else "wall-clock",
+        }
         entry: dict = {}
         if n >= MIN_SAMPLES:
             entry["approve"] = round(approvals / n, 4)
@@ -311,25 +367,34 @@ def _reviewers(con, calendars: dict, report) -> dict:
 
 def _agents(con, report) -> dict:
     """Non-blocking agent nodes: failure rate, output mix and latency (keyed by node id)."""
-    counts = con.execute("SELECT node_id, count(*), count(*) FILTER (WHERE status = 'failed') FROM _cal_a "
-                         "GROUP BY 1 ORDER BY 1").fetchall()
+    counts = con.execute(
+        "SELECT node_id, count(*), count(*) FILTER (WHERE status = 'failed') FROM _cal_a GROUP BY 1 ORDER BY 1"
+    ).fetchall()
     outputs: dict[str, list] = {}
     distinct: dict[str, int] = {}
     # One grouping pass over the agent steps gives both the top outputs and how many there are.
     for node, output, count, kinds in con.execute(
-            "SELECT node_id, output, c, count(*) OVER (PARTITION BY node_id) FROM (SELECT node_id, output, "
-            "count(*) AS c FROM _cal_a WHERE status = 'completed' GROUP BY node_id, output) "
-            f"QUALIFY row_number() OVER (PARTITION BY node_id ORDER BY c DESC, output) <= {_TOP_OUTPUTS}").fetchall():
+        "SELECT node_id, output, c, count(*) OVER (PARTITION BY node_id) FROM (SELECT node_id, output, "
+        "count(*) AS c FROM _cal_a WHERE status = 'completed' GROUP BY node_id, output) "
+        f"QUALIFY row_number() OVER (PARTITION BY node_id ORDER BY c DESC, output) <= {_TOP_OUTPUTS}"
+    ).fetchall():
         distinct[node] = kinds
         outputs.setdefault(node, []).append((count, output))
     latencies = _latency_fit(con, "_cal_a", "duration_ms", "node_id")
     policy, rows = {}, {}
     for node, n, failed in counts:
         completed = sorted(outputs.get(node, []), key=lambda o: (-o[0], o[1]))
-        row = {"fail": _chance(failed, n), "latency": None,
-               "outputs": {"distinct": distinct.get(node, 0), "kept": len(completed),
-                           "shares": [{"p": c / max(1, n - failed), "n": c, "output": json.loads(o or "{}")}
-                                      for c, o in completed]}}
+        row = {
+            "fail": _chance(failed, n),
+            "latency": None,
+            "outputs": {
+                "distinct": distinct.get(node, 0),
+                "kept": len(completed),
+                "shares": [
+                    {"p": c / max(1, n - failed), "n": c, "output": json.loads(o or "{}")} for c, o in completed
+                ],
+            },
+        }
         rows[node] = row
         if n < MIN_SAMPLES:
             report["fallbacks"].append(f"agent {node}: {n} steps (< {MIN_SAMPLES}), defaults kept")
@@ -338,8 +403,9 @@ def _agents(con, report) -> dict:
         row["latency"] = rep
         entry = {"fail": round(failed / n, 4), "latencyMs": distribution}
         if completed:
-            entry["outputs"] = [{"p": round(c / max(1, n - failed), 6), "output": json.loads(o or "{}")}
-                                for c, o in completed]
+            entry["outputs"] = [
+                {"p": round(c / max(1, n - failed), 6), "output": json.loads(o or "{}")} for c, o in completed
+            ]
         policy[node] = entry
     report["agents"] = rows
     return policy
@@ -347,13 +413,18 @@ def _agents(con, report) -> dict:
 
 def _resolutions(con, report) -> dict:
     """Blocking-agent nodes: resolution success and approve chances and latency (by node id)."""
-    counts = con.execute("SELECT node_id, count(*), count(*) FILTER (WHERE status = 'success') FROM _cal_blocking "
-                         "GROUP BY 1 ORDER BY 1").fetchall()
-    approvals = dict((node, (n, a)) for node, n, a in con.execute(
-        "SELECT node_id, count(*), count(*) FILTER (WHERE d = 'approve') "
-        "FROM (SELECT DISTINCT execution_id, step_id, node_id, output FROM _cal_blocking), "
-        "unnest(CAST(json_extract(output, '$.resolutions[*].output.decision') AS VARCHAR[])) AS t(d) "
-        "GROUP BY 1").fetchall())
+    counts = con.execute(
+        "SELECT node_id, count(*), count(*) FILTER (WHERE status = 'success') FROM _cal_blocking GROUP BY 1 ORDER BY 1"
+    ).fetchall()
+    approvals = dict(
+        (node, (n, a))
+        for node, n, a in con.execute(
+            "SELECT node_id, count(*), count(*) FILTER (WHERE d = 'approve') "
+            "FROM (SELECT DISTINCT execution_id, step_id, node_id, output FROM _cal_blocking), "
+            "unnest(CAST(json_extract(output, '$.resolutions[*].output.decision') AS VARCHAR[])) AS t(d) "
+            "GROUP BY 1"
+        ).fetchall()
+    )
     latencies = _latency_fit(con, "_cal_blocking", "latency_ms", "node_id")
     policy, rows = {}, {}
     for node, n, successes in counts:

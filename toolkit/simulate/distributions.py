@@ -75,8 +75,13 @@ def _shorthand(value: Any) -> Any:
     return value
 
 
-_KINDS = {"fixed": Fixed, "uniform": Uniform, "exponential": Exponential, "lognormal": LogNormal,
-          "empirical": Empirical}
+_KINDS = {
+    "fixed": Fixed,
+    "uniform": Uniform,
+    "exponential": Exponential,
+    "lognormal": LogNormal,
+    "empirical": Empirical,
+}
 
 
 def _kind(value: Any) -> str | None:
@@ -89,9 +94,11 @@ def _kind(value: Any) -> str | None:
 Distribution = Annotated[
     # A Union built from a tuple at run time: `X | Y` cannot say it (ruff's UP007 fix would drop the Union).
     Union[tuple(Annotated[cls, Tag(k)] for k, cls in _KINDS.items())],  # noqa: UP007
-    Discriminator(_kind, custom_error_type="distribution",
-                  custom_error_message="a number or exactly one of {fixed}, {uniform}, {exponential}, {lognormal}, "
-                                       "{empirical}"),
+    Discriminator(
+        _kind,
+        custom_error_type="distribution",
+        custom_error_message="a number or exactly one of {fixed}, {uniform}, {exponential}, {lognormal}, {empirical}",
+    ),
     BeforeValidator(_shorthand),
 ]
 

@@ -81,12 +81,42 @@ class Run:
     heap that the caller owns: one heap per run when runs are independent, one shared heap
     when reviewer capacity couples them (:mod:`toolkit.simulate.queues`)."""
 
-    __slots__ = ("plan", "execution_id", "clock", "ids", "rng", "behaviour", "script", "scripted_agents",
-                 "trigger_context", "end", "push", "desks", "held", "state", "events", "occurrence", "seen",
-                 "script_errors", "ticks")
+    __slots__ = (
+        "plan",
+        "execution_id",
+        "clock",
+        "ids",
+        "rng",
+        "behaviour",
+        "script",
+        "scripted_agents",
+        "trigger_context",
+        "end",
+        "push",
+        "desks",
+        "held",
+        "state",
+        "events",
+        "occurrence",
+        "seen",
+        "script_errors",
+        "ticks",
+    )
 
-    def __init__(self, plan, *, execution_id: str, start_ms: int, rng: random.Random, behaviour, script,
-                 trigger_context: dict | None, horizon_ms: int, push, desks=None) -> None:
+    def __init__(
+        self,
+        plan,
+        *,
+        execution_id: str,
+        start_ms: int,
+        rng: random.Random,
+        behaviour,
+        script,
+        trigger_context: dict | None,
+        horizon_ms: int,
+        push,
+        desks=None,
+    ) -> None:
         self.plan = plan
         self.execution_id = execution_id
         self.clock = ManualClock(start_ms)
@@ -113,8 +143,9 @@ class Run:
         if self.script is not None:
             for index, action in enumerate(self.script.actions):
                 self.push(start_ms + action.at_ms, self, action, index)
-        transition = apply(self.plan, None, Dispatch(self.execution_id, trigger_context=self.trigger_context),
-                           self.clock, self.ids)
+        transition = apply(
+            self.plan, None, Dispatch(self.execution_id, trigger_context=self.trigger_context), self.clock, self.ids
+        )
         self.state = transition.state
         self.react(transition)
 
@@ -169,12 +200,14 @@ class Run:
                 fail_p, sample, outputs = behaviour.agents[request.node_id]
                 at = now + sample(rng)
                 if fail_p and rng.random() < fail_p:
-                    command = AgentCompleted(request.step_id, error={"code": "agent-error",
-                                                                     "message": "simulated agent failure"})
+                    command = AgentCompleted(
+                        request.step_id, error={"code": "agent-error", "message": "simulated agent failure"}
+                    )
                 elif outputs is not None:
                     draw = rng.random()
-                    command = AgentCompleted(request.step_id,
-                                             output=next((o for cum, o in outputs if draw <= cum), outputs[-1][1]))
+                    command = AgentCompleted(
+                        request.step_id, output=next((o for cum, o in outputs if draw <= cum), outputs[-1][1])
+                    )
                 else:
                     command = AgentCompleted(request.step_id, output=_default_output(request))
                 self.push(at, self, command, -1)
@@ -209,8 +242,9 @@ class Run:
                     output = {"decision": "approve" if rng.random() < approve_p else "reject"}
                     command = RecordAgentResolution(step.step_id, f"sim-{k}", "success", output=output)
                 else:
-                    command = RecordAgentResolution(step.step_id, f"sim-{k}", "failure",
-                                                    error_message="simulated resolution failure")
+                    command = RecordAgentResolution(
+                        step.step_id, f"sim-{k}", "failure", error_message="simulated resolution failure"
+                    )
                 self.push(now + sample(rng), self, command, -1)
 
     def _release_ended(self, new_events, now: int) -> None:
@@ -234,8 +268,17 @@ class Run:
         return RunLog(self.state, self.events, self.occurrence, self.script_errors)
 
 
-def run_execution(plan, *, execution_id: str, start_ms: int, rng: random.Random, behaviour=None,
-                  script=None, trigger_context: dict | None = None, horizon_ms: int) -> RunLog:
+def run_execution(
+    plan,
+    *,
+    execution_id: str,
+    start_ms: int,
+    rng: random.Random,
+    behaviour=None,
+    script=None,
+    trigger_context: dict | None = None,
+    horizon_ms: int,
+) -> RunLog:
     """Drive one execution to its end (or to ``start_ms + horizon_ms``) and return its log.
 
     Reviewer capacity, if the policy sets any, applies within this one execution."""
@@ -248,8 +291,18 @@ def run_execution(plan, *, execution_id: str, start_ms: int, rng: random.Random,
         heapq.heappush(heap, (at, next(order), run, command, script_index))
 
     desks = Desks(behaviour.capacity) if behaviour is not None and behaviour.capacity else None
-    run = Run(plan, execution_id=execution_id, start_ms=start_ms, rng=rng, behaviour=behaviour, script=script,
-              trigger_context=trigger_context, horizon_ms=horizon_ms, push=push, desks=desks)
+    run = Run(
+        plan,
+        execution_id=execution_id,
+        start_ms=start_ms,
+        rng=rng,
+        behaviour=behaviour,
+        script=script,
+        trigger_context=trigger_context,
+        horizon_ms=horizon_ms,
+        push=push,
+        desks=desks,
+    )
     run.start()
     end = run.end
     pop = heapq.heappop
@@ -262,7 +315,7 @@ def run_execution(plan, *, execution_id: str, start_ms: int, rng: random.Random,
                 break
             if script_index < 0:
                 continue  # planned by the policy for an execution that has ended; script actions
-                          # still go to the engine, which refuses them (reported in errors)
+                # still go to the engine, which refuses them (reported in errors)
         run.handle(at, command, script_index)
     return run.log()
 
@@ -277,8 +330,9 @@ def _script_command(action, occurrence: dict):
     kind = action.kind
     if kind == "cancel_execution":
         return CancelExecution(reason=action.reason)
-    step_id = next((sid for sid, (node, n) in occurrence.items()
-                    if node == action.node and n == action.occurrence), None)
+    step_id = next(
+        (sid for sid, (node, n) in occurrence.items() if node == action.node and n == action.occurrence), None
+    )
     if step_id is None:
         return f"no step for node {action.node!r} occurrence {action.occurrence} at {action.at_ms} ms"
     if kind == "decision":

@@ -25,9 +25,9 @@ def wilson(successes: int, n: int) -> tuple[float, float]:
     if n <= 0:
         return 0.0, 1.0
     p = successes / n
-    denom = 1 + Z95 ** 2 / n
-    centre = (p + Z95 ** 2 / (2 * n)) / denom
-    half = Z95 * math.sqrt(p * (1 - p) / n + Z95 ** 2 / (4 * n * n)) / denom
+    denom = 1 + Z95**2 / n
+    centre = (p + Z95**2 / (2 * n)) / denom
+    half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom
     # At 0 and n successes the bounds are exactly 0 and 1; rounding must not move them.
     return (0.0 if successes == 0 else max(0.0, centre - half)), (1.0 if successes == n else min(1.0, centre + half))
 
@@ -50,8 +50,9 @@ def ks_distance(grid: list[float], cdf) -> float:
     return max(0.0, max(abs(cdf(x) - (i + 0.5) / k) for i, x in enumerate(grid)) - 0.5 / k) if k else 1.0
 
 
-def fit_latency(n: int, mean: float, log_mean: float, log_sd: float, grid: list[float],
-                distinct: int) -> tuple[dict, dict]:
+def fit_latency(
+    n: int, mean: float, log_mean: float, log_sd: float, grid: list[float], distinct: int
+) -> tuple[dict, dict]:
     """Choose a latency distribution for a sample: ``(policy distribution, report)``.
 
     Candidates: exponential (maximum likelihood: the mean), log-normal (the mean and standard

@@ -23,9 +23,38 @@ from typing import NamedTuple
 
 # t(0.975, df) for df = 1..30 (standard tables); beyond, the Cornish-Fisher expansion below
 # agrees with them to 4 decimals.
-_T975 = (12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646, 2.3060, 2.2622, 2.2281,
-         2.2010, 2.1788, 2.1604, 2.1448, 2.1314, 2.1199, 2.1098, 2.1009, 2.0930, 2.0860,
-         2.0796, 2.0739, 2.0687, 2.0639, 2.0595, 2.0555, 2.0518, 2.0484, 2.0452, 2.0423)
+_T975 = (
+    12.7062,
+    4.3027,
+    3.1824,
+    2.7764,
+    2.5706,
+    2.4469,
+    2.3646,
+    2.3060,
+    2.2622,
+    2.2281,
+    2.2010,
+    2.1788,
+    2.1604,
+    2.1448,
+    2.1314,
+    2.1199,
+    2.1098,
+    2.1009,
+    2.0930,
+    2.0860,
+    2.0796,
+    2.0739,
+    2.0687,
+    2.0639,
+    2.0595,
+    2.0555,
+    2.0518,
+    2.0484,
+    2.0452,
+    2.0423,
+)
 
 
 def t975(df: int) -> float:
@@ -35,8 +64,12 @@ def t975(df: int) -> float:
     if df <= len(_T975):
         return _T975[df - 1]
     z = NormalDist().inv_cdf(0.975)
-    return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
-            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
+    return (
+        z
+        + (z**3 + z) / (4 * df)
+        + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+        + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+    )
 
 
 class Interval(NamedTuple):
@@ -50,7 +83,7 @@ class Interval(NamedTuple):
     def width(self) -> float:
         return self.high - self.low
 
-    def overlaps(self, other: "Interval") -> bool:
+    def overlaps(self, other: Interval) -> bool:
         """True when the two intervals share a point (a difference not shown at 95%)."""
         return self.low <= other.high and other.low <= self.high
 
@@ -99,7 +132,7 @@ class Intervals(dict):
         self.replications = replications
 
     @classmethod
-    def from_outcomes(cls, con, seed: int) -> "Intervals":
+    def from_outcomes(cls, con, seed: int) -> Intervals:
         """The intervals of the simulation with ``seed`` in ``con`` (its ``outcomes`` table)."""
         rows = con.execute(_PER_REPLICATION, [f"sim-{seed}-"]).fetchall()
         values: dict[str, list[float]] = {m: [] for m in METRICS}
@@ -109,15 +142,17 @@ class Intervals(dict):
                     values[metric].append(float(value))
         return cls(values, len(rows))
 
-    def compare(self, other: "Intervals") -> dict[str, tuple[Interval, Interval, bool]]:
+    def compare(self, other: Intervals) -> dict[str, tuple[Interval, Interval, bool]]:
         """Metric by metric (those both have): ``(ours, theirs, differs)``, where ``differs``
         says the two 95% intervals do not overlap — how ``whatif`` flags a change."""
         return {m: (iv, other[m], not iv.overlaps(other[m])) for m, iv in self.items() if m in other}
 
     def to_json(self) -> dict:
         """``{metric: {mean, low, high, values}}`` plus ``replications``."""
-        return {"replications": self.replications,
-                "metrics": {m: {**iv._asdict(), "values": self.values[m]} for m, iv in self.items()}}
+        return {
+            "replications": self.replications,
+            "metrics": {m: {**iv._asdict(), "values": self.values[m]} for m, iv in self.items()},
+        }
 
     def rows(self) -> list[tuple[str, str, str, str]]:
         """(metric, mean, low, high) as display strings, in :data:`METRICS` order."""
@@ -130,8 +165,10 @@ class Intervals(dict):
 
     def table(self) -> str:
         """A plain-text table (what ``collab simulate --replications`` prints)."""
-        lines = [f"95% confidence intervals over {self.replications} replications (t interval)",
-                 f"  {'metric':<26}{'mean':>12}{'low':>12}{'high':>12}"]
+        lines = [
+            f"95% confidence intervals over {self.replications} replications (t interval)",
+            f"  {'metric':<26}{'mean':>12}{'low':>12}{'high':>12}",
+        ]
         lines += [f"  {label:<26}{mean:>12}{low:>12}{high:>12}" for label, mean, low, high in self.rows()]
         return "\n".join(lines)
 

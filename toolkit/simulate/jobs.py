@@ -18,7 +18,7 @@ from __future__ import annotations
 import multiprocessing
 import random
 import sys
-from typing import Iterator
+from collections.abc import Iterator
 
 import pyarrow as pa
 
@@ -39,8 +39,9 @@ class Job:
     """Everything a worker needs to compute any batch: picklable (the definition, policy and
     script models); the plan and resolved policy are rebuilt once per process."""
 
-    def __init__(self, plan: Plan, policy: Policy, script, seed: int, runs: int, replications: int,
-                 batch_runs: int) -> None:
+    def __init__(
+        self, plan: Plan, policy: Policy, script, seed: int, runs: int, replications: int, batch_runs: int
+    ) -> None:
         self.definition, self.version = plan.definition, plan.version
         self.policy, self.script = policy, script
         self.seed, self.runs, self.replications, self.batch_runs = seed, runs, replications, batch_runs
@@ -90,14 +91,34 @@ class Job:
         plan, resolved, script = self.plan, self.resolved, self.script
         trigger_context = script.input if script is not None else None
         if self.coupled:
-            logs = run_coupled(plan, runs=range(first, end), start_of=self.start_of, execution_id_of=self.execution_id,
-                               rng_of=self.rng, behaviour=resolved, script=script, trigger_context=trigger_context,
-                               horizon_ms=resolved.horizon_ms)
+            logs = run_coupled(
+                plan,
+                runs=range(first, end),
+                start_of=self.start_of,
+                execution_id_of=self.execution_id,
+                rng_of=self.rng,
+                behaviour=resolved,
+                script=script,
+                trigger_context=trigger_context,
+                horizon_ms=resolved.horizon_ms,
+            )
         else:
-            logs = ((k, run_execution(plan, execution_id=self.execution_id(k), start_ms=self.start_of(k),
-                                      rng=self.rng(k), behaviour=resolved, script=script,
-                                      trigger_context=trigger_context, horizon_ms=resolved.horizon_ms))
-                    for k in range(first, end))
+            logs = (
+                (
+                    k,
+                    run_execution(
+                        plan,
+                        execution_id=self.execution_id(k),
+                        start_ms=self.start_of(k),
+                        rng=self.rng(k),
+                        behaviour=resolved,
+                        script=script,
+                        trigger_context=trigger_context,
+                        horizon_ms=resolved.horizon_ms,
+                    ),
+                )
+                for k in range(first, end)
+            )
         builder = TableBuilder()
         for k, log in logs:
             builder.add(k, k // self.runs, log)

@@ -87,7 +87,8 @@ class ResolutionBehaviour(ApiModel):
 
 
 DEFAULT_REVIEWER = ReviewerBehaviour(
-    approve=0.9, respond=1.0,
+    approve=0.9,
+    respond=1.0,
     latency_ms=LogNormal(lognormal=LogNormalSpec(median_ms=3_600_000, sigma=0.8)),
 )
 DEFAULT_AGENT = AgentBehaviour(latency_ms=Fixed(fixed=0), fail=0.0)
@@ -120,7 +121,7 @@ class Policy(ApiModel):
     def start_ms(self) -> int:
         """``startAt`` in epoch milliseconds: the virtual time of run 0's dispatch."""
         moment = dt.datetime.fromisoformat(self.start_at)
-        return (moment - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(milliseconds=1)
+        return (moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(milliseconds=1)
 
     def to_json(self) -> dict:
         """The policy as JSON (wire names), only what differs from the defaults: what
@@ -128,7 +129,7 @@ class Policy(ApiModel):
         return self.model_dump(mode="json", by_alias=True, exclude_defaults=True)
 
     @classmethod
-    def load(cls, value: "Policy | dict | None") -> "Policy":
+    def load(cls, value: Policy | dict | None) -> Policy:
         if value is None:
             return cls()
         return value if isinstance(value, Policy) else cls.model_validate(value)
@@ -148,8 +149,9 @@ class Policy(ApiModel):
         return self.capacity.get(user_id, self.capacity.get("*"))
 
     def resolution(self, node_id: str, agent_id: str) -> ResolutionBehaviour:
-        return _merge(DEFAULT_RESOLUTION, self.resolutions.get("*"), self.resolutions.get(agent_id),
-                      self.resolutions.get(node_id))
+        return _merge(
+            DEFAULT_RESOLUTION, self.resolutions.get("*"), self.resolutions.get(agent_id), self.resolutions.get(node_id)
+        )
 
 
 def _merge(base: Any, *overrides: Any) -> Any:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections import deque
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from toolkit.simulate.driver import Held, Run, RunLog
 
@@ -61,14 +61,22 @@ class Desks:
         while queue and self.busy[reviewer] < self.capacity[reviewer]:
             waiting_run, waiting_step, command, latency, calendar = queue.popleft()
             state = waiting_run.state
-            if state.status == "running" and state.steps[waiting_step].status == "waiting" \
-                    and now <= waiting_run.end:
+            if state.status == "running" and state.steps[waiting_step].status == "waiting" and now <= waiting_run.end:
                 self._start(waiting_run, reviewer, waiting_step, command, latency, calendar, now)
 
 
-def run_coupled(plan, *, runs: range, start_of: Callable[[int], int], execution_id_of: Callable[[int], str],
-                rng_of: Callable, behaviour, script=None, trigger_context: dict | None = None,
-                horizon_ms: int) -> Iterator[tuple[int, RunLog]]:
+def run_coupled(
+    plan,
+    *,
+    runs: range,
+    start_of: Callable[[int], int],
+    execution_id_of: Callable[[int], str],
+    rng_of: Callable,
+    behaviour,
+    script=None,
+    trigger_context: dict | None = None,
+    horizon_ms: int,
+) -> Iterator[tuple[int, RunLog]]:
     """Simulate ``runs`` together (reviewer capacity is shared) and yield ``(run, log)`` in run
     order, each as soon as it and every run before it have ended.
 
@@ -97,9 +105,18 @@ def run_coupled(plan, *, runs: range, start_of: Callable[[int], int], execution_
     while heap:
         at, _, run, command, script_index = heapq.heappop(heap)
         if run is None:
-            run = Run(plan, execution_id=execution_id_of(command), start_ms=at, rng=rng_of(command),
-                      behaviour=behaviour, script=script, trigger_context=trigger_context, horizon_ms=horizon_ms,
-                      push=push, desks=desks)
+            run = Run(
+                plan,
+                execution_id=execution_id_of(command),
+                start_ms=at,
+                rng=rng_of(command),
+                behaviour=behaviour,
+                script=script,
+                trigger_context=trigger_context,
+                horizon_ms=horizon_ms,
+                push=push,
+                desks=desks,
+            )
             live[run] = command
             if script is not None:
                 script_left[run] = len(script.actions)

@@ -31,8 +31,9 @@ def in_step_order(steps) -> list:
     """An execution's steps in the order the analytics views use (semantics §12): by start,
     then end (still running or waiting: last), node id, step id. Written in this order with
     each step's position as ``steps.step_index``, so ``directly_follows`` sorts sorted rows."""
-    return sorted(steps, key=lambda s: (s.started_at, s.completed_at is None, s.completed_at or 0,
-                                        s.node_id, s.step_id))
+    return sorted(
+        steps, key=lambda s: (s.started_at, s.completed_at is None, s.completed_at or 0, s.node_id, s.step_id)
+    )
 
 
 def outcome(log) -> tuple:
@@ -64,7 +65,8 @@ class TableBuilder:
 
     def __init__(self) -> None:
         self.columns: dict[str, dict[str, list]] = {
-            table: {name: [] for name in schema.names} for table, schema in BATCH_SCHEMAS.items()}
+            table: {name: [] for name in schema.names} for table, schema in BATCH_SCHEMAS.items()
+        }
         self.json: dict[str, tuple[list[bytes], list[int]]] = {t: ([], []) for t in _JSON_COLUMNS}
         self.count = 0
 
@@ -74,11 +76,19 @@ class TableBuilder:
         x = self.count
         self.count += 1
         c = self.columns["executions"]
-        for name, value in (("x", x), ("run", run), ("execution_id", state.execution_id),
-                            ("definition_id", state.definition_id), ("definition_version", state.definition_version),
-                            ("status", state.status), ("failure_reason", state.failure_reason),
-                            ("correlation_id", state.correlation_id), ("started_at", state.started_at),
-                            ("completed_at", state.completed_at), ("cancelled_at", state.cancelled_at)):
+        for name, value in (
+            ("x", x),
+            ("run", run),
+            ("execution_id", state.execution_id),
+            ("definition_id", state.definition_id),
+            ("definition_version", state.definition_version),
+            ("status", state.status),
+            ("failure_reason", state.failure_reason),
+            ("correlation_id", state.correlation_id),
+            ("started_at", state.started_at),
+            ("completed_at", state.completed_at),
+            ("cancelled_at", state.cancelled_at),
+        ):
             c[name].append(value)
 
         steps = state.steps
@@ -104,8 +114,9 @@ class TableBuilder:
         c = self.columns["outcomes"]
         c["x"].append(x)
         c["run"].append(run)
-        for name, value in zip(("status", "failure_reason", "path", "iterations", "cycle_time_ms", "breaches",
-                                "steps"), result):
+        for name, value in zip(
+            ("status", "failure_reason", "path", "iterations", "cycle_time_ms", "breaches", "steps"), result
+        ):
             c[name].append(value)
         c["replication"].append(replication)
         return result
@@ -133,8 +144,9 @@ class TableBuilder:
                 if f.name == _JSON_COLUMNS.get(table):
                     blobs, lengths = self.json[table]
                     offsets = pa.array(itertools.accumulate(lengths, initial=0), type=_INT)
-                    arrays.append(pa.StringArray.from_buffers(len(lengths), offsets.buffers()[1],
-                                                              pa.py_buffer(b"".join(blobs))))
+                    arrays.append(
+                        pa.StringArray.from_buffers(len(lengths), offsets.buffers()[1], pa.py_buffer(b"".join(blobs)))
+                    )
                 elif table == "executions":
                     arrays.append(pa.array(columns[f.name], type=f.type))
                 elif f.name in _PER_RUN:  # execution_id / correlation_id of events, steps, outcomes

@@ -21,26 +21,75 @@ _INT, _BIG, _STR, _BOOL = pa.int32(), pa.int64(), pa.string(), pa.bool_()
 _EXTERNAL = ", ".join(f"'{t}'" for t in sorted(EXTERNAL_TYPES))
 _DICT = pa.dictionary(_INT, _STR)
 BATCH_SCHEMAS: dict[str, pa.Schema] = {
-    "executions": pa.schema([("x", _INT), ("run", _INT), ("execution_id", _STR), ("definition_id", _STR),
-                             ("definition_version", _INT), ("status", _STR), ("failure_reason", _STR),
-                             ("correlation_id", _STR), ("started_at", _BIG), ("completed_at", _BIG),
-                             ("cancelled_at", _BIG)]),
-    "steps": pa.schema([("x", _INT), ("run", _INT), ("execution_id", _DICT), ("step_id", _STR), ("node_id", _STR),
-                        ("node_type", _STR), ("status", _STR), ("group_id", _STR), ("iteration", _INT),
-                        ("started_at", _BIG), ("completed_at", _BIG), ("decision", _STR), ("source_node_id", _STR),
-                        ("output", _STR), ("step_index", _INT)]),
-    "events": pa.schema([("x", _INT), ("run", _INT), ("execution_id", _DICT), ("seq", _INT), ("type", _STR),
-                         ("step_id", _STR), ("timestamp", _BIG), ("correlation_id", _DICT), ("data", _STR)]),
-    "outcomes": pa.schema([("x", _INT), ("run", _INT), ("execution_id", _DICT), ("status", _STR),
-                           ("failure_reason", _STR), ("path", _STR), ("iterations", _INT), ("cycle_time_ms", _BIG),
-                           ("breaches", _INT), ("steps", _INT), ("replication", _INT)]),
+    "executions": pa.schema(
+        [
+            ("x", _INT),
+            ("run", _INT),
+            ("execution_id", _STR),
+            ("definition_id", _STR),
+            ("definition_version", _INT),
+            ("status", _STR),
+            ("failure_reason", _STR),
+            ("correlation_id", _STR),
+            ("started_at", _BIG),
+            ("completed_at", _BIG),
+            ("cancelled_at", _BIG),
+        ]
+    ),
+    "steps": pa.schema(
+        [
+            ("x", _INT),
+            ("run", _INT),
+            ("execution_id", _DICT),
+            ("step_id", _STR),
+            ("node_id", _STR),
+            ("node_type", _STR),
+            ("status", _STR),
+            ("group_id", _STR),
+            ("iteration", _INT),
+            ("started_at", _BIG),
+            ("completed_at", _BIG),
+            ("decision", _STR),
+            ("source_node_id", _STR),
+            ("output", _STR),
+            ("step_index", _INT),
+        ]
+    ),
+    "events": pa.schema(
+        [
+            ("x", _INT),
+            ("run", _INT),
+            ("execution_id", _DICT),
+            ("seq", _INT),
+            ("type", _STR),
+            ("step_id", _STR),
+            ("timestamp", _BIG),
+            ("correlation_id", _DICT),
+            ("data", _STR),
+        ]
+    ),
+    "outcomes": pa.schema(
+        [
+            ("x", _INT),
+            ("run", _INT),
+            ("execution_id", _DICT),
+            ("status", _STR),
+            ("failure_reason", _STR),
+            ("path", _STR),
+            ("iterations", _INT),
+            ("cycle_time_ms", _BIG),
+            ("breaches", _INT),
+            ("steps", _INT),
+            ("replication", _INT),
+        ]
+    ),
 }
 # $1 + run is the execution's key, $2 the definition's key.
 _INSERTS = {
     "executions": "INSERT INTO executions SELECT * EXCLUDE (x), $1 + run, $2 FROM _batch",
     "steps": "INSERT INTO steps SELECT * EXCLUDE (x, step_index), $1 + run, step_index, $2 FROM _batch",
     "events": "INSERT INTO events SELECT run, execution_id, seq, 'evt_' || execution_id || '_' || seq, type, step_id, "
-              f"timestamp, correlation_id, type IN ({_EXTERNAL}), data FROM _batch",
+    f"timestamp, correlation_id, type IN ({_EXTERNAL}), data FROM _batch",
     "outcomes": "INSERT INTO outcomes SELECT * EXCLUDE (x) FROM _batch",
 }
 
@@ -57,9 +106,13 @@ def _columns_of_schema() -> dict[str, list[str]]:
 
 
 def _columns(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
-    return dict(con.execute("SELECT table_name, list(column_name ORDER BY ordinal_position) "
-                            "FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' "
-                            "GROUP BY ALL").fetchall())
+    return dict(
+        con.execute(
+            "SELECT table_name, list(column_name ORDER BY ordinal_position) "
+            "FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' "
+            "GROUP BY ALL"
+        ).fetchall()
+    )
 
 
 def connect(db: str | Path | duckdb.DuckDBPyConnection | None, seed: int | None = None) -> duckdb.DuckDBPyConnection:
@@ -86,12 +139,21 @@ def _refusal(con: duckdb.DuckDBPyConnection, seed: int | None) -> str | None:
         if table in found and found[table] != columns:
             missing = [c for c in columns if c not in found[table]]
             detail = f"no column {', '.join(missing)}" if missing else "other columns"
-            return (f"is not a simulation results database of this version: its table {table} has {detail}. "
-                    "Simulate into a new file.")
-    if seed is not None and "executions" in found and con.execute(
-            "SELECT 1 FROM executions WHERE starts_with(execution_id, ?) LIMIT 1", [f"sim-{seed}-"]).fetchall():
-        return (f"already holds the runs of seed {seed} (execution ids sim-{seed}-…): simulate with another "
-                "seed, or into a new file.")
+            return (
+                f"is not a simulation results database of this version: its table {table} has {detail}. "
+                "Simulate into a new file."
+            )
+    if (
+        seed is not None
+        and "executions" in found
+        and con.execute(
+            "SELECT 1 FROM executions WHERE starts_with(execution_id, ?) LIMIT 1", [f"sim-{seed}-"]
+        ).fetchall()
+    ):
+        return (
+            f"already holds the runs of seed {seed} (execution ids sim-{seed}-…): simulate with another "
+            "seed, or into a new file."
+        )
     return None
 
 
@@ -107,9 +169,12 @@ class BatchWriter:
         self.con = con
         self.insert_runs = insert_runs
         self.base_key = con.execute("SELECT count(*) FROM executions").fetchall()[0][0]
-        self.definition_keys: dict[str, int] = dict(con.execute(
-            "SELECT definition_id, min(definition_key) FROM executions WHERE definition_key IS NOT NULL "
-            "GROUP BY definition_id").fetchall())
+        self.definition_keys: dict[str, int] = dict(
+            con.execute(
+                "SELECT definition_id, min(definition_key) FROM executions WHERE definition_key IS NOT NULL "
+                "GROUP BY definition_id"
+            ).fetchall()
+        )
         self.pending: list[dict[str, pa.Table]] = []
         self.pending_runs = 0
 
@@ -189,24 +254,32 @@ def _duration(ms: float) -> str:
 def summarise(con: duckdb.DuckDBPyConnection, top_paths: int = 20) -> Summary:
     """Summary statistics of the results in ``con`` (SQL, so it scales with the runs)."""
     runs = con.execute("SELECT count(*) FROM outcomes").fetchone()[0]
-    outcomes = dict(con.execute(
-        "SELECT status, count(*) FROM outcomes GROUP BY status ORDER BY count(*) DESC, status").fetchall())
-    reasons = dict(con.execute(
-        "SELECT failure_reason, count(*) FROM outcomes WHERE failure_reason IS NOT NULL "
-        "GROUP BY 1 ORDER BY 2 DESC, 1").fetchall())
+    outcomes = dict(
+        con.execute("SELECT status, count(*) FROM outcomes GROUP BY status ORDER BY count(*) DESC, status").fetchall()
+    )
+    reasons = dict(
+        con.execute(
+            "SELECT failure_reason, count(*) FROM outcomes WHERE failure_reason IS NOT NULL "
+            "GROUP BY 1 ORDER BY 2 DESC, 1"
+        ).fetchall()
+    )
     paths = con.execute(
-        "SELECT path, count(*) AS n FROM outcomes GROUP BY path ORDER BY n DESC, path LIMIT ?", [top_paths]).fetchall()
+        "SELECT path, count(*) AS n FROM outcomes GROUP BY path ORDER BY n DESC, path LIMIT ?", [top_paths]
+    ).fetchall()
     quantiles = con.execute(
         "SELECT quantile_cont(cycle_time_ms, [0.5, 0.9, 0.95, 0.99]), avg(cycle_time_ms) FROM outcomes "
-        "WHERE status <> 'running'").fetchone()
+        "WHERE status <> 'running'"
+    ).fetchone()
     cycle = dict(zip(("p50", "p90", "p95", "p99"), quantiles[0] or [None] * 4))
     cycle["mean"] = quantiles[1]
     breach_rate = con.execute("SELECT coalesce(avg((breaches > 0)::INTEGER), 0) FROM outcomes").fetchone()[0]
-    iterations = dict(con.execute(
-        "SELECT iterations, count(*) FROM outcomes GROUP BY 1 ORDER BY 1").fetchall())
+    iterations = dict(con.execute("SELECT iterations, count(*) FROM outcomes GROUP BY 1 ORDER BY 1").fetchall())
     nodes = dict(con.execute("SELECT node_id, count(*) FROM steps GROUP BY 1 ORDER BY 1").fetchall())
-    edges = {(a, b): n for a, b, n in con.execute(
-        "SELECT source_node_id, node_id, count(*) FROM steps WHERE source_node_id IS NOT NULL "
-        "GROUP BY 1, 2 ORDER BY 1, 2").fetchall()}
+    edges = {
+        (a, b): n
+        for a, b, n in con.execute(
+            "SELECT source_node_id, node_id, count(*) FROM steps WHERE source_node_id IS NOT NULL "
+            "GROUP BY 1, 2 ORDER BY 1, 2"
+        ).fetchall()
+    }
     return Summary(runs, outcomes, reasons, paths, cycle, float(breach_rate), iterations, nodes, edges)
-

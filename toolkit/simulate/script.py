@@ -35,8 +35,9 @@ from pydantic import Field, model_validator
 
 from toolkit.model.base import ApiModel, JsonObject
 
-ResolveAction = Literal["force-approve", "force-reject", "force-complete", "force-fail",
-                        "reviewer-approve", "reviewer-reject"]
+ResolveAction = Literal[
+    "force-approve", "force-reject", "force-complete", "force-fail", "reviewer-approve", "reviewer-reject"
+]
 
 _KINDS = ("decision", "agent_output", "agent_error", "resolution", "resolve", "cancel_step", "cancel_execution")
 
@@ -73,8 +74,10 @@ class Action(ApiModel):
     def _one_kind(self):
         given = [k for k in _KINDS if getattr(self, k) not in (None, False)]
         if len(given) != 1:
-            raise ValueError("give exactly one of decision, agentOutput, agentError, resolution, resolve, "
-                             "cancelStep, cancelExecution")
+            raise ValueError(
+                "give exactly one of decision, agentOutput, agentError, resolution, resolve, "
+                "cancelStep, cancelExecution"
+            )
         kind = given[0]
         if kind != "cancel_execution" and self.node is None:
             raise ValueError("node: required to address a step")
@@ -101,7 +104,7 @@ class Script(ApiModel):
     expect: Expectation | None = None
 
     @classmethod
-    def load(cls, value: "Script | dict") -> "Script":
+    def load(cls, value: Script | dict) -> Script:
         return value if isinstance(value, Script) else cls.model_validate(value)
 
     def agent_addressed(self) -> set[tuple[str, int]]:

@@ -25,10 +25,13 @@ def recorded_definition(source, definition_id: str) -> dict:
     con = open_source(source)
     tables = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     if "definition_versions" not in tables:
-        raise LookupError("this log does not store definition bodies (a simulation's database): "
-                          "give the recorded definition (--definition-file)")
-    rows = con.execute("SELECT body FROM definition_versions WHERE definition_id = ? ORDER BY version DESC LIMIT 1",
-                       [definition_id]).fetchall()
+        raise LookupError(
+            "this log does not store definition bodies (a simulation's database): "
+            "give the recorded definition (--definition-file)"
+        )
+    rows = con.execute(
+        "SELECT body FROM definition_versions WHERE definition_id = ? ORDER BY version DESC LIMIT 1", [definition_id]
+    ).fetchall()
     if not rows:
         raise LookupError(f"definition {definition_id!r} is not in definition_versions")
     body = json.loads(rows[0][0])
@@ -46,6 +49,7 @@ class WhatIf:
     candidate: object
     comparison: dict[str, tuple[Interval, Interval, bool]]
     candidate_definition: object = None
+
     @property
     def flagged(self) -> list[str]:
         """The metrics whose intervals do not overlap."""
@@ -61,9 +65,11 @@ class WhatIf:
 
     def table(self) -> str:
         r = self.baseline.replications
-        lines = [f"what-if: {r} replications of {self.baseline.runs} runs per version, seed {self.baseline.seed}; "
-                 "95% t intervals, DIFFERS where they do not overlap",
-                 f"  {'metric':<24}{'recorded version':>36}{'candidate':>36}  flag"]
+        lines = [
+            f"what-if: {r} replications of {self.baseline.runs} runs per version, seed {self.baseline.seed}; "
+            "95% t intervals, DIFFERS where they do not overlap",
+            f"  {'metric':<24}{'recorded version':>36}{'candidate':>36}  flag",
+        ]
         lines += [f"  {m:<24}{a:>36}{b:>36}  {f}" for m, a, b, f in self.rows()]
         return "\n".join(lines)
 
@@ -73,10 +79,17 @@ class WhatIf:
         return "\n".join(lines)
 
     def to_json(self) -> dict:
-        return {"policy": self.calibration.policy, "calibration": self.calibration.report,
-                "runs": self.baseline.runs, "replications": self.baseline.replications, "seed": self.baseline.seed,
-                "metrics": {m: {"recorded": a._asdict(), "candidate": b._asdict(), "differs": d}
-                            for m, (a, b, d) in self.comparison.items()}}
+        return {
+            "policy": self.calibration.policy,
+            "calibration": self.calibration.report,
+            "runs": self.baseline.runs,
+            "replications": self.baseline.replications,
+            "seed": self.baseline.seed,
+            "metrics": {
+                m: {"recorded": a._asdict(), "candidate": b._asdict(), "differs": d}
+                for m, (a, b, d) in self.comparison.items()
+            },
+        }
 
     def heatmap(self):
         """A picture of where the candidate's runs go differently (:func:`toolkit.viz.render_heatmap_diff`)."""
@@ -85,13 +98,22 @@ class WhatIf:
         return render_heatmap_diff(self.candidate_definition, self.baseline.summary, self.candidate.summary)
 
 
-
 def _show(iv: Interval, unit: str) -> str:
     return f"{_format(iv.mean, unit)} [{_format(iv.low, unit)}, {_format(iv.high, unit)}]"
 
 
-def whatif(source, definition_id: str, against, definition=None, runs: int = 1000, replications: int = 10,
-           seed: int = 0, since=None, until=None, workers: int = 1) -> WhatIf:
+def whatif(
+    source,
+    definition_id: str,
+    against,
+    definition=None,
+    runs: int = 1000,
+    replications: int = 10,
+    seed: int = 0,
+    since=None,
+    until=None,
+    workers: int = 1,
+) -> WhatIf:
     """Calibrate from ``source`` (see :func:`calibrate`), then simulate the recorded version
     (``definition``, else the latest body in the log's ``definition_versions``) and
     ``against`` under the fitted policy with the same seed; compare (see the module doc)."""
@@ -101,8 +123,14 @@ def whatif(source, definition_id: str, against, definition=None, runs: int = 100
         raise ValueError("what-if needs at least 2 replications for its intervals")
     calibration = calibrate(source, definition_id, since=since, until=until)
     recorded = definition if definition is not None else recorded_definition(source, definition_id)
-    common = {"runs": runs, "seed": seed, "policy": calibration.policy, "replications": replications,
-              "workers": workers, "progress": False}
+    common = {
+        "runs": runs,
+        "seed": seed,
+        "policy": calibration.policy,
+        "replications": replications,
+        "workers": workers,
+        "progress": False,
+    }
     baseline = simulate(recorded, **common)
     candidate = simulate(against, **common)
     return WhatIf(calibration, baseline, candidate, baseline.intervals.compare(candidate.intervals), against)

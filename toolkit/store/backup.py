@@ -69,8 +69,9 @@ def backup_file(db: str | Path, to: str | Path) -> int:
     try:
         con = duckdb.connect(str(db))
     except duckdb.IOException as exc:
-        raise BackupError(f"cannot open {db}: {exc} (a running server holds it: pass --server URL and its "
-                          "--admin-token)") from None
+        raise BackupError(
+            f"cannot open {db}: {exc} (a running server holds it: pass --server URL and its --admin-token)"
+        ) from None
     try:
         return backup_connection(con.cursor(), to)
     finally:
@@ -86,8 +87,9 @@ def fetch_backup(server: str, token: str | None, to: str | Path) -> int:
     to = _fresh(to)
     tmp = to.with_name(f".{to.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with httpx.stream("POST", server.rstrip("/") + "/admin/backup", timeout=None,
-                          headers={"authorization": f"Bearer {token}"}) as response:
+        with httpx.stream(
+            "POST", server.rstrip("/") + "/admin/backup", timeout=None, headers={"authorization": f"Bearer {token}"}
+        ) as response:
             if response.status_code != 200:
                 response.read()
                 raise BackupError(f"the server answered {response.status_code}: {response.text}")
@@ -117,8 +119,9 @@ def restore(backup: str | Path, db: str | Path) -> dict[str, int]:
         tables = {r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
         if not {"schema_migrations", "executions", "workspaces"} <= tables:
             raise BackupError(f"{backup} is not a collab database (no schema_migrations, executions or workspaces)")
-        counts = {t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0]
-                  for t in ("workspaces", "executions", "events")}
+        counts = {
+            t: con.execute(f"SELECT count(*) FROM {t}").fetchall()[0][0] for t in ("workspaces", "executions", "events")
+        }
     finally:
         con.close()
     db = _fresh(db)

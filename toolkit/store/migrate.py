@@ -24,8 +24,10 @@ def migrations(package: str = "toolkit.store") -> list[tuple[int, str, str]]:
 
 def migrate(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Apply pending migrations, each in its own transaction; returns the names applied."""
-    con.execute("CREATE TABLE IF NOT EXISTS schema_migrations (number INTEGER PRIMARY KEY, name VARCHAR, "
-                "applied_at TIMESTAMP DEFAULT now())")
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (number INTEGER PRIMARY KEY, name VARCHAR, "
+        "applied_at TIMESTAMP DEFAULT now())"
+    )
     done = {n for (n,) in con.execute("SELECT number FROM schema_migrations").fetchall()}
     applied = []
     for number, name, sql in migrations():

@@ -45,12 +45,16 @@ def count_rows(con: duckdb.DuckDBPyConnection, ids: list[str]) -> dict[str, int]
     """How many rows of each keyed table (and of the ``steps`` view) belong to ``ids``."""
     _selection(con, ids)
     try:
-        counts = {table: con.execute(f"SELECT count(*) FROM {table} WHERE execution_id IN "
-                                     "(SELECT execution_id FROM _pruned_ids)").fetchall()[0][0]
-                  for table in KEYED_TABLES}
+        counts = {
+            table: con.execute(
+                f"SELECT count(*) FROM {table} WHERE execution_id IN (SELECT execution_id FROM _pruned_ids)"
+            ).fetchall()[0][0]
+            for table in KEYED_TABLES
+        }
         counts["steps"] = con.execute(
             "SELECT coalesce(sum(json_array_length(state, '$.steps')), 0) FROM executions "
-            "WHERE execution_id IN (SELECT execution_id FROM _pruned_ids)").fetchall()[0][0]
+            "WHERE execution_id IN (SELECT execution_id FROM _pruned_ids)"
+        ).fetchall()[0][0]
     finally:
         con.execute("DROP TABLE IF EXISTS temp._pruned_ids")
     return counts
@@ -63,8 +67,9 @@ def delete_executions(con: duckdb.DuckDBPyConnection, ids: list[str]) -> dict[st
     con.execute("BEGIN")
     try:
         for table in KEYED_TABLES:
-            deleted[table] = con.execute(f"DELETE FROM {table} WHERE execution_id IN "
-                                         "(SELECT execution_id FROM _pruned_ids)").fetchall()[0][0]
+            deleted[table] = con.execute(
+                f"DELETE FROM {table} WHERE execution_id IN (SELECT execution_id FROM _pruned_ids)"
+            ).fetchall()[0][0]
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

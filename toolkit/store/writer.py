@@ -20,9 +20,9 @@ import functools
 import queue
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -68,8 +68,9 @@ class Tx:
 
     __slots__ = ("con", "dirty", "_appends", "_updates", "_on_rollback", "_after_commit", "_keys", "_observe")
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, keys: "KeySource | None" = None,
-                 observe: StatementObserver | None = None) -> None:
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, keys: KeySource | None = None, observe: StatementObserver | None = None
+    ) -> None:
         self.con = con
         self._keys = keys
         self._observe = observe
@@ -170,7 +171,8 @@ class KeySource:
         row = con.execute(
             "SELECT greatest((SELECT coalesce(max(list_key), 0) FROM executions), "
             "(SELECT coalesce(max(list_key), 0) FROM definitions), "
-            "(SELECT coalesce(max(list_key), 0) FROM outbox))").fetchone()
+            "(SELECT coalesce(max(list_key), 0) FROM outbox))"
+        ).fetchone()
         assert row is not None  # an aggregate without GROUP BY always answers one row
         self._last: int = row[0]
 

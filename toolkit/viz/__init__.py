@@ -17,5 +17,11 @@ from toolkit.viz.heatmap import render_heatmap
 from toolkit.viz.heatmap_diff import render_heatmap_diff
 from toolkit.viz.view import View
 
-__all__ = ["View", "render_definition", "render_execution", "render_execution_from_events", "render_heatmap",
-           "render_heatmap_diff"]
+__all__ = [
+    "View",
+    "render_definition",
+    "render_execution",
+    "render_execution_from_events",
+    "render_heatmap",
+    "render_heatmap_diff",
+]

@@ -16,8 +16,7 @@ from toolkit.lint import Finding, lint
 from toolkit.model import Definition
 from toolkit.model.definition import Group
 from toolkit.viz import style
-from toolkit.viz.labels import (caption_table, chip_row, clip, duration, group_subtitle, node_subtitle,
-                                summarize_when)
+from toolkit.viz.labels import caption_table, chip_row, clip, duration, group_subtitle, node_subtitle, summarize_when
 from toolkit.viz.scene import ClusterItem, EdgeItem, Line, NodeItem, Scene
 from toolkit.viz.view import View
 
@@ -57,8 +56,10 @@ def _kind(node) -> str:
 
 
 def _node_item(node, group_id: str | None) -> NodeItem:
-    lines: list[Line] = [(node.name or node.node_id, {"bold": True}),
-             (clip(node_subtitle(node), 48), {"size": 9, "color": style.MUTED})]
+    lines: list[Line] = [
+        (node.name or node.node_id, {"bold": True}),
+        (clip(node_subtitle(node), 48), {"size": 9, "color": style.MUTED}),
+    ]
     if node.sla_ms:
         lines.append((f"{style.SLA_MARK} SLA {duration(node.sla_ms)}", {"size": 9, "color": style.SLA_TEXT}))
     tooltip = [f"{node.node_id} ({_kind(node).replace('blocking', 'blocking agent')})"]
@@ -72,8 +73,12 @@ def _node_item(node, group_id: str | None) -> NodeItem:
 
 
 def _placeholder(ref: str, what: str) -> NodeItem:
-    return NodeItem(ref, [(f"? {ref}", {}), (f"undeclared {what}", {"size": 9})],
-                    dict(style.NODE_KIND["missing"]), [f"{ref}: no such {what} is declared"])
+    return NodeItem(
+        ref,
+        [(f"? {ref}", {}), (f"undeclared {what}", {"size": 9})],
+        dict(style.NODE_KIND["missing"]),
+        [f"{ref}: no such {what} is declared"],
+    )
 
 
 def _anchor(members: list[str]) -> str:
@@ -123,15 +128,19 @@ def build_scene(definition, *, merge_join_edges: bool = False) -> Scene:
         for m in members:
             if m not in scene.nodes:
                 scene.nodes[m] = _placeholder(m, "node")
-        if not members:   # graphviz draws no empty cluster: give it something to hold
-            members = [f"{g.group_id} (empty)"]   # a space: never a declared id
-            scene.nodes[members[0]] = NodeItem(members[0], [("(no members)", {"size": 9})],
-                                               dict(style.NODE_KIND["missing"]))
+        if not members:  # graphviz draws no empty cluster: give it something to hold
+            members = [f"{g.group_id} (empty)"]  # a space: never a declared id
+            scene.nodes[members[0]] = NodeItem(
+                members[0], [("(no members)", {"size": 9})], dict(style.NODE_KIND["missing"])
+            )
         tooltip = [f"group {g.group_id}: {group_subtitle(g)}", "members: " + ", ".join(g.member_node_ids)]
-        lines: list[Line] = [(g.name or g.group_id, {"bold": True}),
-                             (group_subtitle(g), {"size": 9, "color": style.MUTED})]
-        scene.clusters[g.group_id] = ClusterItem(g.group_id, lines, {}, members,
-                                                 tooltip + ([g.description] if g.description else []))
+        lines: list[Line] = [
+            (g.name or g.group_id, {"bold": True}),
+            (group_subtitle(g), {"size": 9, "color": style.MUTED}),
+        ]
+        scene.clusters[g.group_id] = ClusterItem(
+            g.group_id, lines, {}, members, tooltip + ([g.description] if g.description else [])
+        )
 
     def endpoint(kind: str, ref: str) -> tuple[str, dict]:
         """(graphviz node, extra attrs) for an endpoint; unknown refs get a placeholder."""
@@ -144,19 +153,21 @@ def build_scene(definition, *, merge_join_edges: bool = False) -> Scene:
     merged = _join_merges(d, groups) if merge_join_edges else {}
     for index, edge in enumerate(d.edges):
         if index in merged and merged[index] is None:
-            continue   # drawn as part of an earlier merged edge
+            continue  # drawn as part of an earlier merged edge
         loop = is_loop_back(edge)
         source = (edge.from_.kind, edge.from_.ref)
         tail, tail_extra = endpoint(*source)
         head, head_extra = endpoint(edge.to.kind, edge.to.ref)
         indices = [index]
         tooltip = _edge_tooltip(index, edge)
-        if index in merged:   # a joinOnQuorum group's shared member edge: draw it from the group
+        if index in merged:  # a joinOnQuorum group's shared member edge: draw it from the group
             group_id, indices = merged[index]
             source = ("group", group_id)
             tail, tail_extra = endpoint(*source)
-            tooltip = [f"edges {', '.join(map(str, indices))}: the members of {group_id} → {edge.to.ref}, "
-                       f"on {edge.on} (fired once by the group on quorum)"]
+            tooltip = [
+                f"edges {', '.join(map(str, indices))}: the members of {group_id} → {edge.to.ref}, "
+                f"on {edge.on} (fired once by the group on quorum)"
+            ]
         attrs = {k: v for k, v in style.ROLE[edge.on].items()}
         if loop:
             attrs.update(style.LOOP_BACK)
@@ -164,8 +175,20 @@ def build_scene(definition, *, merge_join_edges: bool = False) -> Scene:
             attrs["ltail"] = tail_extra["cluster"]
         if "cluster" in head_extra and head_extra["cluster"] != tail_extra.get("cluster"):
             attrs["lhead"] = head_extra["cluster"]
-        scene.edges.append(EdgeItem(indices, edge.on, source, (edge.to.kind, edge.to.ref), tail, head,
-                                    attrs, _edge_label(edge, loop), tooltip, loop))
+        scene.edges.append(
+            EdgeItem(
+                indices,
+                edge.on,
+                source,
+                (edge.to.kind, edge.to.ref),
+                tail,
+                head,
+                attrs,
+                _edge_label(edge, loop),
+                tooltip,
+                loop,
+            )
+        )
     return scene
 
 
@@ -209,7 +232,8 @@ def highlight_findings(scene: Scene, findings: list[Finding]) -> list[Finding]:
         else:
             unplaced.append(f)
     items: dict[tuple[str, str | int], NodeItem | ClusterItem | EdgeItem] = {
-        ("node", k): v for k, v in scene.nodes.items()}
+        ("node", k): v for k, v in scene.nodes.items()
+    }
     items.update({("group", k): v for k, v in scene.clusters.items()})
     items.update({("edge", id(e)): e for e in scene.edges})
     for target, found in by_target.items():
@@ -240,18 +264,27 @@ def _wrap_key(text: str, width: int = 24) -> list[str]:
 
 
 _KIND_NAMES = {"agent": "agent", "blocking": "blocking agent", "human": "human", "webhook": "webhook"}
-_ROLE_NAMES = {"approve": "✓ approve", "reject": "✗ reject", "always": "— always",
-               "exhausted": "··· exhausted", "custom": "custom (its predicate)"}
+_ROLE_NAMES = {
+    "approve": "✓ approve",
+    "reject": "✗ reject",
+    "always": "— always",
+    "exhausted": "··· exhausted",
+    "custom": "custom (its predicate)",
+}
 
 
 def legend(d: Definition) -> str:
     """A caption row naming the node kinds and edge roles this definition uses."""
     kinds = list(dict.fromkeys(_kind(n) for n in d.nodes))
-    chips = [(_KIND_NAMES[k], style.NODE_KIND[k]["fillcolor"], style.NODE_KIND[k]["color"], style.INK)
-             for k in _KIND_NAMES if k in kinds]
+    chips = [
+        (_KIND_NAMES[k], style.NODE_KIND[k]["fillcolor"], style.NODE_KIND[k]["color"], style.INK)
+        for k in _KIND_NAMES
+        if k in kinds
+    ]
     roles = list(dict.fromkeys(e.on for e in d.edges if not is_loop_back(e)))
-    words = [f'<font color="{style.ROLE[r]["fontcolor"]}">{escape(_ROLE_NAMES[r])}</font>'
-             for r in _ROLE_NAMES if r in roles]
+    words = [
+        f'<font color="{style.ROLE[r]["fontcolor"]}">{escape(_ROLE_NAMES[r])}</font>' for r in _ROLE_NAMES if r in roles
+    ]
     if any(is_loop_back(e) for e in d.edges):
         words.append(f'<font color="{style.ROLE["reject"]["fontcolor"]}">↺ loop-back (dashed)</font>')
     text = f'<font point-size="9">{"   ".join(words)}</font>' if words else None
@@ -263,13 +296,21 @@ def _caption(d: Definition, findings: list[Finding], unplaced: list[Finding], wi
     warnings = len(findings) - errors
     parts = [f'<b>{escape(d.name)}</b>  <font point-size="9" color="{style.MUTED}">{escape(d.definition_id)}</font>']
     if findings:
-        summary = " · ".join(t for t in (f"{errors} error" + "s" * (errors != 1) if errors else "",
-                                         f"{warnings} warning" + "s" * (warnings != 1) if warnings else "") if t)
+        summary = " · ".join(
+            t
+            for t in (
+                f"{errors} error" + "s" * (errors != 1) if errors else "",
+                f"{warnings} warning" + "s" * (warnings != 1) if warnings else "",
+            )
+            if t
+        )
         colour = style.FINDING_TEXT["error" if errors else "warning"]
         parts.append(f'<font point-size="9" color="{colour}">⚠ {summary}</font>')
     for f in unplaced[:5]:
-        parts.append(f'<font point-size="8" color="{style.FINDING_TEXT[f.severity]}">'
-                     f'{escape(clip(f"{f.key} ({f.where}): {f.message}", 100))}</font>')
+        parts.append(
+            f'<font point-size="8" color="{style.FINDING_TEXT[f.severity]}">'
+            f"{escape(clip(f'{f.key} ({f.where}): {f.message}', 100))}</font>"
+        )
     if with_legend:
         parts.append(legend(d))
     return caption_table(parts)
@@ -293,7 +334,7 @@ def render_definition(definition, findings=None, *, compiled=None, legend: bool 
     (True, True)
     """
     if compiled is None and isinstance(definition, dict):
-        compiled = definition.get("compiled")   # a DefinitionView carries its compiled form
+        compiled = definition.get("compiled")  # a DefinitionView carries its compiled form
     d = as_definition(definition)
     scene = build_scene(d)
     _mark_loop_entries(scene, loops_of(d, compiled))
@@ -308,5 +349,7 @@ def _mark_loop_entries(scene: Scene, loops: list[dict]) -> None:
         item = scene.nodes.get(lp["entryNodeId"])
         if item is not None:
             body = ", ".join(lp["bodyNodeIds"])
-            item.tooltip = [*item.tooltip, f"loop entry of {lp['loopId']} (body: {body}; "
-                                           f"at most {lp['maxIterations']} iterations)"]
+            item.tooltip = [
+                *item.tooltip,
+                f"loop entry of {lp['loopId']} (body: {body}; at most {lp['maxIterations']} iterations)",
+            ]

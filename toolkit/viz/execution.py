@@ -31,17 +31,29 @@ def _steps_of(state_or_view) -> tuple[dict, list[dict], dict]:
         steps = []
         for s in view.get("steps") or []:
             answered = s.get("answeredBy")
-            if answered is None:   # a plain ExecutionView: who answered shows only once it ends
-                answered = [r.get("userId") for r in (s.get("output") or {}).get("reviewers") or []
-                            if isinstance(r, dict) and r.get("decision")]
+            if answered is None:  # a plain ExecutionView: who answered shows only once it ends
+                answered = [
+                    r.get("userId")
+                    for r in (s.get("output") or {}).get("reviewers") or []
+                    if isinstance(r, dict) and r.get("decision")
+                ]
             steps.append({**s, "answeredBy": answered})
         return view, steps, dict(view.get("loops") or {})
     state = state_or_view
     steps = []
     for s in state.steps.values():
-        steps.append({"stepId": s.step_id, "nodeId": s.node_id, "status": s.status, "iteration": s.iteration,
-                      "reviewerIds": list(s.reviewer_ids), "answeredBy": list(s.responses or ()),
-                      "output": s.output or {}, "groupId": s.group_id})
+        steps.append(
+            {
+                "stepId": s.step_id,
+                "nodeId": s.node_id,
+                "status": s.status,
+                "iteration": s.iteration,
+                "reviewerIds": list(s.reviewer_ids),
+                "answeredBy": list(s.responses or ()),
+                "output": s.output or {},
+                "groupId": s.group_id,
+            }
+        )
     facts = {"executionId": state.execution_id, "status": state.status, "failureReason": state.failure_reason}
     return facts, steps, {lid: lp.iteration for lid, lp in state.loops.items()}
 
@@ -94,7 +106,7 @@ def _colour_nodes(scene: Scene, steps: list[dict], loops: dict, loop_specs: list
         status = status if status in style.STATUS else "running"
         decision = (s.get("output") or {}).get("decision") if s else None
         if status == "completed" and decision == "reject":
-            status = "rejected"   # a rejection must not look like a success
+            status = "rejected"  # a rejection must not look like a success
         _restyle(item.attrs, status)
         text = _OUTCOME_TEXT.get((status, decision), status)
         if status == "completed" and isinstance(decision, str) and (status, decision) not in _OUTCOME_TEXT:
@@ -109,13 +121,18 @@ def _colour_nodes(scene: Scene, steps: list[dict], loops: dict, loop_specs: list
             answered = set(s.get("answeredBy") or ())
             pending = [r for r in s["reviewerIds"] if r not in answered]
             if pending:
-                item.lines.append((clip("waiting for " + ", ".join(pending), 44),
-                                   {"size": 9, "color": style.STATUS_TEXT["waiting"]}))
+                item.lines.append(
+                    (clip("waiting for " + ", ".join(pending), 44), {"size": 9, "color": style.STATUS_TEXT["waiting"]})
+                )
         lp = entries.get(node_id)
         if lp is not None:
             iteration = loops.get(lp["loopId"]) or max(x["iteration"] for x in steps if x["nodeId"] == node_id)
-            item.lines.append((f"↺ iteration {iteration} of {lp['maxIterations']}",
-                               {"size": 9, "color": style.ROLE["reject"]["fontcolor"]}))
+            item.lines.append(
+                (
+                    f"↺ iteration {iteration} of {lp['maxIterations']}",
+                    {"size": 9, "color": style.ROLE["reject"]["fontcolor"]},
+                )
+            )
     return latest
 
 
@@ -138,10 +155,17 @@ def _group_progress(scene: Scene, d, latest: dict[str, dict]) -> None:
         cluster = scene.clusters.get(group.group_id)
         if cluster is None or not any(m in latest for m in cluster.members):
             continue
-        approved = sum(1 for m in cluster.members if m in latest and latest[m]["status"] == "completed"
-                       and (latest[m].get("output") or {}).get("decision") == "approve")
-        cluster.lines = [*cluster.lines, (f"{approved} approved of {group.quorum_value} needed",
-                                          {"size": 9, "color": style.MUTED})]
+        approved = sum(
+            1
+            for m in cluster.members
+            if m in latest
+            and latest[m]["status"] == "completed"
+            and (latest[m].get("output") or {}).get("decision") == "approve"
+        )
+        cluster.lines = [
+            *cluster.lines,
+            (f"{approved} approved of {group.quorum_value} needed", {"size": 9, "color": style.MUTED}),
+        ]
 
 
 def _caption(d, facts: dict, at: dict | None, names: Names) -> str:
@@ -153,10 +177,15 @@ def _caption(d, facts: dict, at: dict | None, names: Names) -> str:
         rows.append(f'<font point-size="9" color="#C62828">{escape(names.reason(facts["failureReason"]))}</font>')
     if at is not None:
         where = names.step(at.get("stepId")) if at.get("stepId") else ""
-        rows.append(f'<font point-size="9" color="{style.INK}">▶ seq {at.get("seq")} · {escape(at.get("type", ""))}'
-                    f'{" · " + escape(where) if where else ""}</font>')
-    chips = [(name, s["fillcolor"], s["color"], s.get("fontcolor", style.INK))
-             for name in style.STATUS_ORDER for s in [style.STATUS[name]]]
+        rows.append(
+            f'<font point-size="9" color="{style.INK}">▶ seq {at.get("seq")} · {escape(at.get("type", ""))}'
+            f"{' · ' + escape(where) if where else ''}</font>"
+        )
+    chips = [
+        (name, s["fillcolor"], s["color"], s.get("fontcolor", style.INK))
+        for name in style.STATUS_ORDER
+        for s in [style.STATUS[name]]
+    ]
     rows.append(chip_row(chips))
     return caption_table(rows)
 
@@ -180,12 +209,13 @@ def render_execution(definition, state_or_view, at_event=None) -> View:
     _group_progress(scene, d, latest)
     at = event_dict(at_event) if at_event is not None else None
     if at is not None:
-        node_id = next((s["nodeId"] for s in steps if s["stepId"] == at.get("stepId")), None) \
-            or node_of_step_id(at.get("stepId") or "")
+        node_id = next((s["nodeId"] for s in steps if s["stepId"] == at.get("stepId")), None) or node_of_step_id(
+            at.get("stepId") or ""
+        )
         if node_id in scene.nodes:
             scene.nodes[node_id].attrs.update(style.CURRENT)
     scene.caption = _caption(d, facts, at, Names(d))
-    if facts.get("failureReason"):   # the caption names it in words; the code stays at hand
+    if facts.get("failureReason"):  # the caption names it in words; the code stays at hand
         scene.graph_attrs["tooltip"] = f"failureReason {facts['failureReason']}"
     return View(scene.to_digraph())
 
@@ -202,7 +232,10 @@ def render_execution_from_events(definition, events, upto_seq: int | None = None
     True
     """
     d = as_definition(definition)
-    reviewers = {n.node_id: [r.user_id for r in n.config.reviewer_list]
-                 for n in d.nodes if n.type == "human" and n.config is not None}
+    reviewers = {
+        n.node_id: [r.user_id for r in n.config.reviewer_list]
+        for n in d.nodes
+        if n.type == "human" and n.config is not None
+    }
     view = replay(events, upto_seq, reviewers)
     return render_execution(d, view, at_event=view["lastEvent"])

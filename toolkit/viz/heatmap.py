@@ -28,15 +28,25 @@ def _summary_fields(summary) -> dict:
     """runs, outcomes, failure reasons, iterations, node counts and edge counts (tuple keys)
     from a Summary, a SimulationResult, or ``Summary.to_json()``."""
     summary = getattr(summary, "summary", summary)
-    data = summary if isinstance(summary, dict) else {k: getattr(summary, k, None) for k in (
-        "runs", "outcomes", "failure_reasons", "iteration_histogram", "node_counts", "edge_counts")}
+    data = (
+        summary
+        if isinstance(summary, dict)
+        else {
+            k: getattr(summary, k, None)
+            for k in ("runs", "outcomes", "failure_reasons", "iteration_histogram", "node_counts", "edge_counts")
+        }
+    )
     edges = data.get("edge_counts") or {}
-    if isinstance(edges, list):   # the JSON form: [{from, to, count}]
+    if isinstance(edges, list):  # the JSON form: [{from, to, count}]
         edges = {(e["from"], e["to"]): e["count"] for e in edges}
-    return {"runs": data.get("runs") or 0, "outcomes": dict(data.get("outcomes") or {}),
-            "failure_reasons": dict(data.get("failure_reasons") or {}),
-            "iterations": dict(data.get("iteration_histogram") or {}),
-            "nodes": dict(data.get("node_counts") or {}), "edges": dict(edges)}
+    return {
+        "runs": data.get("runs") or 0,
+        "outcomes": dict(data.get("outcomes") or {}),
+        "failure_reasons": dict(data.get("failure_reasons") or {}),
+        "iterations": dict(data.get("iteration_histogram") or {}),
+        "nodes": dict(data.get("node_counts") or {}),
+        "edges": dict(edges),
+    }
 
 
 def edge_count_of(edge, members: dict[str, list[str]], edge_counts: dict, joins: dict[str, str] | None = None) -> int:
@@ -58,11 +68,16 @@ def _level(count: int, top: int) -> int:
 
 def _caption(d, f: dict, top: int) -> str:
     runs = f["runs"] or 1
-    rows = [f'<b>{escape(d.name)}</b>  <font point-size="9" color="{style.MUTED}">'
-            f'{escape(d.definition_id)} · {thousands(f["runs"])} simulated runs</font>']
+    rows = [
+        f'<b>{escape(d.name)}</b>  <font point-size="9" color="{style.MUTED}">'
+        f"{escape(d.definition_id)} · {thousands(f['runs'])} simulated runs</font>"
+    ]
     if f["outcomes"]:
-        parts = [f'<font color="{style.STATUS_TEXT.get(k, style.INK)}">{escape(str(k))} {thousands(n)}</font>'
-                 f' <font color="{style.MUTED}">({n / runs:.1%})</font>' for k, n in f["outcomes"].items()]
+        parts = [
+            f'<font color="{style.STATUS_TEXT.get(k, style.INK)}">{escape(str(k))} {thousands(n)}</font>'
+            f' <font color="{style.MUTED}">({n / runs:.1%})</font>'
+            for k, n in f["outcomes"].items()
+        ]
         rows.append(f'<font point-size="10">{" · ".join(parts)}</font>')
     for reason, n in list(f["failure_reasons"].items())[:3]:
         rows.append(f'<font point-size="9" color="#C62828">{thousands(n)} × {escape(str(reason))}</font>')
@@ -70,8 +85,7 @@ def _caption(d, f: dict, top: int) -> str:
         hist = " · ".join(f"{k}: {thousands(v)}" for k, v in f["iterations"].items())
         rows.append(f'<font point-size="9" color="{style.MUTED}">loop iterations per run  {hist}</font>')
     if top > 0:
-        chips = [(f"≤ {thousands(math.floor(top * i / 6))}", style.HEAT[i], "#BDBDBD", style.INK)
-                 for i in range(1, 7)]
+        chips = [(f"≤ {thousands(math.floor(top * i / 6))}", style.HEAT[i], "#BDBDBD", style.INK) for i in range(1, 7)]
         rows.append(chip_row(chips, f'<font point-size="9" color="{style.MUTED}">steps per node </font>'))
     return caption_table(rows)
 
@@ -93,8 +107,11 @@ def _weigh_edges(scene, d, f: dict) -> None:
     low, high = style.HEAT_PEN
     for edge, n in zip(scene.edges, counts):
         kind, ref = edge.source
-        source_total = (max((f["nodes"].get(m, 0) for m in members.get(ref, [])), default=0)
-                        if kind == "group" else f["nodes"].get(ref, 0))
+        source_total = (
+            max((f["nodes"].get(m, 0) for m in members.get(ref, [])), default=0)
+            if kind == "group"
+            else f["nodes"].get(ref, 0)
+        )
         share = f" · {n / source_total:.0%}" if source_total else ""
         colour = edge.attrs.get("fontcolor", style.INK)
         pen = 1.0
@@ -109,7 +126,7 @@ def _weigh_edges(scene, d, f: dict) -> None:
         keep = edge.label if (edge.role == "custom" or edge.loop_back) else []
         mark = edge.label[0][0] + " " if edge.label and not keep else ""
         edge.label = [*keep, (f"{mark}{thousands(n)}{share}", {"color": colour, "bold": bool(n)})]
-        if n and pen > 3:   # graphviz centres a label on its edge: lift it clear of a thick line
+        if n and pen > 3:  # graphviz centres a label on its edge: lift it clear of a thick line
             edge.label.append((" ", {"size": max(6, int(pen * 1.5))}))
         share_text = f" ({n / source_total:.1%} of the source's steps)" if source_total else ""
         edge.tooltip = [*edge.tooltip, f"fired {n} times{share_text}"]
@@ -128,6 +145,6 @@ def render_heatmap(definition, summary) -> View:
     node_top = max(f["nodes"].values(), default=0)
     _fill_nodes(scene, f, node_top)
     _weigh_edges(scene, d, f)
-    scene.graph_attrs["nodesep"] = "0.5"   # room for count labels between thick parallel edges
+    scene.graph_attrs["nodesep"] = "0.5"  # room for count labels between thick parallel edges
     scene.caption = _caption(d, f, node_top)
     return View(scene.to_digraph())

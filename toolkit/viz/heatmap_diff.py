@@ -51,7 +51,8 @@ def render_heatmap_diff(definition, baseline, candidate) -> View:
     outcomes = sorted(set(a["outcomes"]) | set(b["outcomes"]))
     rows = [f"<b>{escape(d.name)}</b>: candidate vs recorded version ({a['runs']} and {b['runs']} runs)"]
     rows += [f"{k}: {a['outcomes'].get(k, 0) / ra:.1%} → {b['outcomes'].get(k, 0) / rb:.1%}" for k in outcomes]
-    rows.append(f'<font color="{style.MORE[4]}">■ more steps per run</font>   '
-                f'<font color="{style.FEWER[4]}">■ fewer</font>')
+    rows.append(
+        f'<font color="{style.MORE[4]}">■ more steps per run</font>   <font color="{style.FEWER[4]}">■ fewer</font>'
+    )
     scene.caption = caption_table(rows)
     return View(scene.to_digraph())

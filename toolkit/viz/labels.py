@@ -14,8 +14,18 @@ import json
 from html import escape
 from urllib.parse import urlsplit
 
-__all__ = ["summarize_when", "duration", "host", "node_subtitle", "group_subtitle", "html_lines", "clip",
-           "caption_table", "chip_row", "thousands"]
+__all__ = [
+    "summarize_when",
+    "duration",
+    "host",
+    "node_subtitle",
+    "group_subtitle",
+    "html_lines",
+    "clip",
+    "caption_table",
+    "chip_row",
+    "thousands",
+]
 
 _INFIX = {"eq": "=", "ne": "≠", "gt": ">", "gte": "≥", "lt": "<", "lte": "≤"}
 _WORDS = {"includes": "contains", "startsWith": "starts with", "endsWith": "ends with", "in": "in"}
@@ -193,9 +203,10 @@ def caption_table(rows: list[str]) -> str:
 def chip_row(chips: list[tuple[str, str, str, str]], title: str | None = None) -> str:
     """A legend row of coloured chips ``(text, fill, border, text colour)``, after an
     optional ``title`` (HTML)."""
-    cells = f'<td>{title}</td>' if title else ""
+    cells = f"<td>{title}</td>" if title else ""
     cells += "".join(
         f'<td bgcolor="{fill}" color="{border}" border="1" style="rounded" cellpadding="3">'
         f'<font point-size="9" color="{ink}">{escape(text, quote=False)}</font></td>'
-        for text, fill, border, ink in chips)
+        for text, fill, border, ink in chips
+    )
     return f'<table border="0" cellborder="0" cellspacing="4" cellpadding="0"><tr>{cells}</tr></table>'

@@ -40,10 +40,12 @@ class Names:
         for edge in d.edges:
             if is_loop_back(edge):
                 source = edge.from_.ref
-                source_name = self._groups.get(source, source) if edge.from_.kind == "group" \
-                    else self.node(source)
-                self._loops[loop_id(source, edge.to.ref)] = (source_name, self.node(edge.to.ref),
-                                                            edge.loop.max_iterations)
+                source_name = self._groups.get(source, source) if edge.from_.kind == "group" else self.node(source)
+                self._loops[loop_id(source, edge.to.ref)] = (
+                    source_name,
+                    self.node(edge.to.ref),
+                    edge.loop.max_iterations,
+                )
 
     def node(self, node_id: str | None) -> str:
         """The node's name (its id when it has none or is not declared)."""

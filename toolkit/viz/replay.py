@@ -26,8 +26,14 @@ __all__ = ["replay", "node_of_step_id", "parent_of_step_id", "event_dict"]
 
 _ROOT = re.compile(r"^step_(.+)_\d+_[0-9A-Za-z]{6}$")
 _HASHED = re.compile(r"^step_(.+)_[0-9a-f]{20}$")
-_STEP_STATUS = {"step.failed": "failed", "step.breached": "breached", "step.cancelled": "cancelled",
-                "step.scheduled": "pending", "step.started": "running", "step.awaiting-approval": "waiting"}
+_STEP_STATUS = {
+    "step.failed": "failed",
+    "step.breached": "breached",
+    "step.cancelled": "cancelled",
+    "step.scheduled": "pending",
+    "step.started": "running",
+    "step.awaiting-approval": "waiting",
+}
 _TERMINAL_EVENTS = frozenset({"step.failed", "step.breached", "step.cancelled"})
 _END = {"execution.completed": "completed", "execution.failed": "failed", "execution.cancelled": "cancelled"}
 
@@ -76,8 +82,16 @@ def replay(events, upto_seq: int | None = None, reviewers: dict[str, list[str]] 
     ``reviewers`` maps a human node id to its declared reviewer ids.
     """
     reviewers = reviewers or {}
-    view: dict[str, Any] = {"executionId": None, "status": "running", "failureReason": None, "steps": [], "loops": {},
-            "quorumMet": [], "seq": 0, "lastEvent": None}
+    view: dict[str, Any] = {
+        "executionId": None,
+        "status": "running",
+        "failureReason": None,
+        "steps": [],
+        "loops": {},
+        "quorumMet": [],
+        "seq": 0,
+        "lastEvent": None,
+    }
     steps: dict[str, dict] = {}
 
     def step(step_id: str | None, node_id: str | None = None) -> dict | None:
@@ -89,10 +103,15 @@ def replay(events, upto_seq: int | None = None, reviewers: dict[str, list[str]] 
             if node_id is None:
                 return None
             match = re.search(r"__i(\d+)", step_id.rsplit("__to__", 1)[-1])
-            found = steps[step_id] = {"stepId": step_id, "nodeId": node_id, "status": "running",
-                                      "iteration": int(match.group(1)) if match else 1,
-                                      "reviewerIds": list(reviewers.get(node_id, [])), "answeredBy": [],
-                                      "output": {}}
+            found = steps[step_id] = {
+                "stepId": step_id,
+                "nodeId": node_id,
+                "status": "running",
+                "iteration": int(match.group(1)) if match else 1,
+                "reviewerIds": list(reviewers.get(node_id, [])),
+                "answeredBy": [],
+                "output": {},
+            }
             view["steps"].append(found)
         return found
 

@@ -72,9 +72,9 @@ class EdgeItem:
 
     indices: list[int]
     role: str
-    source: tuple[str, str]       # ("node" | "group", ref)
+    source: tuple[str, str]  # ("node" | "group", ref)
     target: tuple[str, str]
-    tail: str                     # graphviz node names
+    tail: str  # graphviz node names
     head: str
     attrs: dict
     label: list[Line] = field(default_factory=list)
@@ -114,13 +114,15 @@ class Scene:
     nodes: dict[str, NodeItem] = field(default_factory=dict)
     edges: list[EdgeItem] = field(default_factory=list)
     clusters: dict[str, ClusterItem] = field(default_factory=dict)
-    caption: str | None = None            # an HTML label body (text or one table), drawn on top
+    caption: str | None = None  # an HTML label body (text or one table), drawn on top
     graph_attrs: dict = field(default_factory=dict)
 
     def to_digraph(self) -> graphviz.Digraph:
-        body = [f"\tgraph{_attr_list({**style.GRAPH, **self.graph_attrs, **self._caption()})}\n",
-                f"\tnode{_attr_list(style.NODE)}\n",
-                f"\tedge{_attr_list(style.EDGE)}\n"]
+        body = [
+            f"\tgraph{_attr_list({**style.GRAPH, **self.graph_attrs, **self._caption()})}\n",
+            f"\tnode{_attr_list(style.NODE)}\n",
+            f"\tedge{_attr_list(style.EDGE)}\n",
+        ]
         cluster_of = {m: c for c in self.clusters.values() for m in c.members}
         emitted: set[str] = set()
         # Declared order, each cluster where its first member is: dot reads order as a hint.
@@ -131,20 +133,25 @@ class Scene:
             elif cluster.group_id not in emitted:
                 emitted.add(cluster.group_id)
                 body += self._cluster(cluster)
-        for cluster in self.clusters.values():   # members all undrawn: cannot happen, but never drop one
+        for cluster in self.clusters.values():  # members all undrawn: cannot happen, but never drop one
             if cluster.group_id not in emitted:
                 body += self._cluster(cluster)
         body += [f"\t{e.dot()}\n" for e in self.edges]
         return graphviz.Digraph(name=self.name, body=body, format="svg", engine="dot")
 
     def _cluster(self, cluster: ClusterItem) -> list[str]:
-        attrs = {"id": f"group-{cluster.group_id}", "label": HTML(html_lines(cluster.lines, align="left")),
-                 **style.GROUP, **cluster.attrs, "tooltip": _tooltip(cluster.tooltip)}
+        attrs = {
+            "id": f"group-{cluster.group_id}",
+            "label": HTML(html_lines(cluster.lines, align="left")),
+            **style.GROUP,
+            **cluster.attrs,
+            "tooltip": _tooltip(cluster.tooltip),
+        }
         lines = [f"\tsubgraph {quote(cluster.name)} {{\n"]
         lines += [f"\t\t{k}={v if isinstance(v, HTML) else quote(v)}\n" for k, v in attrs.items() if v is not None]
         members = [m for m in cluster.members if m in self.nodes]
         lines += [f"\t\t{self.nodes[m].dot()}\n" for m in members]
-        if len(members) > 1:   # members start together: one column (one row top-to-bottom)
+        if len(members) > 1:  # members start together: one column (one row top-to-bottom)
             lines.append("\t\t{rank=same; " + " ".join(quote(m) for m in members) + "}\n")
         return lines + ["\t}\n"]
 

@@ -17,7 +17,7 @@ import graphviz
 __all__ = ["View"]
 
 FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
-PNG_DPI = 144   # PNGs for docs and slides: twice graphviz's 72 dpi, crisp on high-density screens
+PNG_DPI = 144  # PNGs for docs and slides: twice graphviz's 72 dpi, crisp on high-density screens
 
 
 class View:
@@ -81,6 +81,8 @@ def _pipe(graph: graphviz.Digraph, format: str) -> bytes:
     try:
         return graph.pipe(format=format, quiet=True)
     except graphviz.ExecutableNotFound as exc:
-        raise RuntimeError("the graphviz program 'dot' is not installed: run 'make graphviz', "
-                           "'sudo apt-get install graphviz', 'brew install graphviz' or "
-                           "'conda env create -f environment.yml'") from exc
+        raise RuntimeError(
+            "the graphviz program 'dot' is not installed: run 'make graphviz', "
+            "'sudo apt-get install graphviz', 'brew install graphviz' or "
+            "'conda env create -f environment.yml'"
+        ) from exc

@@ -28,7 +28,7 @@ class Canvas(anywidget.AnyWidget):
     _esm = _HERE / "canvas.js"
     _css = _HERE / "canvas.css"
 
-    scene = traitlets.Unicode("").tag(sync=True)   # JSON text: one string, not a tree to walk
+    scene = traitlets.Unicode("").tag(sync=True)  # JSON text: one string, not a tree to walk
     selection = traitlets.Unicode("").tag(sync=True)
     highlight = traitlets.Unicode("").tag(sync=True)
     history = traitlets.List([0, 0]).tag(sync=True)

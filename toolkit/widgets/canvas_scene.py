@@ -37,8 +37,12 @@ from toolkit.widgets import edits
 __all__ = ["scene_data", "layout_json", "finding_target", "roles_for", "layout_of", "ROLE_CHOICES"]
 
 ROLE_CHOICES = ("approve", "reject", "reject-loop", "always", "custom", "exhausted")
-_FIRST_ROLES = {"human": ("approve", "reject", "reject-loop"), "group": ("approve", "reject", "reject-loop"),
-                "agent": ("always", "approve", "reject"), "webhook": ("always", "custom")}
+_FIRST_ROLES = {
+    "human": ("approve", "reject", "reject-loop"),
+    "group": ("approve", "reject", "reject-loop"),
+    "agent": ("always", "approve", "reject"),
+    "webhook": ("always", "custom"),
+}
 _PATH = re.compile(r"^data\.(nodes|edges|groups)\[(\d+)\]")
 
 
@@ -48,8 +52,9 @@ def layout_json(source: str) -> dict:
     try:
         return orjson.loads(graphviz.Source(source).pipe(format="json", quiet=True))
     except graphviz.ExecutableNotFound as exc:
-        raise RuntimeError("the graphviz program 'dot' is not installed: run 'make graphviz' or "
-                           "'sudo apt-get install graphviz'") from exc
+        raise RuntimeError(
+            "the graphviz program 'dot' is not installed: run 'make graphviz' or 'sudo apt-get install graphviz'"
+        ) from exc
 
 
 def _ops(obj: dict, *keys: str) -> list:
@@ -114,8 +119,11 @@ def _hover(node: dict, loops: dict) -> list[str]:
     lines = [f"{node.get('name') or node_id} ({node_id}, {node.get('type')})"]
     reviewers = config.get("reviewers")
     if isinstance(reviewers, list):
-        names = [f"{r.get('userId')}{' (mandatory)' if r.get('mandatory', True) else ''}"
-                 for r in reviewers if isinstance(r, dict)]
+        names = [
+            f"{r.get('userId')}{' (mandatory)' if r.get('mandatory', True) else ''}"
+            for r in reviewers
+            if isinstance(r, dict)
+        ]
         lines.append("reviewers: " + (", ".join(names) or "none"))
     elif isinstance(config.get("reviewerIds"), list):
         lines.append("reviewers: " + ", ".join(map(str, config["reviewerIds"])))
@@ -153,43 +161,77 @@ def scene_data(raw: dict, findings: list, view: View) -> dict:
     for obj in objects:
         svg_id = obj.get("id", "")
         if svg_id.startswith("group-") and "bb" in obj:
-            clusters.append({"id": svg_id[6:], "bbox": _bbox(obj["bb"], height),
-                             "ops": _ops(obj, "_draw_"), "label": _ops(obj, "_ldraw_"),
-                             "members": [names[i] for i in obj.get("nodes") or [] if i in names],
-                             "tooltip": obj.get("tooltip", "").split("\\n"),
-                             "edges": degree.get(f"group:{svg_id[6:]}", 0)})
+            clusters.append(
+                {
+                    "id": svg_id[6:],
+                    "bbox": _bbox(obj["bb"], height),
+                    "ops": _ops(obj, "_draw_"),
+                    "label": _ops(obj, "_ldraw_"),
+                    "members": [names[i] for i in obj.get("nodes") or [] if i in names],
+                    "tooltip": obj.get("tooltip", "").split("\\n"),
+                    "edges": degree.get(f"group:{svg_id[6:]}", 0),
+                }
+            )
         elif "pos" in obj and "_gvid" in obj and "nodes" not in obj:
             x, y = (float(v) for v in obj["pos"].split(","))
             node = declared.get(obj["name"])
             key = f"node:{obj['name']}"
-            nodes.append({"id": obj["name"], "x": round(x, 1), "y": round(height - y, 1),
-                          "w": round(float(obj["width"]) * 72, 1), "h": round(float(obj["height"]) * 72, 1),
-                          "shape": obj.get("shape", "box"), "declared": node is not None,
-                          "ops": _ops(obj, "_draw_", "_ldraw_"),
-                          "hover": _hover(node, loops) if node else [obj.get("tooltip", "").replace("\\n", " ")],
-                          "edges": degree.get(key, 0)})
+            nodes.append(
+                {
+                    "id": obj["name"],
+                    "x": round(x, 1),
+                    "y": round(height - y, 1),
+                    "w": round(float(obj["width"]) * 72, 1),
+                    "h": round(float(obj["height"]) * 72, 1),
+                    "shape": obj.get("shape", "box"),
+                    "declared": node is not None,
+                    "ops": _ops(obj, "_draw_", "_ldraw_"),
+                    "hover": _hover(node, loops) if node else [obj.get("tooltip", "").replace("\\n", " ")],
+                    "edges": degree.get(key, 0),
+                }
+            )
     edges = []
     for edge in laid.get("edges") or []:
         svg_id = edge.get("id", "")
         if not svg_id.startswith("edge-"):
             continue
         indices = [int(i) for i in svg_id[5:].split("-")]
-        edges.append({"id": f"edge:{indices[0]}", "indices": indices, "tail": names.get(edge["tail"]),
-                      "head": names.get(edge["head"]),
-                      # an edge from or to a group ends at the group's frame (graphviz's ltail/lhead)
-                      "tailGroup": edge.get("ltail", "")[8:] or None, "headGroup": edge.get("lhead", "")[8:] or None, "ops": _ops(edge, "_draw_", "_hdraw_", "_tdraw_"),
-                      "label": _ops(edge, "_ldraw_", "_hldraw_", "_tldraw_"),
-                      "hover": [t for t in edge.get("tooltip", "").split("\\n") if t]})
+        edges.append(
+            {
+                "id": f"edge:{indices[0]}",
+                "indices": indices,
+                "tail": names.get(edge["tail"]),
+                "head": names.get(edge["head"]),
+                # an edge from or to a group ends at the group's frame (graphviz's ltail/lhead)
+                "tailGroup": edge.get("ltail", "")[8:] or None,
+                "headGroup": edge.get("lhead", "")[8:] or None,
+                "ops": _ops(edge, "_draw_", "_hdraw_", "_tdraw_"),
+                "label": _ops(edge, "_ldraw_", "_hldraw_", "_tldraw_"),
+                "hover": [t for t in edge.get("tooltip", "").split("\\n") if t],
+            }
+        )
     members = {m for c in clusters for m in c["members"]}
     return {
-        "width": round(width - x0, 1), "height": round(height - y0, 1), "flip": height,
+        "width": round(width - x0, 1),
+        "height": round(height - y0, 1),
+        "flip": height,
         "background": _ops(laid, "_draw_", "_ldraw_"),
-        "nodes": nodes, "edges": edges, "clusters": clusters,
+        "nodes": nodes,
+        "edges": edges,
+        "clusters": clusters,
         "layout": {k: v for k, v in layout_of(raw).items() if k in declared},
-        "findings": [{"severity": f.severity, "key": f.key, "message": f.message, "where": f.where,
-                      "target": finding_target(f, raw)} for f in findings],
-        "roles": {f"node:{n}": roles_for(node.get("type", "human")) for n, node in declared.items()} |
-                 {f"group:{c['id']}": roles_for("group") for c in clusters},
+        "findings": [
+            {
+                "severity": f.severity,
+                "key": f.key,
+                "message": f.message,
+                "where": f.where,
+                "target": finding_target(f, raw),
+            }
+            for f in findings
+        ],
+        "roles": {f"node:{n}": roles_for(node.get("type", "human")) for n, node in declared.items()}
+        | {f"group:{c['id']}": roles_for("group") for c in clusters},
         "grouped": sorted(members),
         "empty": not declared,
     }

@@ -55,19 +55,24 @@ def _fmt(x: float) -> str:
     return f"{x:.0f}" if abs(x) >= 100 else f"{x:.1f}"
 
 
-def histogram_svg(durations_ms, bins: int = 20, width: int = 480, height: int = 230, title: str = "",
-                  label: str = "cycle time") -> str:
+def histogram_svg(
+    durations_ms, bins: int = 20, width: int = 480, height: int = 230, title: str = "", label: str = "cycle time"
+) -> str:
     """A histogram of durations (ms): ``bins`` equal bars from 0 to a round number at or
     above the 99th percentile (longer ones join the last bar), with p50 and p90 marked;
     ``label`` names the x axis (the unit is added)."""
     values = sorted(float(v) for v in durations_ms if v is not None)
     left, right, top, bottom = 48, 14, 30 if title else 12, 40
     plot_w, plot_h = width - left - right, height - top - bottom
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="collab-histogram" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="{style.FONT}" font-size="11">',
-           f'<rect width="{width}" height="{height}" fill="white"/>']
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="collab-histogram" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="{style.FONT}" font-size="11">',
+        f'<rect width="{width}" height="{height}" fill="white"/>',
+    ]
     if title:
-        out.append(f'<text x="{left}" y="18" font-size="13" font-weight="bold" fill="{style.INK}">{escape(title)}</text>')
+        out.append(
+            f'<text x="{left}" y="18" font-size="13" font-weight="bold" fill="{style.INK}">{escape(title)}</text>'
+        )
     if not values:
         out.append(f'<text x="{left}" y="{top + plot_h / 2}" fill="{style.MUTED}">nothing to count</text></svg>')
         return "".join(out)
@@ -83,28 +88,36 @@ def histogram_svg(durations_ms, bins: int = 20, width: int = 480, height: int = 
         x = left + i * bar_w
         lo, hi = end * i / bins / size, end * (i + 1) / bins / size
         more = "+" if i == bins - 1 and values[-1] > end else ""
-        out.append(f'<rect class="bar" x="{x + 1:.1f}" y="{top + plot_h - h:.1f}" width="{bar_w - 2:.1f}" '
-                   f'height="{h:.1f}" fill="{_BAR}"><title>{_fmt(lo)}–{_fmt(hi)}{more} {unit}: {n} runs'
-                   f"</title></rect>")
+        out.append(
+            f'<rect class="bar" x="{x + 1:.1f}" y="{top + plot_h - h:.1f}" width="{bar_w - 2:.1f}" '
+            f'height="{h:.1f}" fill="{_BAR}"><title>{_fmt(lo)}–{_fmt(hi)}{more} {unit}: {n} runs'
+            f"</title></rect>"
+        )
     axis_y = top + plot_h
     out.append(f'<line x1="{left}" y1="{axis_y}" x2="{left + plot_w}" y2="{axis_y}" stroke="{style.MUTED}"/>')
     out.append(f'<line x1="{left}" y1="{top}" x2="{left}" y2="{axis_y}" stroke="{style.MUTED}"/>')
     for k in range(5):
         value = end * k / 4
         x = left + plot_w * k / 4
-        out.append(f'<text x="{x:.1f}" y="{axis_y + 14}" text-anchor="middle" fill="{style.MUTED}">'
-                   f"{_fmt(value / size)}</text>")
-    out.append(f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle" fill="{style.INK}">'
-               f"{escape(label)} ({unit})</text>")
+        out.append(
+            f'<text x="{x:.1f}" y="{axis_y + 14}" text-anchor="middle" fill="{style.MUTED}">{_fmt(value / size)}</text>'
+        )
+    out.append(
+        f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle" fill="{style.INK}">'
+        f"{escape(label)} ({unit})</text>"
+    )
     out.append(f'<text x="{left - 6}" y="{top + 4}" text-anchor="end" fill="{style.MUTED}">{peak}</text>')
     out.append(f'<text x="{left - 6}" y="{axis_y}" text-anchor="end" fill="{style.MUTED}">0</text>')
-    out.append(f'<text x="12" y="{top + plot_h / 2}" text-anchor="middle" fill="{style.INK}" '
-               f'transform="rotate(-90 12 {top + plot_h / 2})">runs</text>')
+    out.append(
+        f'<text x="12" y="{top + plot_h / 2}" text-anchor="middle" fill="{style.INK}" '
+        f'transform="rotate(-90 12 {top + plot_h / 2})">runs</text>'
+    )
     for name, q in (("p50", 0.5), ("p90", 0.9)):
         v = _quantile(values, q)
         x = left + plot_w * min(v, end) / end
-        out.append(f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{axis_y}" stroke="{_MARK}" '
-                   f'stroke-dasharray="4 3"/>')
+        out.append(
+            f'<line x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{axis_y}" stroke="{_MARK}" stroke-dasharray="4 3"/>'
+        )
         out.append(f'<text x="{x + 3:.1f}" y="{top + 10}" fill="{_MARK}">{name} {_fmt(v / size)} {_SHORT[unit]}</text>')
     out.append("</svg>")
     return "".join(out)

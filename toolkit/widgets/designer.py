@@ -77,12 +77,12 @@ class Designer(DesignerPage):
             self.load_example(str(definition))
         else:
             self.load(definition)
-        self.history.clear()   # what the Designer opened with is where undo stops
+        self.history.clear()  # what the Designer opened with is where undo stops
         self._clean = self._state
         self._sync_history()
 
     @classmethod
-    def from_example(cls, name: str) -> "Designer":
+    def from_example(cls, name: str) -> Designer:
         return cls(examples.load(name))
 
     # ------------------------------------------------------------------ state
@@ -150,7 +150,7 @@ class Designer(DesignerPage):
             editor = {"node": self.node_editor, "edge": self.edge_editor, "group": self.group_editor}[key[0]]
             self.tabs.selected_index = _KINDS.index(key[0])
             if editor.list.value != key[1]:
-                editor.list.value = key[1]   # its observer refreshes the form
+                editor.list.value = key[1]  # its observer refreshes the form
         return key
 
     def _select_from_form(self, key: tuple) -> None:
@@ -228,8 +228,9 @@ class Designer(DesignerPage):
         self._say(f"loaded example {name}")
         return self._raw
 
-    def set_info(self, definition_id: str | None = None, name: str | None = None,
-                 description: str | None = None) -> dict:
+    def set_info(
+        self, definition_id: str | None = None, name: str | None = None, description: str | None = None
+    ) -> dict:
         """Change the definition's id, name or description (``""`` removes the description)."""
         self._edit(lambda: edits.set_info(self._raw, definition_id, name, description))
         return self._raw
@@ -245,8 +246,10 @@ class Designer(DesignerPage):
         (the "Export anyway" button).
         """
         if self.errors and not force:
-            raise ValueError(f"{len(self.errors)} lint error(s) to fix first: the server would refuse this "
-                             f"definition. Export anyway to keep a draft.")
+            raise ValueError(
+                f"{len(self.errors)} lint error(s) to fix first: the server would refuse this "
+                f"definition. Export anyway to keep a draft."
+            )
         path = Path(path or f"{self._raw.get('definitionId') or 'definition'}.json")
         body = {"data": self._raw} if envelope else self._raw
         path.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -256,9 +259,17 @@ class Designer(DesignerPage):
 
     # ------------------------------------------------------------------ nodes, edges, groups
 
-    def add_node(self, node_id: str | None = None, type: str = "human", *, name: str | None = None,
-                 sla_ms: int | None = None, config: dict | None = None, description: str | None = None,
-                 position: tuple[float, float] | None = None) -> dict:
+    def add_node(
+        self,
+        node_id: str | None = None,
+        type: str = "human",
+        *,
+        name: str | None = None,
+        sla_ms: int | None = None,
+        config: dict | None = None,
+        description: str | None = None,
+        position: tuple[float, float] | None = None,
+    ) -> dict:
         """Add a node (``type`` human, agent or webhook). Without ``config`` it gets a
         starting one: a placeholder mandatory reviewer, an agent named after the node, or an
         empty webhook config. Without ``node_id`` it is named after its type
@@ -267,11 +278,13 @@ class Designer(DesignerPage):
         node_id = node_id or self.new_node_id(type)
 
         def change():
-            node = edits.add_node(self._raw, node_id, type, name=name, sla_ms=sla_ms, config=config,
-                                  description=description)
+            node = edits.add_node(
+                self._raw, node_id, type, name=name, sla_ms=sla_ms, config=config, description=description
+            )
             if position is not None:
                 edits.move_node(self._raw, node_id, *position)
             return node
+
         return self._edit(change, f"added node {node_id}", ("node", node_id))
 
     def new_node_id(self, type: str = "human") -> str:
@@ -296,21 +309,23 @@ class Designer(DesignerPage):
         """Remove a node with the edges that touch it and its group memberships (undo brings
         them back)."""
         dropped = edits.remove_node(copy.deepcopy(self._raw), node_id)
-        self._edit(lambda: edits.remove_node(self._raw, node_id),
-                   f"removed node {node_id}" + (f" and {dropped} edge(s)" if dropped else "") + " (Ctrl+Z undoes)")
+        self._edit(
+            lambda: edits.remove_node(self._raw, node_id),
+            f"removed node {node_id}" + (f" and {dropped} edge(s)" if dropped else "") + " (Ctrl+Z undoes)",
+        )
 
     def move_node(self, node_id: str, x: float, y: float) -> dict:
         """Keep a node at (x, y) on the canvas (a drag): stored in ``custom.layout``, so it
         survives export, the server and reopening."""
-        return self._edit(lambda: edits.move_node(self._raw, node_id, x, y), select=("node", node_id),
-                          layout_only=True)
+        return self._edit(lambda: edits.move_node(self._raw, node_id, x, y), select=("node", node_id), layout_only=True)
 
     def relayout(self) -> None:
         """Forget every dragged position: graphviz places every node again."""
         self._edit(lambda: edits.clear_layout(self._raw), "every node placed by graphviz again", layout_only=True)
 
-    def add_edge(self, source, target, on: str = "always", *, when: str | dict | None = None,
-                 max_iterations: int | None = None) -> int:
+    def add_edge(
+        self, source, target, on: str = "always", *, when: str | dict | None = None, max_iterations: int | None = None
+    ) -> int:
         """Add an edge and return its index. ``source``/``target``: a node id or
         ``("group", groupId)``; ``on``: approve, reject, always, exhausted or custom;
         ``when``: the predicate of a custom edge (a JSON string or its AST as a dict; see
@@ -318,8 +333,11 @@ class Designer(DesignerPage):
         if isinstance(when, dict):
             when = json.dumps(when, ensure_ascii=False)
         index = len(self._raw.get("edges") or [])
-        self._edit(lambda: edits.add_edge(self._raw, source, target, on, when=when, max_iterations=max_iterations),
-                   f"added edge {index}", ("edge", index))
+        self._edit(
+            lambda: edits.add_edge(self._raw, source, target, on, when=when, max_iterations=max_iterations),
+            f"added edge {index}",
+            ("edge", index),
+        )
         return index
 
     def connect(self, source: str, target: str, role: str = "always") -> int:
@@ -330,7 +348,7 @@ class Designer(DesignerPage):
         ends = [(k, r) for k, r in (self._key(source), self._key(target))]
         if role == "reject-loop":
             return self.add_edge(ends[0], ends[1], on="reject", max_iterations=3)
-        when = ({"op": "eq", "args": [{"var": "output.decision"}, "approve"]} if role == "custom" else None)
+        when = {"op": "eq", "args": [{"var": "output.decision"}, "approve"]} if role == "custom" else None
         return self.add_edge(ends[0], ends[1], on=role, when=when)
 
     def update_edge(self, index: int, **changes) -> dict:
@@ -343,13 +361,25 @@ class Designer(DesignerPage):
     def remove_edge(self, index: int) -> dict:
         return self._edit(lambda: edits.remove_edge(self._raw, index), f"removed edge {index} (Ctrl+Z undoes)")
 
-    def add_group(self, group_id: str, members=(), *, policy: str = "waitAll", quorum: int | None = None,
-                  required=(), name: str | None = None) -> dict:
+    def add_group(
+        self,
+        group_id: str,
+        members=(),
+        *,
+        policy: str = "waitAll",
+        quorum: int | None = None,
+        required=(),
+        name: str | None = None,
+    ) -> dict:
         """Add a group: ``members`` (node ids), ``policy`` (waitAll, joinOnQuorum,
         cancelOnQuorum), ``quorum`` (default: every member), ``required`` members."""
-        return self._edit(lambda: edits.add_group(self._raw, group_id, members, policy=policy, quorum=quorum,
-                                                  required=required, name=name),
-                          f"added group {group_id}", ("group", group_id))
+        return self._edit(
+            lambda: edits.add_group(
+                self._raw, group_id, members, policy=policy, quorum=quorum, required=required, name=name
+            ),
+            f"added group {group_id}",
+            ("group", group_id),
+        )
 
     def update_group(self, group_id: str, **changes) -> dict:
         """Change a group: ``members``, ``policy``, ``quorum``, ``required``, ``name`` or
@@ -361,8 +391,10 @@ class Designer(DesignerPage):
     def remove_group(self, group_id: str) -> None:
         """Remove a group and the edges from or to it."""
         dropped = edits.remove_group(copy.deepcopy(self._raw), group_id)
-        self._edit(lambda: edits.remove_group(self._raw, group_id),
-                   f"removed group {group_id}" + (f" and {dropped} edge(s)" if dropped else "") + " (Ctrl+Z undoes)")
+        self._edit(
+            lambda: edits.remove_group(self._raw, group_id),
+            f"removed group {group_id}" + (f" and {dropped} edge(s)" if dropped else "") + " (Ctrl+Z undoes)",
+        )
 
     # ------------------------------------------------------------------ one step
 
@@ -382,8 +414,9 @@ class Designer(DesignerPage):
         self._changed(message, select, keep_lint=keep)
         return result
 
-    def _changed(self, message: str | None = None, select: tuple | None = None, clean: bool = False,
-                 keep_lint: bool = False) -> None:
+    def _changed(
+        self, message: str | None = None, select: tuple | None = None, clean: bool = False, keep_lint: bool = False
+    ) -> None:
         state = snapshot(self._raw)
         if state != self._state:
             self.history.record(self._state)
@@ -411,6 +444,8 @@ class Designer(DesignerPage):
 
     def __repr__(self) -> str:
         errors = len(self.errors)
-        return (f"<Designer {self._raw.get('definitionId')!r}: {len(self._raw.get('nodes') or [])} nodes, "
-                f"{len(self._raw.get('edges') or [])} edges, {errors} error(s), "
-                f"{len(self.findings) - errors} warning(s)>")
+        return (
+            f"<Designer {self._raw.get('definitionId')!r}: {len(self._raw.get('nodes') or [])} nodes, "
+            f"{len(self._raw.get('edges') or [])} edges, {errors} error(s), "
+            f"{len(self.findings) - errors} warning(s)>"
+        )

@@ -40,8 +40,9 @@ class DesignerPage:
         ``status`` show the results."""
         self.status = w.HTML()
         self.start_status = w.HTML()
-        self.example_field = w.Dropdown(options=examples.names(), value="parallel-review",
-                                        layout=w.Layout(width="220px"))
+        self.example_field = w.Dropdown(
+            options=examples.names(), value="parallel-review", layout=w.Layout(width="220px")
+        )
         self.load_example_button = w.Button(description="Load example", layout=w.Layout(width="auto"))
         self.path_field = w.Text(placeholder="path/to/definition.json", layout=w.Layout(width="220px"))
         self.open_button = w.Button(description="Open file", layout=w.Layout(width="auto"))
@@ -50,36 +51,59 @@ class DesignerPage:
         self.confirm_text = w.HTML()
         self.confirm_button = w.Button(description="Replace", button_style="danger", layout=w.Layout(width="auto"))
         self.cancel_button = w.Button(description="Cancel", layout=w.Layout(width="auto"))
-        self.confirm_box = w.HBox([self.confirm_text, self.confirm_button, self.cancel_button],
-                                  layout=w.Layout(display="none", align_items="center"))
+        self.confirm_box = w.HBox(
+            [self.confirm_text, self.confirm_button, self.cancel_button],
+            layout=w.Layout(display="none", align_items="center"),
+        )
         self.confirm_box.add_class("collab-confirm")
         self._pending = None
-        self.id_field = w.Text(description="definitionId", continuous_update=False,
-                               style={"description_width": "90px"}, layout=w.Layout(width="320px"))
-        self.name_field = w.Text(description="name", continuous_update=False, style={"description_width": "50px"},
-                                 layout=w.Layout(width="380px"))
+        self.id_field = w.Text(
+            description="definitionId",
+            continuous_update=False,
+            style={"description_width": "90px"},
+            layout=w.Layout(width="320px"),
+        )
+        self.name_field = w.Text(
+            description="name",
+            continuous_update=False,
+            style={"description_width": "50px"},
+            layout=w.Layout(width="380px"),
+        )
         self.info_status = w.HTML()
         self.node_editor, self.edge_editor, self.group_editor = NodeEditor(self), EdgeEditor(self), GroupEditor(self)
         self.json_view = w.HTML()
-        self.tabs = w.Tab(children=[self.node_editor.widget, self.edge_editor.widget, self.group_editor.widget,
-                                    self.json_view])
+        self.tabs = w.Tab(
+            children=[self.node_editor.widget, self.edge_editor.widget, self.group_editor.widget, self.json_view]
+        )
         self.tabs.titles = ("Nodes", "Edges", "Groups", "JSON")
         self.tabs.observe(lambda change: self._show_json() if change["new"] == 3 else None, names="selected_index")
         self.canvas = Canvas(self)
         self.canvas.add_class("collab-designer-graph")
-        self.export_path_field = w.Text(placeholder="file name (default <definitionId>.json)",
-                                        layout=w.Layout(width="300px"))
-        self.export_button = w.Button(description="Export JSON", button_style="success", icon="download",
-                                      layout=w.Layout(width="auto"))
-        self.export_anyway_button = w.Button(description="Export anyway", button_style="warning",
-                                             tooltip="write the file with its lint errors (a draft the server "
-                                                     "would refuse)", layout=w.Layout(width="auto", display="none"))
+        self.export_path_field = w.Text(
+            placeholder="file name (default <definitionId>.json)", layout=w.Layout(width="300px")
+        )
+        self.export_button = w.Button(
+            description="Export JSON", button_style="success", icon="download", layout=w.Layout(width="auto")
+        )
+        self.export_anyway_button = w.Button(
+            description="Export anyway",
+            button_style="warning",
+            tooltip="write the file with its lint errors (a draft the server would refuse)",
+            layout=w.Layout(width="auto", display="none"),
+        )
 
-        self.load_example_button.on_click(lambda _: self._ask_replace(
-            f"example {self.example_field.value}", lambda: self.load_example(self.example_field.value),
-            self.start_status))
-        self.open_button.on_click(lambda _: self._ask_replace(
-            self.path_field.value.strip() or "(no file name)", self._open_typed, self.start_status))
+        self.load_example_button.on_click(
+            lambda _: self._ask_replace(
+                f"example {self.example_field.value}",
+                lambda: self.load_example(self.example_field.value),
+                self.start_status,
+            )
+        )
+        self.open_button.on_click(
+            lambda _: self._ask_replace(
+                self.path_field.value.strip() or "(no file name)", self._open_typed, self.start_status
+            )
+        )
         self.new_button.on_click(lambda _: self._ask_replace("an empty definition", self.new, self.start_status))
         self.upload.observe(lambda change: self._uploaded(), names="value")
         self.confirm_button.on_click(lambda _: self._answer(True))
@@ -87,19 +111,36 @@ class DesignerPage:
         self.export_button.on_click(lambda _: self._export_clicked(False))
         self.export_anyway_button.on_click(lambda _: self._export_clicked(True))
         for widget, key in ((self.id_field, "definition_id"), (self.name_field, "name")):
-            widget.observe(lambda change, key=key: None if self._loading else
-                           self._run(lambda: self.set_info(**{key: change["new"].strip()}), self.info_status),
-                           names="value")
+            widget.observe(
+                lambda change, key=key: (
+                    None
+                    if self._loading
+                    else self._run(lambda: self.set_info(**{key: change["new"].strip()}), self.info_status)
+                ),
+                names="value",
+            )
 
-        start = w.HBox([w.HTML("<b>Start from</b>&nbsp;"), self.example_field, self.load_example_button,
-                        self.path_field, self.open_button, self.upload, self.new_button, self.start_status],
-                       layout=w.Layout(flex_flow="row wrap", align_items="center"))
+        start = w.HBox(
+            [
+                w.HTML("<b>Start from</b>&nbsp;"),
+                self.example_field,
+                self.load_example_button,
+                self.path_field,
+                self.open_button,
+                self.upload,
+                self.new_button,
+                self.start_status,
+            ],
+            layout=w.Layout(flex_flow="row wrap", align_items="center"),
+        )
         info = w.HBox([self.id_field, self.name_field, self.info_status], layout=w.Layout(align_items="center"))
         editor = w.VBox([self.tabs], layout=w.Layout(width="470px", min_width="470px"))
         right = w.VBox([self.canvas], layout=w.Layout(flex="1 1 auto", min_width="0", padding="0 0 0 12px"))
         right.add_class("collab-designer-output")
-        save = w.HBox([self.export_path_field, self.export_button, self.export_anyway_button, self.status],
-                      layout=w.Layout(align_items="center"))
+        save = w.HBox(
+            [self.export_path_field, self.export_button, self.export_anyway_button, self.status],
+            layout=w.Layout(align_items="center"),
+        )
         self.widget = w.VBox([start, self.confirm_box, info, w.HBox([editor, right]), save])
         self.widget.add_class("collab-designer")
 
@@ -113,7 +154,7 @@ class DesignerPage:
         target = where if where is not None else self.status
         try:
             result = action()
-        except Exception as exc:   # noqa: BLE001 - shown to the person, kept for inspection
+        except Exception as exc:  # noqa: BLE001 - shown to the person, kept for inspection
             self.last_error, self.last_traceback = exc, traceback.format_exc()
             if isinstance(target, Canvas):
                 target.say(plain_error(exc), "error")
@@ -129,8 +170,11 @@ class DesignerPage:
         if not self.dirty:
             self._run(action, where)
             return
-        self._ask(f"Replace your unsaved edits with {what}? (Ctrl+Z on the canvas undoes it too)", "Replace",
-                  lambda: self._run(action, where))
+        self._ask(
+            f"Replace your unsaved edits with {what}? (Ctrl+Z on the canvas undoes it too)",
+            "Replace",
+            lambda: self._run(action, where),
+        )
 
     def _ask(self, question: str, verb: str, action) -> None:
         self.confirm_text.value = f'<b style="color:#B26A00">{escape(question)}</b>&nbsp;'
@@ -158,6 +202,7 @@ class DesignerPage:
             def read():
                 self.load(bytes(item["content"]).decode("utf-8"))
                 self._say(f"opened {item['name']}")
+
             self._ask_replace(item["name"], read, self.start_status)
 
     def _export_clicked(self, force: bool) -> None:
@@ -165,9 +210,12 @@ class DesignerPage:
         path = self.export_path_field.value.strip() or None
         if self.errors and not force:
             n = len(self.errors)
-            self.status.value = message_html(f"{n} lint error{'s' * (n != 1)}: the server would refuse this "
-                                             f"definition. Fix {'them' if n != 1 else 'it'} (see the list under "
-                                             "the graph) or export anyway to keep a draft.", "error")
+            self.status.value = message_html(
+                f"{n} lint error{'s' * (n != 1)}: the server would refuse this "
+                f"definition. Fix {'them' if n != 1 else 'it'} (see the list under "
+                "the graph) or export anyway to keep a draft.",
+                "error",
+            )
             self.export_anyway_button.layout.display = None
             return
         self._run(lambda: self.export(path, force=force))
@@ -180,8 +228,9 @@ class DesignerPage:
             "select": lambda: self.select(msg.get("target") or None),
             "finding": lambda: self.select_finding(int(msg["index"])),
             "connect": lambda: self.connect(msg["source"], msg["target"], msg.get("role", "always")),
-            "add_node": lambda: self.add_node(msg.get("node_id") or None, msg.get("node_type", "human"),
-                                              position=(msg["x"], msg["y"])),
+            "add_node": lambda: self.add_node(
+                msg.get("node_id") or None, msg.get("node_type", "human"), position=(msg["x"], msg["y"])
+            ),
             "move": lambda: self.move_node(msg["node"], msg["x"], msg["y"]),
             "delete": self.delete_selection,
             "undo": self.undo,
@@ -231,8 +280,10 @@ class DesignerPage:
     def _show_json(self) -> None:
         """Fill the JSON tab (only while it is open: a 100-node definition takes a while to
         indent and escape, and most edits happen with another tab open)."""
-        self.json_view.value = (f'<pre style="font-size:11px;max-height:520px;overflow:auto">'
-                                f"{escape(json.dumps(self._raw, indent=2, ensure_ascii=False))}</pre>")
+        self.json_view.value = (
+            f'<pre style="font-size:11px;max-height:520px;overflow:auto">'
+            f"{escape(json.dumps(self._raw, indent=2, ensure_ascii=False))}</pre>"
+        )
 
     def _exists(self, key: tuple) -> bool:
         kind, ref = key
@@ -245,5 +296,5 @@ class DesignerPage:
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
         if isinstance(bundle, dict) and "text/plain" in bundle:
-            bundle["text/plain"] = repr(self)   # what a page without the widget shows
+            bundle["text/plain"] = repr(self)  # what a page without the widget shows
         return bundle

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ipywidgets as w
 
-from toolkit.widgets import edits, when as when_builder
+from toolkit.widgets import edits
+from toolkit.widgets import when as when_builder
 from toolkit.widgets.forms import DESC, ROLES, Editor, button, text_field, wide
 from toolkit.widgets.panes import message_html
 
@@ -25,6 +26,7 @@ def _edge_label(index: int, edge: dict) -> str:
     def name(end):
         kind, ref = edits.endpoint_key(end)
         return f"⧉{ref}" if kind == "group" else str(ref)
+
     loop = edge.get("loop") or {}
     extra = f" ↺{loop.get('maxIterations')}" if loop else ""
     return f"{index}: {name(edge.get('from'))} → {name(edge.get('to'))}  [{edge.get('on', 'always')}{extra}]"
@@ -46,22 +48,44 @@ class EdgeEditor(Editor):
         self.target = w.Dropdown(description="to", style=DESC)
         self.on = w.Dropdown(description="on (role)", options=ROLES, style=DESC)
         # the predicate builder (custom edges)
-        self.path = w.Combobox(description="variable", placeholder="output.score",
-                               options=when_builder.PATH_EXAMPLES, ensure_option=False, continuous_update=False,
-                               style=DESC)
+        self.path = w.Combobox(
+            description="variable",
+            placeholder="output.score",
+            options=when_builder.PATH_EXAMPLES,
+            ensure_option=False,
+            continuous_update=False,
+            style=DESC,
+        )
         self.op = w.Dropdown(description="op", options=when_builder.OPS, value="eq", style=DESC)
         self.value = text_field("value", 'JSON or text: 0.8, "web", ["a","b"]')
         self.negate = w.Checkbox(description="negate (not …)", indent=False)
-        self.when = w.Textarea(description="when (JSON)", continuous_update=False, style=DESC,
-                               layout=w.Layout(width="95%", height="60px"))
+        self.when = w.Textarea(
+            description="when (JSON)", continuous_update=False, style=DESC, layout=w.Layout(width="95%", height="60px")
+        )
         self.when_status = w.HTML()
-        self.builder_box = w.VBox([w.HTML("<b>Predicate</b>: routes when it is true"), self.path, self.op,
-                                   self.value, self.negate, self.when, self.when_status])
+        self.builder_box = w.VBox(
+            [
+                w.HTML("<b>Predicate</b>: routes when it is true"),
+                self.path,
+                self.op,
+                self.value,
+                self.negate,
+                self.when,
+                self.when_status,
+            ]
+        )
         self.is_loop = w.Checkbox(description="loop-back (re-runs the loop body)", indent=False)
         self.max_iterations = w.BoundedIntText(description="maxIterations", min=1, max=20, value=3, style=DESC)
         self.form = w.VBox([self.source, self.target, self.on, self.builder_box, self.is_loop, self.max_iterations])
-        self.widget = w.VBox([self.list, w.HBox([self.new_from, w.HTML("→"), self.new_to, self.new_on]),
-                              w.HBox([self.add, self.remove]), self.message, self.form])
+        self.widget = w.VBox(
+            [
+                self.list,
+                w.HBox([self.new_from, w.HTML("→"), self.new_to, self.new_on]),
+                w.HBox([self.add, self.remove]),
+                self.message,
+                self.form,
+            ]
+        )
 
         self.list.observe(self._picked, names="value")
         self.add.on_click(lambda _: self.run(self._add))
@@ -99,8 +123,9 @@ class EdgeEditor(Editor):
         role = self.on.value
         if role == "custom":
             edge = self._edge() or {}
-            when = edge.get("when") or when_builder.build_when(self.path.value or "output.decision", self.op.value,
-                                                               self.value.value or "approve", self.negate.value)
+            when = edge.get("when") or when_builder.build_when(
+                self.path.value or "output.decision", self.op.value, self.value.value or "approve", self.negate.value
+            )
             self._update(on=role, when=when)
         else:
             self._update(on=role, when=None)
@@ -125,7 +150,7 @@ class EdgeEditor(Editor):
         ends = _endpoint_options(self.raw)
         self._options(self.new_from, ends, self.new_from.value)
         self._options(self.new_to, ends, self.new_to.value)
-        if self.new_to.value == self.new_from.value and len(ends) > 1:   # suggest an edge between two
+        if self.new_to.value == self.new_from.value and len(ends) > 1:  # suggest an edge between two
             self._set(self.new_to, next(v for _, v in ends if v != self.new_from.value))
         self.add.disabled = not ends
         edge = self._edge()

@@ -30,23 +30,76 @@ from typing import Any
 
 from toolkit.model.base import ID_PATTERN
 
-__all__ = ["endpoint", "endpoint_key", "default_config", "add_node", "update_node", "rename_node", "remove_node",
-           "set_reviewers", "add_edge", "update_edge", "remove_edge", "add_group", "update_group", "remove_group",
-           "new_definition", "set_info", "node_ids", "group_ids", "find_node", "find_group", "check_id",
-           "move_node", "clear_layout"]
+__all__ = [
+    "endpoint",
+    "endpoint_key",
+    "default_config",
+    "add_node",
+    "update_node",
+    "rename_node",
+    "remove_node",
+    "set_reviewers",
+    "add_edge",
+    "update_edge",
+    "remove_edge",
+    "add_group",
+    "update_group",
+    "remove_group",
+    "new_definition",
+    "set_info",
+    "node_ids",
+    "group_ids",
+    "find_node",
+    "find_group",
+    "check_id",
+    "move_node",
+    "clear_layout",
+]
 
-TOP_KEYS = ("definitionId", "name", "description", "tags", "triggers", "custom", "scope", "organizationId",
-            "documentId", "nodes", "groups", "edges")
+TOP_KEYS = (
+    "definitionId",
+    "name",
+    "description",
+    "tags",
+    "triggers",
+    "custom",
+    "scope",
+    "organizationId",
+    "documentId",
+    "nodes",
+    "groups",
+    "edges",
+)
 NODE_KEYS = ("nodeId", "type", "name", "description", "slaMs", "config")
 EDGE_KEYS = ("from", "to", "on", "when", "loop")
-GROUP_KEYS = ("groupId", "name", "description", "memberNodeIds", "expectedSteps", "quorum", "onQuorumMet",
-              "requiredNodeIds")
+GROUP_KEYS = (
+    "groupId",
+    "name",
+    "description",
+    "memberNodeIds",
+    "expectedSteps",
+    "quorum",
+    "onQuorumMet",
+    "requiredNodeIds",
+)
 
 # snake_case spellings accepted by the update functions
-_ALIASES = {"node_id": "nodeId", "sla_ms": "slaMs", "group_id": "groupId", "member_node_ids": "memberNodeIds",
-            "members": "memberNodeIds", "expected_steps": "expectedSteps", "on_quorum_met": "onQuorumMet",
-            "policy": "onQuorumMet", "required_node_ids": "requiredNodeIds", "required": "requiredNodeIds",
-            "source": "from", "from_": "from", "target": "to", "role": "on"}
+_ALIASES = {
+    "node_id": "nodeId",
+    "sla_ms": "slaMs",
+    "group_id": "groupId",
+    "member_node_ids": "memberNodeIds",
+    "members": "memberNodeIds",
+    "expected_steps": "expectedSteps",
+    "on_quorum_met": "onQuorumMet",
+    "policy": "onQuorumMet",
+    "required_node_ids": "requiredNodeIds",
+    "required": "requiredNodeIds",
+    "source": "from",
+    "from_": "from",
+    "target": "to",
+    "role": "on",
+}
 
 
 def _ordered(obj: dict, keys: tuple[str, ...]) -> dict:
@@ -77,8 +130,9 @@ def check_id(value: str, what: str = "node") -> str:
     if not value:
         raise ValueError(f"Give the {what} an id.")
     if not _ID.fullmatch(value):
-        raise ValueError(f"{value!r} cannot be a {what} id: use letters, digits and . _ : - only "
-                         f"(no spaces), at most 64 characters.")
+        raise ValueError(
+            f"{value!r} cannot be a {what} id: use letters, digits and . _ : - only (no spaces), at most 64 characters."
+        )
     if "__" in value:
         raise ValueError(f"{value!r} cannot be a {what} id: '__' is reserved (it separates the parts of step ids).")
     return value
@@ -89,8 +143,9 @@ def new_definition(definition_id: str = "my-workflow", name: str = "My workflow"
     return {"definitionId": definition_id, "name": name, "nodes": [], "edges": []}
 
 
-def set_info(raw: dict, definition_id: str | None = None, name: str | None = None,
-             description: str | None = None) -> dict:
+def set_info(
+    raw: dict, definition_id: str | None = None, name: str | None = None, description: str | None = None
+) -> dict:
     """Set the definition's id, name or description (``None`` leaves a field; an empty
     description removes it)."""
     for key, value in (("definitionId", definition_id), ("name", name), ("description", description)):
@@ -155,6 +210,7 @@ def find_group(raw: dict, group_id: str) -> dict:
 
 # ---------------------------------------------------------------- endpoints
 
+
 def endpoint(value: Any) -> str | dict:
     """The wire form of an endpoint given as a node id, ``("group", id)``, ``("node", id)``
     or a wire dict."""
@@ -183,6 +239,7 @@ def endpoint_key(value: Any) -> tuple[str, str | None]:
 
 # ---------------------------------------------------------------- nodes
 
+
 def default_config(node_type: str, node_id: str) -> dict:
     """A starting config that validates: one mandatory placeholder reviewer for a human node,
     an agent named after the node, an empty webhook config."""
@@ -193,16 +250,31 @@ def default_config(node_type: str, node_id: str) -> dict:
     return {}
 
 
-def add_node(raw: dict, node_id: str, node_type: str = "human", *, name: str | None = None,
-             description: str | None = None, sla_ms: int | None = None, config: dict | None = None) -> dict:
+def add_node(
+    raw: dict,
+    node_id: str,
+    node_type: str = "human",
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    sla_ms: int | None = None,
+    config: dict | None = None,
+) -> dict:
     """Append a node (``config`` defaults to :func:`default_config`); returns it."""
     check_id(node_id, "node")
     if node_id in node_ids(raw):
         raise ValueError(f"There is already a node {node_id!r}.")
     node = {"nodeId": node_id, "type": node_type}
-    _apply(node, {"name": name or None, "description": description or None, "slaMs": sla_ms or None,
-                  "config": copy.deepcopy(config) if config is not None else default_config(node_type, node_id)},
-           NODE_KEYS)
+    _apply(
+        node,
+        {
+            "name": name or None,
+            "description": description or None,
+            "slaMs": sla_ms or None,
+            "config": copy.deepcopy(config) if config is not None else default_config(node_type, node_id),
+        },
+        NODE_KEYS,
+    )
     raw.setdefault("nodes", []).append(node)
     _ordered(raw, TOP_KEYS)
     return node
@@ -255,8 +327,11 @@ def remove_node(raw: dict, node_id: str) -> int:
         if not _layout(raw):
             clear_layout(raw)
     before = len(raw.get("edges") or [])
-    raw["edges"] = [e for e in raw.get("edges") or []
-                    if ("node", node_id) not in (endpoint_key(e.get("from")), endpoint_key(e.get("to")))]
+    raw["edges"] = [
+        e
+        for e in raw.get("edges") or []
+        if ("node", node_id) not in (endpoint_key(e.get("from")), endpoint_key(e.get("to")))
+    ]
     for group in raw.get("groups") or []:
         for key in ("memberNodeIds", "requiredNodeIds"):
             if key in group:
@@ -287,6 +362,7 @@ def set_reviewers(raw: dict, node_id: str, reviewers) -> dict:
 
 # ---------------------------------------------------------------- edges
 
+
 def _edge_changes(changes: dict) -> dict:
     changes = {_ALIASES.get(k, k): v for k, v in changes.items()}
     for side in ("from", "to"):
@@ -298,11 +374,15 @@ def _edge_changes(changes: dict) -> dict:
     return changes
 
 
-def add_edge(raw: dict, source, target, on: str = "always", *, when: str | None = None,
-             max_iterations: int | None = None) -> int:
+def add_edge(
+    raw: dict, source, target, on: str = "always", *, when: str | None = None, max_iterations: int | None = None
+) -> int:
     """Append an edge; ``max_iterations`` makes it a loop-back. Returns its index."""
-    edge = _apply({}, _edge_changes({"from": source, "to": target, "on": on, "when": when,
-                                     "max_iterations": max_iterations}), EDGE_KEYS)
+    edge = _apply(
+        {},
+        _edge_changes({"from": source, "to": target, "on": on, "when": when, "max_iterations": max_iterations}),
+        EDGE_KEYS,
+    )
     raw.setdefault("edges", []).append(edge)
     _ordered(raw, TOP_KEYS)
     return len(raw["edges"]) - 1
@@ -321,15 +401,32 @@ def remove_edge(raw: dict, index: int) -> dict:
 
 # ---------------------------------------------------------------- groups
 
-def add_group(raw: dict, group_id: str, members=(), *, policy: str = "waitAll", quorum: int | None = None,
-              required=(), name: str | None = None) -> dict:
+
+def add_group(
+    raw: dict,
+    group_id: str,
+    members=(),
+    *,
+    policy: str = "waitAll",
+    quorum: int | None = None,
+    required=(),
+    name: str | None = None,
+) -> dict:
     """Append a group of ``members`` (node ids) with its quorum policy; returns it."""
     check_id(group_id, "group")
     if group_id in group_ids(raw):
         raise ValueError(f"There is already a group {group_id!r}.")
-    group = _apply({"groupId": group_id}, {"name": name or None, "memberNodeIds": list(members),
-                                           "quorum": quorum, "onQuorumMet": policy,
-                                           "requiredNodeIds": list(required) or None}, GROUP_KEYS)
+    group = _apply(
+        {"groupId": group_id},
+        {
+            "name": name or None,
+            "memberNodeIds": list(members),
+            "quorum": quorum,
+            "onQuorumMet": policy,
+            "requiredNodeIds": list(required) or None,
+        },
+        GROUP_KEYS,
+    )
     raw.setdefault("groups", []).append(group)
     _ordered(raw, TOP_KEYS)
     return group
@@ -371,6 +468,9 @@ def remove_group(raw: dict, group_id: str) -> int:
     if not raw["groups"]:
         del raw["groups"]
     before = len(raw.get("edges") or [])
-    raw["edges"] = [e for e in raw.get("edges") or []
-                    if ("group", group_id) not in (endpoint_key(e.get("from")), endpoint_key(e.get("to")))]
+    raw["edges"] = [
+        e
+        for e in raw.get("edges") or []
+        if ("group", group_id) not in (endpoint_key(e.get("from")), endpoint_key(e.get("to")))
+    ]
     return before - len(raw["edges"])

@@ -26,13 +26,15 @@ def wide() -> w.Layout:
 
 def text_field(description: str, placeholder: str = "", **kw) -> w.Text:
     """A text field that reports when the person is done typing (Enter or leaving the field)."""
-    return w.Text(description=description, placeholder=placeholder, continuous_update=False, style=DESC,
-                  layout=wide(), **kw)
+    return w.Text(
+        description=description, placeholder=placeholder, continuous_update=False, style=DESC, layout=wide(), **kw
+    )
 
 
 def button(description: str, tooltip: str = "", style: str = "") -> w.Button:
-    return w.Button(description=description, tooltip=tooltip or description, button_style=style,
-                    layout=w.Layout(width="auto"))
+    return w.Button(
+        description=description, tooltip=tooltip or description, button_style=style, layout=w.Layout(width="auto")
+    )
 
 
 class Editor:
@@ -41,7 +43,7 @@ class Editor:
     line under the add row (an error shows there, beside the control that caused it) and a
     question row for actions that take more than they say."""
 
-    kind = ""   # "node", "edge" or "group": what the list selects on the canvas too
+    kind = ""  # "node", "edge" or "group": what the list selects on the canvas too
 
     def __init__(self, designer):
         self.designer = designer
@@ -51,8 +53,7 @@ class Editor:
         self.question = w.HTML()
         self.yes = w.Button(description="Remove", button_style="danger", layout=w.Layout(width="auto"))
         self.no = w.Button(description="Cancel", layout=w.Layout(width="auto"))
-        self.ask_row = w.HBox([self.question, self.yes, self.no], layout=w.Layout(display="none",
-                                                                                  align_items="center"))
+        self.ask_row = w.HBox([self.question, self.yes, self.no], layout=w.Layout(display="none", align_items="center"))
         self._pending = None
         self.yes.on_click(lambda _: self._answer(True))
         self.no.on_click(lambda _: self._answer(False))
@@ -88,6 +89,7 @@ class Editor:
         def call(change):
             if not self._loading:
                 self.run(handler)
+
         widget.observe(call, names="value")
 
     def _set(self, widget, value) -> None:

@@ -23,15 +23,27 @@ class GroupEditor(Editor):
         self.name = text_field("name")
         self.members = w.SelectMultiple(description="members", rows=5, style=DESC, layout=wide())
         self.policy = w.Dropdown(description="onQuorumMet", options=POLICIES, style=DESC)
-        self.quorum = w.BoundedIntText(description="quorum", min=0, max=100, style=DESC,
-                                       tooltip="0 = every member (the default)")
+        self.quorum = w.BoundedIntText(
+            description="quorum", min=0, max=100, style=DESC, tooltip="0 = every member (the default)"
+        )
         self.required = w.SelectMultiple(description="required", rows=3, style=DESC, layout=wide())
-        self.form = w.VBox([self.group_id, self.name, self.members, self.policy, self.quorum,
-                            w.HTML('<span style="font-size:11px;color:#607080">quorum 0 = every member; '
-                                   "required members must approve whatever the quorum</span>"),
-                            self.required])
-        self.widget = w.VBox([self.list, w.HBox([self.new_id, self.add]), self.message, w.HBox([self.remove]),
-                              self.form])
+        self.form = w.VBox(
+            [
+                self.group_id,
+                self.name,
+                self.members,
+                self.policy,
+                self.quorum,
+                w.HTML(
+                    '<span style="font-size:11px;color:#607080">quorum 0 = every member; '
+                    "required members must approve whatever the quorum</span>"
+                ),
+                self.required,
+            ]
+        )
+        self.widget = w.VBox(
+            [self.list, w.HBox([self.new_id, self.add]), self.message, w.HBox([self.remove]), self.form]
+        )
 
         self.list.observe(self._picked, names="value")
         self.add.on_click(lambda _: self.run(self._add))

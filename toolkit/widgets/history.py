@@ -24,7 +24,7 @@ import orjson
 
 __all__ = ["History", "snapshot", "restore", "LIMIT"]
 
-LIMIT = 200   # steps kept (issue 17); the oldest step is dropped first
+LIMIT = 200  # steps kept (issue 17); the oldest step is dropped first
 
 
 def snapshot(raw: dict) -> str:

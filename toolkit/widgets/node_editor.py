@@ -27,24 +27,33 @@ class NodeEditor(Editor):
         self.node_id = text_field("nodeId")
         self.name = text_field("name", "shown in the picture")
         self.type = w.Dropdown(description="type", options=NODE_TYPES, style=DESC)
-        self.sla_hours = w.BoundedFloatText(description="SLA (hours)", min=0, max=1e6, step=1, style=DESC,
-                                            tooltip="0 = no SLA")
+        self.sla_hours = w.BoundedFloatText(
+            description="SLA (hours)", min=0, max=1e6, step=1, style=DESC, tooltip="0 = no SLA"
+        )
         # human
         self.reviewer_rows = w.VBox()
         self.add_reviewer = button("+ reviewer")
-        self.human_box = w.VBox([w.HTML("<b>Reviewers</b> (✓ = mandatory)"), self.reviewer_rows,
-                                 w.HBox([self.add_reviewer])])
+        self.human_box = w.VBox(
+            [w.HTML("<b>Reviewers</b> (✓ = mandatory)"), self.reviewer_rows, w.HBox([self.add_reviewer])]
+        )
         # agent
         self.agent_id = text_field("agentId")
         self.blocking = w.Checkbox(description="blocking (waits for resolutions)", indent=False)
-        self.resolution_policy = w.Dropdown(description="resolutionPolicy", options=("allResolved", "minResolved"),
-                                            style=DESC)
+        self.resolution_policy = w.Dropdown(
+            description="resolutionPolicy", options=("allResolved", "minResolved"), style=DESC
+        )
         self.min_count = w.BoundedIntText(description="minCount", min=1, max=100, value=1, style=DESC)
-        self.expected = w.BoundedIntText(description="expected", min=1, max=100, value=1, style=DESC,
-                                         tooltip="expectedResolutions")
+        self.expected = w.BoundedIntText(
+            description="expected", min=1, max=100, value=1, style=DESC, tooltip="expectedResolutions"
+        )
         self.blocking_box = w.VBox([self.resolution_policy, self.expected, self.min_count])
-        self.mock_output = w.Textarea(description="mockOutput", placeholder='{"decision": "approve"}',
-                                      continuous_update=False, style=DESC, layout=w.Layout(width="95%", height="80px"))
+        self.mock_output = w.Textarea(
+            description="mockOutput",
+            placeholder='{"decision": "approve"}',
+            continuous_update=False,
+            style=DESC,
+            layout=w.Layout(width="95%", height="80px"),
+        )
         self.mock_status = w.HTML()
         self.agent_box = w.VBox([self.agent_id, self.blocking, self.blocking_box, self.mock_output, self.mock_status])
         # webhook
@@ -52,8 +61,16 @@ class NodeEditor(Editor):
         self.webhook_box = w.VBox([self.url])
         self.config_box = w.VBox()
         self.form = w.VBox([self.node_id, self.name, self.type, self.sla_hours, self.config_box])
-        self.widget = w.VBox([self.list, w.HBox([self.new_id, self.new_type, self.add]), self.message,
-                              w.HBox([self.remove]), self.ask_row, self.form])
+        self.widget = w.VBox(
+            [
+                self.list,
+                w.HBox([self.new_id, self.new_type, self.add]),
+                self.message,
+                w.HBox([self.remove]),
+                self.ask_row,
+                self.form,
+            ]
+        )
 
         self.list.add_class("collab-node-list")
         self.list.observe(self._picked, names="value")
@@ -89,11 +106,16 @@ class NodeEditor(Editor):
         node_id = self.selected
         if node_id is None:
             return
-        edges = sum(1 for e in self.raw.get("edges") or []
-                    if ("node", node_id) in (edits.endpoint_key(e.get("from")), edits.endpoint_key(e.get("to"))))
+        edges = sum(
+            1
+            for e in self.raw.get("edges") or []
+            if ("node", node_id) in (edits.endpoint_key(e.get("from")), edits.endpoint_key(e.get("to")))
+        )
         if edges:
-            self.ask(f"Remove {node_id} and its {edges} edge{'s' * (edges != 1)}?",
-                     lambda: self.designer.remove_node(node_id))
+            self.ask(
+                f"Remove {node_id} and its {edges} edge{'s' * (edges != 1)}?",
+                lambda: self.designer.remove_node(node_id),
+            )
         else:
             self.designer.remove_node(node_id)
 
@@ -125,8 +147,12 @@ class NodeEditor(Editor):
 
     def _agent_changed(self) -> None:
         blocking = self.blocking.value
-        changes = {"agentId": self.agent_id.value.strip(), "blocking": True if blocking else None,
-                   "resolutionPolicy": None, "expectedResolutions": None}
+        changes = {
+            "agentId": self.agent_id.value.strip(),
+            "blocking": True if blocking else None,
+            "resolutionPolicy": None,
+            "expectedResolutions": None,
+        }
         if blocking:
             policy = {"kind": self.resolution_policy.value}
             if policy["kind"] == "minResolved":
@@ -135,7 +161,7 @@ class NodeEditor(Editor):
             changes["expectedResolutions"] = self.expected.value if self.expected.value != 1 else None
         node = self._node()
         if node is not None and "blocking" in (node.get("config") or {}) and not blocking:
-            changes["blocking"] = False   # keep an explicit false that was already there
+            changes["blocking"] = False  # keep an explicit false that was already there
         self._config(**changes)
 
     def _mock_changed(self) -> None:
@@ -147,7 +173,9 @@ class NodeEditor(Editor):
         try:
             value = json.loads(text)
         except ValueError as exc:
-            self.mock_status.value = message_html(f"not JSON ({exc}); the definition keeps the last valid value", "error")
+            self.mock_status.value = message_html(
+                f"not JSON ({exc}); the definition keeps the last valid value", "error"
+            )
             return
         if not isinstance(value, dict):
             self.mock_status.value = message_html("mockOutput must be a JSON object", "error")
@@ -183,7 +211,7 @@ class NodeEditor(Editor):
 
     def _drop_reviewer(self, index: int) -> None:
         current = [(r.get("userId"), r.get("mandatory", True)) for r in self._reviewers()]
-        self.designer.set_reviewers(self.selected, current[:index] + current[index + 1:])
+        self.designer.set_reviewers(self.selected, current[:index] + current[index + 1 :])
 
     def _refresh(self) -> None:
         ids = edits.node_ids(self.raw)

@@ -17,8 +17,7 @@ import os
 import traceback
 from html import escape
 
-from toolkit.viz import View
-from toolkit.viz import style
+from toolkit.viz import View, style
 
 __all__ = ["svg_html", "findings_html", "table_html", "message_html", "guarded", "plain_error"]
 
@@ -29,7 +28,7 @@ def svg_html(view: View, css_class: str = "collab-graph", max_height: str | None
     """The view's SVG, inline (without the XML prolog), in a scrolling box; ``fit`` shrinks
     a picture wider than the box to its width."""
     svg = view.svg()
-    svg = svg[svg.find("<svg"):]
+    svg = svg[svg.find("<svg") :]
     if fit:
         svg = svg.replace("<svg", '<svg style="max-width:100%;height:auto"', 1)
     height = f"max-height:{max_height};" if max_height else ""
@@ -39,21 +38,32 @@ def svg_html(view: View, css_class: str = "collab-graph", max_height: str | None
 def findings_html(findings, css_class: str = "collab-lint") -> str:
     """The lint findings as a list: severity, key, where, message (errors first)."""
     if not findings:
-        return (f'<div class="{css_class}" data-findings="0" style="color:#2E7D32;padding:4px 0">'
-                "✓ No findings: the linter is happy with this definition.</div>")
+        return (
+            f'<div class="{css_class}" data-findings="0" style="color:#2E7D32;padding:4px 0">'
+            "✓ No findings: the linter is happy with this definition.</div>"
+        )
     errors = sum(f.severity == "error" for f in findings)
     warnings = len(findings) - errors
-    counts = ", ".join(t for t in (f"{errors} error{'s' * (errors != 1)}" if errors else "",
-                                   f"{warnings} warning{'s' * (warnings != 1)}" if warnings else "") if t)
+    counts = ", ".join(
+        t
+        for t in (
+            f"{errors} error{'s' * (errors != 1)}" if errors else "",
+            f"{warnings} warning{'s' * (warnings != 1)}" if warnings else "",
+        )
+        if t
+    )
     rows = "".join(
         f'<tr><td style="color:{_SEVERITY_COLOUR.get(f.severity, style.INK)};font-weight:bold;padding-right:8px">'
         f"{escape(f.severity)}</td><td><code>{escape(f.key)}</code></td>"
         f'<td style="color:{style.MUTED};padding:0 8px"><code>{escape(f.where)}</code></td>'
         f"<td>{escape(f.message)}</td></tr>"
-        for f in findings)
-    return (f'<div class="{css_class}" data-findings="{len(findings)}">'
-            f'<div style="font-weight:bold;margin-bottom:4px">Lint: {counts}</div>'
-            f'<table style="border-collapse:collapse;font-size:12px;text-align:left">{rows}</table></div>')
+        for f in findings
+    )
+    return (
+        f'<div class="{css_class}" data-findings="{len(findings)}">'
+        f'<div style="font-weight:bold;margin-bottom:4px">Lint: {counts}</div>'
+        f'<table style="border-collapse:collapse;font-size:12px;text-align:left">{rows}</table></div>'
+    )
 
 
 def table_html(frame, css_class: str = "collab-table", tooltips: dict[str, dict] | None = None) -> str:
@@ -63,18 +73,24 @@ def table_html(frame, css_class: str = "collab-table", tooltips: dict[str, dict]
     numeric = [frame[c].dtype.kind in "iuf" for c in frame.columns]
     tips = [(tooltips or {}).get(c, {}) for c in frame.columns]
     cell = "padding:3px 10px;border-bottom:1px solid #E0E4E8;"
-    head = "".join(f'<th style="{cell}text-align:{"right" if n else "left"};font-weight:bold">{escape(str(c))}</th>'
-                   for c, n in zip(frame.columns, numeric))
+    head = "".join(
+        f'<th style="{cell}text-align:{"right" if n else "left"};font-weight:bold">{escape(str(c))}</th>'
+        for c, n in zip(frame.columns, numeric)
+    )
 
     def td(value, is_number: bool, tip: dict) -> str:
         title = tip.get(value) if isinstance(value, str) else None
         title = f' title="{escape(str(title))}"' if title else ""
         return f'<td style="{cell}text-align:{"right" if is_number else "left"}"{title}>{escape(_cell(value))}</td>'
 
-    rows = "".join("<tr>" + "".join(td(v, n, t) for v, n, t in zip(row, numeric, tips)) + "</tr>"
-                   for row in frame.itertuples(index=False))
-    return (f'<table class="{css_class}" style="border-collapse:collapse;font-size:12px;margin:4px 0">'
-            f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
+    rows = "".join(
+        "<tr>" + "".join(td(v, n, t) for v, n, t in zip(row, numeric, tips)) + "</tr>"
+        for row in frame.itertuples(index=False)
+    )
+    return (
+        f'<table class="{css_class}" style="border-collapse:collapse;font-size:12px;margin:4px 0">'
+        f"<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+    )
 
 
 def _cell(value) -> str:
@@ -101,7 +117,7 @@ def guarded(method):
         self.last_error = self.last_traceback = None
         try:
             return method(self, *args, **kwargs)
-        except Exception as exc:   # noqa: BLE001 - shown to the person, kept for inspection
+        except Exception as exc:  # noqa: BLE001 - shown to the person, kept for inspection
             self.last_error = exc
             self.status.value = message_html(f"{type(exc).__name__}: {exc}", "error")
             self.last_traceback = traceback.format_exc()

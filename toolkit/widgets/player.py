@@ -20,16 +20,15 @@ from __future__ import annotations
 import json
 import threading
 import traceback
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from html import escape
 
 import ipywidgets as w
 
 from toolkit.errors import ApiError, ErrorCode
-from toolkit.viz import render_execution_from_events
+from toolkit.viz import render_execution_from_events, style
 from toolkit.viz.names import Names
 from toolkit.viz.replay import event_dict, node_of_step_id
-from toolkit.viz import style
 from toolkit.widgets.panes import message_html, plain_error, svg_html
 
 __all__ = ["Player", "describe_event"]
@@ -38,7 +37,7 @@ _END_EVENTS = frozenset({"execution.completed", "execution.failed", "execution.c
 
 
 def _when(ms: int, start: int | None) -> str:
-    at = datetime.fromtimestamp(ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    at = datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     if start is None:
         return at
     seconds = max(0, (ms - start) // 1000)
@@ -92,19 +91,30 @@ class Player:
         self.last_error: Exception | None = None
         self.last_traceback: str | None = None
         self._cache: dict[int, object] = {}
-        self._source = None   # (client, execution_id) for refresh()
-        self._thread: threading.Thread | None = None   # the follower, while it runs
+        self._source = None  # (client, execution_id) for refresh()
+        self._thread: threading.Thread | None = None  # the follower, while it runs
         self._stopping = threading.Event()
         # the follower thread and the person's clicks both move the slider and redraw
         self._lock = threading.RLock()
         self.status = w.HTML()
         # positions are 1-based on screen ("event 3 of 20"); :attr:`index` is 0-based
-        self.slider = w.IntSlider(min=1, max=1, value=1, description="event", continuous_update=False,
-                                  readout=True, layout=w.Layout(width="420px"))
+        self.slider = w.IntSlider(
+            min=1,
+            max=1,
+            value=1,
+            description="event",
+            continuous_update=False,
+            readout=True,
+            layout=w.Layout(width="420px"),
+        )
         self.play = w.Play(min=1, max=1, interval=interval_ms, description="play", show_repeat=False)
         w.jslink((self.play, "value"), (self.slider, "value"))
-        buttons = [("fast-backward", "first event", self.first), ("step-backward", "previous event", self.previous),
-                   ("step-forward", "next event", self.next), ("fast-forward", "last event", self.last)]
+        buttons = [
+            ("fast-backward", "first event", self.first),
+            ("step-backward", "previous event", self.previous),
+            ("step-forward", "next event", self.next),
+            ("fast-forward", "last event", self.last),
+        ]
         self._buttons = []
         for icon, tip, action in buttons:
             button = w.Button(icon=icon, tooltip=tip, layout=w.Layout(width="40px"))
@@ -120,21 +130,29 @@ class Player:
         self.graph.add_class("collab-player-graph")
         self.slider.observe(lambda change: self._run(self._show), names="value")
         header = f"<b>{escape(title)}</b>" if title else ""
-        self.widget = w.VBox([w.HTML(header), w.HBox([self.play, *self._buttons, self.slider, self.fetch,
-                                                         self.stop_button]),
-                              self.caption, self.graph, self.details, self.status])
+        self.widget = w.VBox(
+            [
+                w.HTML(header),
+                w.HBox([self.play, *self._buttons, self.slider, self.fetch, self.stop_button]),
+                self.caption,
+                self.graph,
+                self.details,
+                self.status,
+            ]
+        )
         self.widget.add_class("collab-player")
         self._set_events(events)
 
     @classmethod
-    def from_simulation(cls, result, run: int, definition, **kwargs) -> "Player":
+    def from_simulation(cls, result, run: int, definition, **kwargs) -> Player:
         """Replay run ``run`` of a :class:`~toolkit.simulate.SimulationResult` (every event,
         internal ones included)."""
         return cls(definition, result.events(run), title=kwargs.pop("title", f"simulated run {run}"), **kwargs)
 
     @classmethod
-    def from_client(cls, client, execution_id: str, definition=None, *, follow: bool = False,
-                    poll_s: float = 0.5, **kwargs) -> "Player":
+    def from_client(
+        cls, client, execution_id: str, definition=None, *, follow: bool = False, poll_s: float = 0.5, **kwargs
+    ) -> Player:
         """Replay an execution's external events fetched with a client
         (:class:`~toolkit.client.HttpClient` or :class:`~toolkit.client.LocalClient`); the
         definition is fetched too unless given. With ``follow=True`` the player keeps
@@ -142,8 +160,12 @@ class Player:
         if definition is None:
             execution = client.get_execution(execution_id)
             definition = client.get_definition(execution["definitionId"])
-        player = cls(definition, list(client.iter_events(execution_id)),
-                     title=kwargs.pop("title", f"execution {execution_id}"), **kwargs)
+        player = cls(
+            definition,
+            list(client.iter_events(execution_id)),
+            title=kwargs.pop("title", f"execution {execution_id}"),
+            **kwargs,
+        )
         player._source = (client, execution_id)
         player.fetch.layout.display = None
         player._show_fetch_state()
@@ -209,8 +231,10 @@ class Player:
             if isinstance(exc, ApiError) and exc.code is not ErrorCode.UNAVAILABLE:
                 raise
             # httpx raises RuntimeError once its client is closed: same meaning for a person
-            raise ConnectionError(f"cannot reach the server to fetch new events (it has stopped, or its client "
-                                  f"was closed); the {len(self.events)} events fetched before are kept") from exc
+            raise ConnectionError(
+                f"cannot reach the server to fetch new events (it has stopped, or its client "
+                f"was closed); the {len(self.events)} events fetched before are kept"
+            ) from exc
         with self._lock:
             if new:
                 at_end = self.index == len(self.events) - 1
@@ -230,8 +254,9 @@ class Player:
             self._show_fetch_state()
             return
         self._stopping.clear()
-        self._thread = threading.Thread(target=self._follow, args=(poll_s,), daemon=True,
-                                        name=f"collab-player-{self._source[1]}")
+        self._thread = threading.Thread(
+            target=self._follow, args=(poll_s,), daemon=True, name=f"collab-player-{self._source[1]}"
+        )
         self._thread.start()
         self._show_fetch_state()
 
@@ -258,7 +283,7 @@ class Player:
                 if self.ended:
                     break
                 self._stopping.wait(poll_s)
-        except Exception as exc:   # noqa: BLE001 - a background thread has only the status line to report on
+        except Exception as exc:  # noqa: BLE001 - a background thread has only the status line to report on
             self.last_error = exc
             self.status.value = message_html(plain_error(exc), "error")
         finally:
@@ -286,7 +311,7 @@ class Player:
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
         if isinstance(bundle, dict) and "text/plain" in bundle:
-            bundle["text/plain"] = repr(self)   # what a page without the widget shows
+            bundle["text/plain"] = repr(self)  # what a page without the widget shows
         return bundle
 
     def __repr__(self) -> str:
@@ -298,7 +323,7 @@ class Player:
         self.last_error = self.last_traceback = None
         try:
             return action()
-        except Exception as exc:   # noqa: BLE001 - shown to the person, kept for inspection
+        except Exception as exc:  # noqa: BLE001 - shown to the person, kept for inspection
             self.last_error, self.last_traceback = exc, traceback.format_exc()
             self.status.value = message_html(plain_error(exc), "error")
             return None
@@ -317,7 +342,7 @@ class Player:
         for widget in (self.slider, self.play, *self._buttons):
             widget.disabled = not self.events
         if self.slider.value != min(position, top):
-            self.slider.value = min(position, top)   # its observer redraws
+            self.slider.value = min(position, top)  # its observer redraws
         else:
             self._show()
 
@@ -340,10 +365,14 @@ class Player:
         start = self.events[0].get("timestamp")
         text = describe_event(event, start if isinstance(start, int) else None, self.names)
         ids = " · ".join(x for x in (event.get("stepId"), (event.get("data") or {}).get("failureReason")) if x)
-        self.caption.value = (f'<div class="collab-player-caption" style="font-size:13px" title="{escape(ids)}">'
-                              f"<b>event {i + 1} of {len(self.events)}</b> · {escape(text)}</div>")
+        self.caption.value = (
+            f'<div class="collab-player-caption" style="font-size:13px" title="{escape(ids)}">'
+            f"<b>event {i + 1} of {len(self.events)}</b> · {escape(text)}</div>"
+        )
         raw = json.dumps({"stepId": event.get("stepId"), "data": event.get("data") or {}}, ensure_ascii=False)
         # the raw event, ids included, for whoever wants it: folded away
-        self.details.value = (f'<details style="font-size:11px;color:{style.MUTED}"><summary>event data</summary>'
-                              f"<code>{escape(raw[:400])}</code></details>")
+        self.details.value = (
+            f'<details style="font-size:11px;color:{style.MUTED}"><summary>event data</summary>'
+            f"<code>{escape(raw[:400])}</code></details>"
+        )
         self.graph.value = svg_html(self.view, "collab-graph", fit=True)

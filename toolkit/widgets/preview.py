@@ -27,8 +27,7 @@ from pydantic import TypeAdapter, ValidationError
 from toolkit.lint import Finding
 from toolkit.model import Definition
 from toolkit.model.definition import Edge, Group, Node
-from toolkit.viz import View, render_definition
-from toolkit.viz import style
+from toolkit.viz import View, render_definition, style
 
 __all__ = ["preview", "placeholder"]
 
@@ -63,8 +62,13 @@ def _relaxed(raw: dict) -> dict:
     if not (isinstance(definition_id, str) and re.fullmatch(r"[a-z0-9][a-z0-9-]{2,63}", definition_id)):
         definition_id = "untitled"
     name = raw.get("name") if isinstance(raw.get("name"), str) and raw.get("name") else "(no name yet)"
-    return {"definitionId": definition_id, "name": name[:200], "nodes": nodes[:100], "edges": edges[:500],
-            "groups": groups[:100]}
+    return {
+        "definitionId": definition_id,
+        "name": name[:200],
+        "nodes": nodes[:100],
+        "edges": edges[:500],
+        "groups": groups[:100],
+    }
 
 
 def _placed(raw: dict, findings: list[Finding]) -> list[Finding]:
@@ -88,12 +92,21 @@ def _placed(raw: dict, findings: list[Finding]) -> list[Finding]:
 
 def placeholder(title: str, lines: list[str] = ()) -> View:
     """A small captioned box (what the graph pane shows when there is nothing to draw)."""
-    rows = [f"<b>{escape(title)}</b>"] + [f'<font point-size="9" color="{style.MUTED}">{escape(t)}</font>'
-                                          for t in lines]
+    rows = [f"<b>{escape(title)}</b>"] + [
+        f'<font point-size="9" color="{style.MUTED}">{escape(t)}</font>' for t in lines
+    ]
     label = '<<table border="0" cellspacing="2">' + "".join(f"<tr><td>{r}</td></tr>" for r in rows) + "</table>>"
     graph = graphviz.Digraph("placeholder", graph_attr={"pad": "0.3", "bgcolor": "white"})
-    graph.node("placeholder", label=label, shape="box", style="rounded,dashed", color=style.FAINT,
-               fontname=style.FONT, fontcolor=style.INK, margin="0.3,0.2")
+    graph.node(
+        "placeholder",
+        label=label,
+        shape="box",
+        style="rounded,dashed",
+        color=style.FAINT,
+        fontname=style.FONT,
+        fontcolor=style.INK,
+        margin="0.3,0.2",
+    )
     return View(graph)
 
 
@@ -104,10 +117,11 @@ def preview(raw: dict, findings: list[Finding], definition: Definition | None = 
         return render_definition(definition, findings)
     relaxed = _relaxed(raw if isinstance(raw, dict) else {})
     if not relaxed["nodes"]:
-        return placeholder("Nothing to draw yet", ["add a node to start"] +
-                           [f"{f.where}: {f.message}"[:90] for f in findings[:3]])
+        return placeholder(
+            "Nothing to draw yet", ["add a node to start"] + [f"{f.where}: {f.message}"[:90] for f in findings[:3]]
+        )
     try:
         sketch = Definition.model_validate(relaxed)
-    except ValidationError:   # e.g. duplicate-free parts that still clash as a whole
+    except ValidationError:  # e.g. duplicate-free parts that still clash as a whole
         return placeholder("Cannot draw this definition yet", [f"{f.where}: {f.message}"[:90] for f in findings[:5]])
     return render_definition(sketch, _placed(raw, findings))

@@ -35,8 +35,15 @@ from toolkit.widgets.panes import message_html, plain_error, svg_html, table_htm
 
 __all__ = ["SimulationPanel"]
 
-_SLIDER = {"min": 0.0, "max": 1.0, "step": 0.01, "readout_format": ".2f", "continuous_update": False,
-           "style": {"description_width": "170px"}, "layout": w.Layout(width="380px")}
+_SLIDER = {
+    "min": 0.0,
+    "max": 1.0,
+    "step": 0.01,
+    "readout_format": ".2f",
+    "continuous_update": False,
+    "style": {"description_width": "170px"},
+    "layout": w.Layout(width="380px"),
+}
 
 OUTCOME_SQL = """
 SELECT status,
@@ -78,7 +85,7 @@ class SimulationPanel:
         self.definition = definition
         self.model = as_definition(definition)
         self.names = Names(self.model)
-        self.base_policy: dict = (policy.to_json() if isinstance(policy, Policy) else copy.deepcopy(policy or {}))
+        self.base_policy: dict = policy.to_json() if isinstance(policy, Policy) else copy.deepcopy(policy or {})
         base = Policy.load(self.base_policy)
         self.result = None
         self.outcomes = None
@@ -98,33 +105,49 @@ class SimulationPanel:
                     if reviewer.user_id not in self.reviewer_sliders:
                         value = base.reviewer(node.node_id, reviewer.user_id).approve
                         self.reviewer_sliders[reviewer.user_id] = w.FloatSlider(
-                            value=value, description=f"{reviewer.user_id} approves", **_SLIDER)
+                            value=value, description=f"{reviewer.user_id} approves", **_SLIDER
+                        )
             elif node.type == "agent":
                 agent_id = node.config.agent_id
                 if node.config.blocking and agent_id not in self.resolution_sliders:
                     value = base.resolution(node.node_id, agent_id).success
                     self.resolution_sliders[agent_id] = w.FloatSlider(
-                        value=value, description=f"{agent_id} resolution succeeds", **_SLIDER)
+                        value=value, description=f"{agent_id} resolution succeeds", **_SLIDER
+                    )
                 elif not node.config.blocking and agent_id not in self.agent_sliders:
                     value = base.agent(node.node_id, agent_id).fail
-                    self.agent_sliders[agent_id] = w.FloatSlider(value=value, description=f"{agent_id} fails",
-                                                                 **_SLIDER)
+                    self.agent_sliders[agent_id] = w.FloatSlider(
+                        value=value, description=f"{agent_id} fails", **_SLIDER
+                    )
 
         # a plain IntText: a bounded one would silently turn 0 into 1 (run() refuses it, saying why)
-        self.runs = w.IntText(value=runs, step=1000, description="runs",
-                              style={"description_width": "60px"}, layout=w.Layout(width="180px"))
-        self.seed = w.IntText(value=seed, description="seed", style={"description_width": "40px"},
-                              layout=w.Layout(width="140px"))
-        self.button = w.Button(description="Run simulation", button_style="primary", icon="play",
-                               layout=w.Layout(width="auto"))
+        self.runs = w.IntText(
+            value=runs,
+            step=1000,
+            description="runs",
+            style={"description_width": "60px"},
+            layout=w.Layout(width="180px"),
+        )
+        self.seed = w.IntText(
+            value=seed, description="seed", style={"description_width": "40px"}, layout=w.Layout(width="140px")
+        )
+        self.button = w.Button(
+            description="Run simulation", button_style="primary", icon="play", layout=w.Layout(width="auto")
+        )
         self.button.on_click(lambda _: self._run(self.start))
         self.cancel_button = w.Button(description="Cancel", icon="stop", disabled=True, layout=w.Layout(width="auto"))
         self.cancel_button.on_click(lambda _: self.cancel())
-        self.stale = False          # True when the odds changed since the results shown
+        self.stale = False  # True when the odds changed since the results shown
         self._cancelling = threading.Event()
         self._thread: threading.Thread | None = None
-        self.progress = w.IntProgress(value=0, min=0, max=1, description="progress",
-                                      style={"description_width": "60px"}, layout=w.Layout(width="380px"))
+        self.progress = w.IntProgress(
+            value=0,
+            min=0,
+            max=1,
+            description="progress",
+            style={"description_width": "60px"},
+            layout=w.Layout(width="380px"),
+        )
         self.status = w.HTML()
         self.table = w.HTML()
         self.table.add_class("collab-simulation-outcomes")
@@ -136,20 +159,31 @@ class SimulationPanel:
         def section(title, sliders):
             return [w.HTML(f"<b>{escape(title)}</b>"), *sliders.values()] if sliders else []
 
-        controls = w.VBox([w.HBox([self.runs, self.seed]),
-                           *section("Reviewers: chance to approve", self.reviewer_sliders),
-                           *section("Agents: chance to fail", self.agent_sliders),
-                           *section("Blocking agents: chance a resolution succeeds", self.resolution_sliders),
-                           w.HBox([self.button, self.cancel_button]), self.progress, self.status],
-                          layout=w.Layout(width="400px", min_width="400px"))
-        self._panes: tuple[str, str, str] = ("", "", "")   # outcome table, histogram, heat map (HTML)
+        controls = w.VBox(
+            [
+                w.HBox([self.runs, self.seed]),
+                *section("Reviewers: chance to approve", self.reviewer_sliders),
+                *section("Agents: chance to fail", self.agent_sliders),
+                *section("Blocking agents: chance a resolution succeeds", self.resolution_sliders),
+                w.HBox([self.button, self.cancel_button]),
+                self.progress,
+                self.status,
+            ],
+            layout=w.Layout(width="400px", min_width="400px"),
+        )
+        self._panes: tuple[str, str, str] = ("", "", "")  # outcome table, histogram, heat map (HTML)
         self.stale_note = w.HTML()
         self.stale_note.add_class("collab-simulation-stale")
         results = w.VBox([self.stale_note, self.table, self.chart], layout=w.Layout(padding="0 0 0 16px"))
         self.widget = w.VBox([w.HBox([controls, results]), self.heat])
         self.widget.add_class("collab-simulation-panel")
-        for control in (*self.reviewer_sliders.values(), *self.agent_sliders.values(),
-                        *self.resolution_sliders.values(), self.runs, self.seed):
+        for control in (
+            *self.reviewer_sliders.values(),
+            *self.agent_sliders.values(),
+            *self.resolution_sliders.values(),
+            self.runs,
+            self.seed,
+        ):
             control.observe(lambda _: self._mark_stale(), names="value")
 
     @property
@@ -180,16 +214,24 @@ class SimulationPanel:
 
         def progress(done: int, total: int) -> None:
             self.progress.value = done
-            if self._cancelling.is_set():   # between two batches: the only place a run can stop
+            if self._cancelling.is_set():  # between two batches: the only place a run can stop
                 raise _Cancelled(done)
 
         try:
             self.progress.max, self.progress.value = max(1, runs), 0
-            result = simulate(self.definition, runs=runs, seed=seed, policy=self.policy, progress=progress,
-                              batch_runs=max(50, runs // 25))
+            result = simulate(
+                self.definition,
+                runs=runs,
+                seed=seed,
+                policy=self.policy,
+                progress=progress,
+                batch_runs=max(50, runs // 25),
+            )
         except _Cancelled as stop:
-            self.status.value = message_html(f"cancelled after {stop.done:,} of {runs:,} runs"
-                                             + ("; the results shown are from the previous run" if self.result else ""))
+            self.status.value = message_html(
+                f"cancelled after {stop.done:,} of {runs:,} runs"
+                + ("; the results shown are from the previous run" if self.result else "")
+            )
             if self.result is not None:
                 self._mark_stale()
             return None
@@ -203,9 +245,8 @@ class SimulationPanel:
         clicked while it simulates; :meth:`wait` blocks until it is done."""
         if self._thread is not None and self._thread.is_alive():
             return
-        _check_runs(self.runs.value)   # refused here, before a thread starts
-        self._thread = threading.Thread(target=self._run, args=(self.run,), daemon=True,
-                                        name="collab-simulation-panel")
+        _check_runs(self.runs.value)  # refused here, before a thread starts
+        self._thread = threading.Thread(target=self._run, args=(self.run,), daemon=True, name="collab-simulation-panel")
         self._thread.start()
 
     def cancel(self) -> None:
@@ -231,9 +272,11 @@ class SimulationPanel:
         if self.result is None or self.stale:
             return
         self.stale = True
-        self.stale_note.value = ('<div style="background:#FFF3E0;color:#7A4A00;border-left:3px solid #EF6C00;'
-                                 'padding:3px 8px;font-size:12px">⚠ Settings changed since this run: these results '
-                                 'are out of date. Run the simulation again to update them.</div>')
+        self.stale_note.value = (
+            '<div style="background:#FFF3E0;color:#7A4A00;border-left:3px solid #EF6C00;'
+            'padding:3px 8px;font-size:12px">⚠ Settings changed since this run: these results '
+            "are out of date. Run the simulation again to update them.</div>"
+        )
         self._paint()
 
     def _show(self, result) -> None:
@@ -243,18 +286,28 @@ class SimulationPanel:
         reasons = {self.names.reason(code): code for code in outcomes["reason"] if code}
         outcomes["reason"] = [self.names.reason(code) for code in outcomes["reason"]]
         self.outcomes = outcomes
-        cycle = [row[0] for row in result.sql(
-            "SELECT cycle_time_ms FROM outcomes WHERE status <> 'running' AND cycle_time_ms IS NOT NULL").fetchall()]
+        cycle = [
+            row[0]
+            for row in result.sql(
+                "SELECT cycle_time_ms FROM outcomes WHERE status <> 'running' AND cycle_time_ms IS NOT NULL"
+            ).fetchall()
+        ]
         self.histogram = histogram_svg(cycle, title=f"Cycle time of {len(cycle):,} finished runs")
         self.heatmap = render_heatmap(self.model, result.summary)
         s = result.summary
         ct = s.cycle_time_ms
-        facts = (f"p50 {ct['p50'] / 3_600_000:.2f} h · p90 {ct['p90'] / 3_600_000:.2f} h · "
-                 if ct.get("p50") is not None else "") + f"SLA breach rate {s.sla_breach_rate:.1%}"
-        self._panes = (f"<b>Outcomes of {result.runs:,} runs</b> (seed {result.seed})"
-                       f"{table_html(self.outcomes, tooltips={'reason': reasons})}"
-                       f'<div style="font-size:12px;margin:4px 0">{escape(facts)}</div>',
-                       self.histogram, svg_html(self.heatmap, "collab-graph", fit=True))
+        facts = (
+            f"p50 {ct['p50'] / 3_600_000:.2f} h · p90 {ct['p90'] / 3_600_000:.2f} h · "
+            if ct.get("p50") is not None
+            else ""
+        ) + f"SLA breach rate {s.sla_breach_rate:.1%}"
+        self._panes = (
+            f"<b>Outcomes of {result.runs:,} runs</b> (seed {result.seed})"
+            f"{table_html(self.outcomes, tooltips={'reason': reasons})}"
+            f'<div style="font-size:12px;margin:4px 0">{escape(facts)}</div>',
+            self.histogram,
+            svg_html(self.heatmap, "collab-graph", fit=True),
+        )
         self.status.value = message_html(f"{result.runs:,} runs done", "ok")
         self.stale = False
         self.stale_note.value = ""
@@ -266,7 +319,7 @@ class SimulationPanel:
         self.last_error = self.last_traceback = None
         try:
             return action()
-        except Exception as exc:   # noqa: BLE001 - shown to the person, kept for inspection
+        except Exception as exc:  # noqa: BLE001 - shown to the person, kept for inspection
             self.last_error, self.last_traceback = exc, traceback.format_exc()
             self.status.value = message_html(plain_error(exc), "error")
             return None
@@ -274,9 +327,11 @@ class SimulationPanel:
     def _repr_mimebundle_(self, **kwargs):
         bundle = self.widget._repr_mimebundle_(**kwargs)
         if isinstance(bundle, dict) and "text/plain" in bundle:
-            bundle["text/plain"] = repr(self)   # what a page without the widget shows
+            bundle["text/plain"] = repr(self)  # what a page without the widget shows
         return bundle
 
     def __repr__(self) -> str:
-        return f"<SimulationPanel {self.model.definition_id!r}: {len(self.reviewer_sliders)} reviewers, " \
-               f"{len(self.agent_sliders) + len(self.resolution_sliders)} agents>"
+        return (
+            f"<SimulationPanel {self.model.definition_id!r}: {len(self.reviewer_sliders)} reviewers, "
+            f"{len(self.agent_sliders) + len(self.resolution_sliders)} agents>"
+        )

@@ -76,8 +76,7 @@ def split_when(when: str | None) -> dict | None:
         return None
     if not unary and isinstance(args[1], dict):
         return None
-    return {"path": args[0]["var"], "op": ast["op"], "value": "" if unary else format_value(args[1]),
-            "negate": negate}
+    return {"path": args[0]["var"], "op": ast["op"], "value": "" if unary else format_value(args[1]), "negate": negate}
 
 
 def check(when: str) -> str | None:

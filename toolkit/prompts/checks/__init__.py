@@ -16,8 +16,12 @@ from dataclasses import dataclass, field
 from toolkit.prompts.analysis import Analysis
 
 TIERS = ("obvious_match", "subtle_match", "near_miss", "clean")
-DETECTED = {"obvious_match": "detected", "subtle_match": "detected", "near_miss": "not_detected",
-            "clean": "not_detected"}
+DETECTED = {
+    "obvious_match": "detected",
+    "subtle_match": "detected",
+    "near_miss": "not_detected",
+    "clean": "not_detected",
+}
 
 
 @dataclass(frozen=True)
@@ -31,17 +35,17 @@ class Case:
 
 @dataclass
 class Check:
-    issue_type: str                   # the issueType every finding carries, e.g. "forbidden-term"
-    name: str                         # the check's name, the heading of the analysis prompt
+    issue_type: str  # the issueType every finding carries, e.g. "forbidden-term"
+    name: str  # the check's name, the heading of the analysis prompt
     objective: str
-    look_at: list[str]                # scope: where to look
-    ignore: list[str]                 # scope: what is out of scope
-    rules: list[str]                  # detection logic, in order
-    not_issues: list[str]             # look-alikes that must not be reported
+    look_at: list[str]  # scope: where to look
+    ignore: list[str]  # scope: what is out of scope
+    rules: list[str]  # detection logic, in order
+    not_issues: list[str]  # look-alikes that must not be reported
     dimensions: list[str]
     cases: list[Case]
-    reads: str                        # "text" (visible text suffices) or "markup" (tags and attributes)
-    severity: str                     # how to grade a finding
+    reads: str  # "text" (visible text suffices) or "markup" (tags and attributes)
+    severity: str  # how to grade a finding
     title_hint: str
     target_hint: str
     suggestion_hint: str
@@ -131,8 +135,13 @@ def forms(term: str, shape: str) -> list[str]:
     t = term.lower()
     if shape in ("verb", "phrasal"):
         first, rest = t.split()[0], t.split()[1:]
-        ing = (first + first[-1] if _doubles(first) else
-               first[:-1] if first.endswith("e") and not first.endswith("ee") else first) + "ing"
+        ing = (
+            first + first[-1]
+            if _doubles(first)
+            else first[:-1]
+            if first.endswith("e") and not first.endswith("ee")
+            else first
+        ) + "ing"
         third = plural(first)
         out = [t] + [" ".join([w] + rest) for w in (third, past(first).split()[0], ing)]
     elif shape == "noun":
@@ -144,17 +153,71 @@ def forms(term: str, shape: str) -> list[str]:
 
 _PARTICLES = {"in", "up", "out", "on", "off", "into", "here", "over", "down", "through"}
 _VERB_ENDINGS = ("ize", "ise", "ate", "ify", "yse", "yze")
-_VERBS = {"leverage", "utilize", "click", "sign", "log", "check", "reach", "touch", "circle", "drill", "action",
-          "impact", "incentivize", "socialize", "ideate", "architect", "deep-dive", "ping", "use", "buy", "call",
-          "contact", "visit", "enable", "disable", "empower", "unlock", "revolutionize", "streamline"}
-_ADJECTIVES = {"cheap", "easy", "simple", "free", "fast", "best", "quick", "seamless", "robust", "cutting-edge",
-               "world-class", "innovative", "revolutionary", "unlimited", "instant", "effortless", "awesome",
-               "amazing", "perfect", "cheapest", "great", "powerful", "smart", "crazy", "insane", "lame", "dumb"}
+_VERBS = {
+    "leverage",
+    "utilize",
+    "click",
+    "sign",
+    "log",
+    "check",
+    "reach",
+    "touch",
+    "circle",
+    "drill",
+    "action",
+    "impact",
+    "incentivize",
+    "socialize",
+    "ideate",
+    "architect",
+    "deep-dive",
+    "ping",
+    "use",
+    "buy",
+    "call",
+    "contact",
+    "visit",
+    "enable",
+    "disable",
+    "empower",
+    "unlock",
+    "revolutionize",
+    "streamline",
+}
+_ADJECTIVES = {
+    "cheap",
+    "easy",
+    "simple",
+    "free",
+    "fast",
+    "best",
+    "quick",
+    "seamless",
+    "robust",
+    "cutting-edge",
+    "world-class",
+    "innovative",
+    "revolutionary",
+    "unlimited",
+    "instant",
+    "effortless",
+    "awesome",
+    "amazing",
+    "perfect",
+    "cheapest",
+    "great",
+    "powerful",
+    "smart",
+    "crazy",
+    "insane",
+    "lame",
+    "dumb",
+}
 _ADJ_ENDINGS = ("ful", "ous", "ive", "able", "ible", "less", "est", "ish")
 
 
 def shape_of(term: str) -> str:
-    """"name", "verb", "phrasal" (verb + particle), "adjective" or "noun": picks a sentence the
+    """ "name", "verb", "phrasal" (verb + particle), "adjective" or "noun": picks a sentence the
     term reads naturally in."""
     words = term.split()
     if not words:
@@ -176,9 +239,14 @@ def build(analysis: Analysis) -> Check:
     from toolkit.prompts.checks import layout, markup, words
 
     builders = {
-        "terminology": words.terminology, "claims": words.claims, "tone": words.tone,
-        "spelling_grammar": words.spelling_grammar, "links": markup.links, "accessibility": markup.accessibility,
-        "formatting": layout.formatting, "numbers_dates": layout.numbers_dates,
+        "terminology": words.terminology,
+        "claims": words.claims,
+        "tone": words.tone,
+        "spelling_grammar": words.spelling_grammar,
+        "links": markup.links,
+        "accessibility": markup.accessibility,
+        "formatting": layout.formatting,
+        "numbers_dates": layout.numbers_dates,
         "required_elements": layout.required_elements,
     }
     check = builders[analysis.kind](analysis)

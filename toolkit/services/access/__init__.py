@@ -18,9 +18,20 @@ from toolkit.services.access.user_pages import get_users
 from toolkit.services.access.users import add_users, delete_users, update_users
 
 __all__ = [
-    "generate_token", "add_permissions", "remove_permissions",
-    "add_users", "update_users", "delete_users", "get_users",
-    "add_folders", "add_documents", "update_folder_access", "update_document_access", "update_disabled_state",
-    "add_user_groups", "add_user_group_users",
-    "effective_role", "effective_roles",
+    "generate_token",
+    "add_permissions",
+    "remove_permissions",
+    "add_users",
+    "update_users",
+    "delete_users",
+    "get_users",
+    "add_folders",
+    "add_documents",
+    "update_folder_access",
+    "update_document_access",
+    "update_disabled_state",
+    "add_user_groups",
+    "add_user_group_users",
+    "effective_role",
+    "effective_roles",
 ]

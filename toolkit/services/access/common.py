@@ -4,7 +4,8 @@ of users, organizations and memberships (every write is one set-based statement)
 from __future__ import annotations
 
 import secrets
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.services.context import Services
@@ -38,19 +39,22 @@ def not_found(kind: str, resource_id: str, organization_id: str | None = None) -
     return ApiError(ErrorCode.NOT_FOUND, f"{kind} {resource_id} not found{where}")
 
 
-def existing(read: Read, workspace_id: str, organization_id: str, document_id: str | None = None,
-             folder_id: str | None = None) -> tuple[bool, bool, bool]:
+def existing(
+    read: Read, workspace_id: str, organization_id: str, document_id: str | None = None, folder_id: str | None = None
+) -> tuple[bool, bool, bool]:
     """(organization exists, document exists, folder exists) in one statement."""
     row = read(
         "SELECT EXISTS (SELECT 1 FROM organizations WHERE workspace_id = $ws AND organization_id = $org), "
         "EXISTS (SELECT 1 FROM documents WHERE workspace_id = $ws AND organization_id = $org AND document_id = $doc), "
         "EXISTS (SELECT 1 FROM folders WHERE workspace_id = $ws AND organization_id = $org AND folder_id = $folder)",
-        {"ws": workspace_id, "org": organization_id, "doc": document_id, "folder": folder_id}).fetchone()
+        {"ws": workspace_id, "org": organization_id, "doc": document_id, "folder": folder_id},
+    ).fetchone()
     return bool(row[0]), bool(row[1]), bool(row[2])
 
 
-def require_scope(read: Read, workspace_id: str, organization_id: str, document_id: str | None = None,
-                  folder_id: str | None = None) -> None:
+def require_scope(
+    read: Read, workspace_id: str, organization_id: str, document_id: str | None = None, folder_id: str | None = None
+) -> None:
     """NOT_FOUND unless the organization (and the document or folder, when given) exist."""
     org, doc, folder = existing(read, workspace_id, organization_id, document_id, folder_id)
     if not org:
@@ -85,9 +89,10 @@ def derive_initial(name: str, email: str = "", user_id: str = "") -> str:
 
 def users_by_id(read: Read, workspace_id: str, user_ids: Iterable[str]) -> dict[str, tuple]:
     """user_id -> (id, name, email, initial, seq) of the users that exist."""
-    rows = read("SELECT user_id, id, name, email, initial, seq FROM users "
-                f"WHERE workspace_id = ? AND user_id IN (SELECT {V})",
-                [workspace_id, list(user_ids)]).fetchall()
+    rows = read(
+        f"SELECT user_id, id, name, email, initial, seq FROM users WHERE workspace_id = ? AND user_id IN (SELECT {V})",
+        [workspace_id, list(user_ids)],
+    ).fetchall()
     return {r[0]: tuple(r[1:]) for r in rows}
 
 
@@ -95,8 +100,9 @@ def new_internal_id() -> str:
     return "usr_" + secrets.token_hex(10)
 
 
-def upsert_users(tx, workspace_id: str, rows: list[tuple[str, str, str, str, str]], now: int,
-                 known: dict[str, tuple]) -> dict[str, tuple]:
+def upsert_users(
+    tx, workspace_id: str, rows: list[tuple[str, str, str, str, str]], now: int, known: dict[str, tuple]
+) -> dict[str, tuple]:
     """Insert or update users ``(user_id, id, name, email, initial)``; returns
     user_id -> (id, seq). ``id`` is only used for new users (an existing user keeps hers).
     ``known`` is :func:`users_by_id` of these users before the change: where an existing user's
@@ -109,22 +115,28 @@ def upsert_users(tx, workspace_id: str, rows: list[tuple[str, str, str, str, str
         f"SELECT ?, {V}, {V}, {V}, {V}, {V}, ?, ? "
         "ON CONFLICT DO UPDATE SET name = excluded.name, email = excluded.email, initial = excluded.initial, "
         "updated_at = excluded.updated_at RETURNING user_id, id, seq",
-        [workspace_id, list(cols[0]), list(cols[1]), list(cols[2]), list(cols[3]), list(cols[4]), now, now]).fetchall()
+        [workspace_id, list(cols[0]), list(cols[1]), list(cols[2]), list(cols[3]), list(cols[4]), now, now],
+    ).fetchall()
     changed = [r for r in rows if r[0] in known and tuple(known[r[0]][1:4]) != tuple(r[2:5])]
     if changed:
         cols = [list(c) for c in zip(*changed)]
-        tx.execute(f"UPDATE memberships SET name = c.name, email = c.email, initial = c.initial "
-                   f"FROM (SELECT {V} AS uid, {V} AS name, {V} AS email, {V} AS initial) c "
-                   f"WHERE memberships.workspace_id = ? AND memberships.user_id = c.uid",
-                   [cols[0], cols[2], cols[3], cols[4], workspace_id])
+        tx.execute(
+            f"UPDATE memberships SET name = c.name, email = c.email, initial = c.initial "
+            f"FROM (SELECT {V} AS uid, {V} AS name, {V} AS email, {V} AS initial) c "
+            f"WHERE memberships.workspace_id = ? AND memberships.user_id = c.uid",
+            [cols[0], cols[2], cols[3], cols[4], workspace_id],
+        )
     return {r[0]: (r[1], r[2]) for r in returned}
 
 
 def ensure_organizations(tx, workspace_id: str, organization_ids: Iterable[str], now: int) -> None:
     ids = list(dict.fromkeys(organization_ids))
     if ids:
-        tx.execute("INSERT INTO organizations (workspace_id, organization_id, created_at, updated_at) "
-                   f"SELECT ?, {V}, ?, ? ON CONFLICT DO NOTHING", [workspace_id, ids, now, now])
+        tx.execute(
+            "INSERT INTO organizations (workspace_id, organization_id, created_at, updated_at) "
+            f"SELECT ?, {V}, ?, ? ON CONFLICT DO NOTHING",
+            [workspace_id, ids, now, now],
+        )
 
 
 def grant(tx, workspace_id: str, rows: list[tuple], now: int) -> None:
@@ -151,11 +163,23 @@ def grant(tx, workspace_id: str, rows: list[tuple], now: int) -> None:
         "AND l.resource_id = r.rid "
         "ON CONFLICT DO UPDATE SET access_role = excluded.access_role, expires_at = excluded.expires_at, "
         "updated_at = excluded.updated_at",
-        {"ws": workspace_id, "now": now, "uids": cols[0], "rtypes": cols[1], "rids": cols[2], "orgs": cols[3],
-         "roles": cols[4], "expires": cols[5], "seqs": cols[6], "n": len(rows)})
+        {
+            "ws": workspace_id,
+            "now": now,
+            "uids": cols[0],
+            "rtypes": cols[1],
+            "rids": cols[2],
+            "orgs": cols[3],
+            "roles": cols[4],
+            "expires": cols[5],
+            "seqs": cols[6],
+            "n": len(rows),
+        },
+    )
     # The lists' last positions, from the rows just written (positions are never handed out twice).
     tx.execute(
         "INSERT INTO member_lists SELECT workspace_id, organization_id, resource_type, resource_id, max(list_pos) "
         "FROM memberships WHERE workspace_id = $ws AND resource_id IN (SELECT unnest($rids::VARCHAR[])) GROUP BY ALL "
         "ON CONFLICT DO UPDATE SET last_pos = greatest(last_pos, excluded.last_pos)",
-        {"ws": workspace_id, "rids": list(dict.fromkeys(cols[2]))})
+        {"ws": workspace_id, "rids": list(dict.fromkeys(cols[2]))},
+    )

@@ -25,13 +25,16 @@ an ``ApiError`` afterwards. Two to three statements per call, whatever the numbe
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Literal
+from collections.abc import Callable, Iterable
+from typing import Literal
 
 Role = Literal["editor", "viewer"]
 MAX_FOLDER_DEPTH = 64
 
-_DOCUMENT = ("SELECT disabled, access_type, folder_id FROM documents "
-             "WHERE workspace_id = ? AND organization_id = ? AND document_id = ?")
+_DOCUMENT = (
+    "SELECT disabled, access_type, folder_id FROM documents "
+    "WHERE workspace_id = ? AND organization_id = ? AND document_id = ?"
+)
 
 # The document's folder and its ancestors, nearest first.
 _CHAIN = """
@@ -60,8 +63,14 @@ WHERE workspace_id = $ws AND organization_id = $org AND user_id IN (SELECT unnes
 """
 
 
-def effective_roles(read: Callable, workspace_id: str, user_ids: Iterable[str], document_id: str,
-                    organization_id: str | None, now_s: float) -> dict[str, Role | None]:
+def effective_roles(
+    read: Callable,
+    workspace_id: str,
+    user_ids: Iterable[str],
+    document_id: str,
+    organization_id: str | None,
+    now_s: float,
+) -> dict[str, Role | None]:
     """user id -> ``"editor"``, ``"viewer"`` or ``None`` for every user in ``user_ids``.
 
     ``organization_id`` is ``''`` (or ``None``) for a document without an organization.
@@ -75,8 +84,13 @@ def effective_roles(read: Callable, workspace_id: str, user_ids: Iterable[str], 
     if doc is None or doc[0]:
         return out
     _, doc_type, folder_id = doc
-    chain = [] if folder_id is None else read(
-        _CHAIN, {"ws": workspace_id, "org": org, "folder": folder_id, "max_depth": MAX_FOLDER_DEPTH}).fetchall()
+    chain = (
+        []
+        if folder_id is None
+        else read(
+            _CHAIN, {"ws": workspace_id, "org": org, "folder": folder_id, "max_depth": MAX_FOLDER_DEPTH}
+        ).fetchall()
+    )
     # Folders whose memberships count: the document's folder, then parents while a folder inherits.
     counted: list[str] = []
     for _, fid, _, inherits in chain:
@@ -84,8 +98,18 @@ def effective_roles(read: Callable, workspace_id: str, user_ids: Iterable[str], 
         if not inherits:
             break
     access_type = doc_type if doc_type != "organizationPrivate" else folder_access_type(chain)
-    rows = read(_MEMBERSHIPS, {"ws": workspace_id, "org": org, "users": users, "now": now_s, "doc": document_id,
-                               "folders": counted, "any_membership": access_type == "public"}).fetchall()
+    rows = read(
+        _MEMBERSHIPS,
+        {
+            "ws": workspace_id,
+            "org": org,
+            "users": users,
+            "now": now_s,
+            "doc": document_id,
+            "folders": counted,
+            "any_membership": access_type == "public",
+        },
+    ).fetchall()
     by_user: dict[str, dict[tuple[str, str], str]] = {}
     for user_id, rtype, rid, role in rows:
         by_user.setdefault(user_id, {})[(rtype, rid)] = role
@@ -94,8 +118,9 @@ def effective_roles(read: Callable, workspace_id: str, user_ids: Iterable[str], 
     return out
 
 
-def effective_role(read: Callable, workspace_id: str, user_id: str, document_id: str,
-                   organization_id: str | None, now_s: float) -> Role | None:
+def effective_role(
+    read: Callable, workspace_id: str, user_id: str, document_id: str, organization_id: str | None, now_s: float
+) -> Role | None:
     """``"editor"``, ``"viewer"`` or ``None``: what ``user_id`` may do on the document."""
     return effective_roles(read, workspace_id, [user_id], document_id, organization_id, now_s)[user_id]
 
@@ -107,8 +132,9 @@ def folder_access_type(chain: list[tuple]) -> str:
     return "organizationPrivate"
 
 
-def decide_role(held: dict[tuple[str, str], str], document_id: str, org: str, counted: list[str],
-            access_type: str) -> Role | None:
+def decide_role(
+    held: dict[tuple[str, str], str], document_id: str, org: str, counted: list[str], access_type: str
+) -> Role | None:
     role = held.get(("document", document_id))
     if role is not None:
         return role  # type: ignore[return-value]

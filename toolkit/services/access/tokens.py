@@ -28,8 +28,12 @@ def generate_token(services: Services, workspace: Workspace, request: GenerateTo
     """An HS256 JWT signed with the workspace secret, valid for 48 hours."""
     props = request.user_properties
     user = {"userId": request.user_id, "name": props.name, "email": props.email, "isAdmin": props.is_admin}
-    token = sign_user_token(workspace.jwt_secret, user=user,
-                            resources=[r.claim() for r in request.permissions.resources], now_s=now_s(services))
+    token = sign_user_token(
+        workspace.jwt_secret,
+        user=user,
+        resources=[r.claim() for r in request.permissions.resources],
+        now_s=now_s(services),
+    )
     return ok("Token generated successfully.", {"token": token})
 
 
@@ -51,8 +55,9 @@ def add_permissions(services: Services, workspace: Workspace, request: AddPermis
             if r.type != "organization" and (r.type, r.organization_id, r.id) not in found:
                 results[r.id] = item(False, f"{r.type} {r.id} not found in organization {r.organization_id}")
                 continue
-            grants.append((r.type, r.id, r.organization, r.access_role,
-                           None if r.expires_at is None else float(r.expires_at)))
+            grants.append(
+                (r.type, r.id, r.organization, r.access_role, None if r.expires_at is None else float(r.expires_at))
+            )
             results[r.id] = item(True, f"Permission granted on {r.type} {r.id}.")
         if grants:
             ensure_organizations(tx, ws, [g[2] for g in grants if g[0] == "organization"], now)
@@ -84,11 +89,15 @@ def remove_permissions(services: Services, workspace: Workspace, request: Remove
             "unnest(?::VARCHAR[]) AS org) r "
             "WHERE m.workspace_id = ? AND m.user_id = ? AND m.resource_type = r.t AND m.resource_id = r.rid "
             "AND (r.org IS NULL OR m.organization_id = r.org) RETURNING m.resource_type, m.resource_id",
-            [types, ids, orgs, ws, user_id]).fetchall()
+            [types, ids, orgs, ws, user_id],
+        ).fetchall()
         gone = set(removed)
-        return {r.id: item(True, f"Permission removed from {r.type} {r.id}.") if (r.type, r.id) in gone
-                else item(False, f"user {user_id} has no permission on {r.type} {r.id}")
-                for r in resources}
+        return {
+            r.id: item(True, f"Permission removed from {r.type} {r.id}.")
+            if (r.type, r.id) in gone
+            else item(False, f"user {user_id} has no permission on {r.type} {r.id}")
+            for r in resources
+        }
 
     return ok("Permissions processed.", services.store.write(job))
 
@@ -105,5 +114,6 @@ def _existing_pairs(read, ws: str, docs: set, folders: set) -> set[tuple[str, st
         "UNION ALL SELECT 'folder', f.organization_id, f.folder_id FROM folders f "
         "JOIN (SELECT unnest(?::VARCHAR[]) AS o, unnest(?::VARCHAR[]) AS i) k "
         "ON f.organization_id = k.o AND f.folder_id = k.i WHERE f.workspace_id = ?",
-        [[o for o, _ in d], [i for _, i in d], ws, [o for o, _ in f], [i for _, i in f], ws]).fetchall()
+        [[o for o, _ in d], [i for _, i in d], ws, [o for o, _ in f], [i for _, i in f], ws],
+    ).fetchall()
     return {tuple(r) for r in rows}

@@ -51,10 +51,16 @@ def get_users(services: Services, workspace: Workspace, request: GetUsers) -> di
     ``organizationUserGroupIds`` narrow it; expired memberships are left out.
     """
     if not workspace.advanced_queries:
-        raise ApiError(ErrorCode.FAILED_PRECONDITION, "get users requires the advancedQueries workspace setting; "
-                                                      "it is disabled for this workspace")
-    params: dict = {"ws": workspace.workspace_id, "org": request.organization_id, "now": now_s(services),
-                    "limit": request.page_size + 1}
+        raise ApiError(
+            ErrorCode.FAILED_PRECONDITION,
+            "get users requires the advancedQueries workspace setting; it is disabled for this workspace",
+        )
+    params: dict = {
+        "ws": workspace.workspace_id,
+        "org": request.organization_id,
+        "now": now_s(services),
+        "limit": request.page_size + 1,
+    }
     if request.all_documents and request.group_by_document_id:
         rows, data = _grouped(services, request, params)
     elif request.all_documents:
@@ -62,8 +68,9 @@ def get_users(services: Services, workspace: Workspace, request: GetUsers) -> di
     else:
         rows, data = _list_page(services, request, params)
     if not rows:
-        require_scope(services.store.read, workspace.workspace_id, request.organization_id, request.document_id,
-                      request.folder_id)
+        require_scope(
+            services.store.read, workspace.workspace_id, request.organization_id, request.document_id, request.folder_id
+        )
     return ok("Users retrieved successfully.", data, nextPageToken=_next_token(request, rows))
 
 
@@ -74,16 +81,19 @@ def _filters(request: GetUsers, params: dict, alias: str = "m") -> str:
         out += f" AND {alias}.user_id IN (SELECT unnest($uids::VARCHAR[]))"
         params["uids"] = request.user_ids
     if request.organization_user_group_ids is not None:
-        out += (f" AND {alias}.user_id IN (SELECT user_id FROM user_group_members WHERE workspace_id = $ws "
-                "AND organization_id = $org AND group_id IN (SELECT unnest($gids::VARCHAR[])))")
+        out += (
+            f" AND {alias}.user_id IN (SELECT user_id FROM user_group_members WHERE workspace_id = $ws "
+            "AND organization_id = $org AND group_id IN (SELECT unnest($gids::VARCHAR[])))"
+        )
         params["gids"] = request.organization_user_group_ids
     return out
 
 
 def _documents_where(request: GetUsers, params: dict) -> str:
     """The live document-level memberships of the organization that the filters admit."""
-    return (f"m.workspace_id = $ws AND m.organization_id = $org AND m.resource_type = 'document' AND {_LIVE}"
-            + _filters(request, params))
+    return f"m.workspace_id = $ws AND m.organization_id = $org AND m.resource_type = 'document' AND {_LIVE}" + _filters(
+        request, params
+    )
 
 
 def _list_page(services: Services, request: GetUsers, params: dict) -> tuple[list, list]:
@@ -100,12 +110,19 @@ def _list_page(services: Services, request: GetUsers, params: dict) -> tuple[lis
             rows = window
     if rows is None:
         # The first `limit` live positions after the token's (integers only), then their rows.
-        rows = read(parsed(f"SELECT {_ROW} FROM memberships m WHERE {_LIST}{filters} AND m.list_pos IN ("
-                    f"SELECT m.list_pos FROM memberships m WHERE {_LIST} AND m.list_pos > $after AND {_LIVE}{filters} "
-                    "ORDER BY m.list_pos LIMIT $limit)"), {k: v for k, v in params.items() if k not in ("first", "last")})
+        rows = read(
+            parsed(
+                f"SELECT {_ROW} FROM memberships m WHERE {_LIST}{filters} AND m.list_pos IN ("
+                f"SELECT m.list_pos FROM memberships m WHERE {_LIST} AND m.list_pos > $after AND {_LIVE}{filters} "
+                "ORDER BY m.list_pos LIMIT $limit)"
+            ),
+            {k: v for k, v in params.items() if k not in ("first", "last")},
+        )
     rows.sort()
-    return rows, [{"userId": r[1], "name": r[2], "email": r[3], "initial": r[4], "accessRole": r[5]}
-                  for r in rows[: request.page_size]]
+    return rows, [
+        {"userId": r[1], "name": r[2], "email": r[3], "initial": r[4], "accessRole": r[5]}
+        for r in rows[: request.page_size]
+    ]
 
 
 def _grouped(services: Services, request: GetUsers, params: dict) -> tuple[list, dict]:
@@ -118,12 +135,15 @@ def _grouped(services: Services, request: GetUsers, params: dict) -> tuple[list,
         f"SELECT m.resource_id, {_ROW} FROM memberships m JOIN (SELECT m.resource_id AS doc, m.list_pos AS pos "
         f"FROM memberships m WHERE {where} ORDER BY m.resource_id, m.list_pos LIMIT $limit) k "
         "ON m.resource_id = k.doc AND m.list_pos = k.pos "
-        "WHERE m.workspace_id = $ws AND m.organization_id = $org AND m.resource_type = 'document'", params)
+        "WHERE m.workspace_id = $ws AND m.organization_id = $org AND m.resource_type = 'document'",
+        params,
+    )
     rows.sort()
     data: dict = {}
     for r in rows[: request.page_size]:
-        data.setdefault(r[0], []).append({"userId": r[2], "name": r[3], "email": r[4], "initial": r[5],
-                                          "accessRole": r[6]})
+        data.setdefault(r[0], []).append(
+            {"userId": r[2], "name": r[3], "email": r[4], "initial": r[5], "accessRole": r[6]}
+        )
     return rows, data
 
 
@@ -137,7 +157,9 @@ def _each_user_once(services: Services, request: GetUsers, params: dict) -> tupl
     rows = services.store.read(
         f"SELECT k.user_seq, u.user_id, u.name, u.email, u.initial FROM (SELECT m.user_seq FROM memberships m "
         f"WHERE {where} GROUP BY m.user_seq ORDER BY m.user_seq LIMIT $limit) k "
-        "JOIN users u ON u.workspace_id = $ws AND u.seq = k.user_seq", params)
+        "JOIN users u ON u.workspace_id = $ws AND u.seq = k.user_seq",
+        params,
+    )
     rows.sort()
     return rows, [{"userId": r[1], "name": r[2], "email": r[3], "initial": r[4]} for r in rows[: request.page_size]]
 
@@ -172,5 +194,6 @@ def _decode_token(token: str | None, kind: str) -> list | None:
             raise ValueError  # no position a list holds: the database could not even compare it
         return key
     except (ValueError, UnicodeDecodeError, TypeError):
-        raise ApiError(ErrorCode.INVALID_ARGUMENT,
-                       "data.pageToken: not a page token this API returned for this query") from None
+        raise ApiError(
+            ErrorCode.INVALID_ARGUMENT, "data.pageToken: not a page token this API returned for this query"
+        ) from None

@@ -45,11 +45,15 @@ def add_users(services: Services, workspace: Workspace, request: AddUsers) -> di
         if not has_org and request.create_organization is False:
             raise not_found("organization", org)
         if request.document_id is not None and not has_doc and not request.create_document:
-            raise ApiError(ErrorCode.NOT_FOUND, f"document {request.document_id} not found in organization {org} "
-                                                "(set createDocument to create it)")
+            raise ApiError(
+                ErrorCode.NOT_FOUND,
+                f"document {request.document_id} not found in organization {org} (set createDocument to create it)",
+            )
         if request.folder_id is not None and not has_folder and not request.create_folder:
-            raise ApiError(ErrorCode.NOT_FOUND, f"folder {request.folder_id} not found in organization {org} "
-                                                "(set createFolder to create it)")
+            raise ApiError(
+                ErrorCode.NOT_FOUND,
+                f"folder {request.folder_id} not found in organization {org} (set createFolder to create it)",
+            )
         known = users_by_id(tx.execute, ws, [u.user_id for u in request.users])
         rows = []
         for u in request.users:
@@ -64,14 +68,21 @@ def add_users(services: Services, workspace: Workspace, request: AddUsers) -> di
         # Everything is checked: from here on, write.
         ensure_organizations(tx, ws, [org], now)
         if request.document_id is not None and not has_doc:
-            tx.execute("INSERT INTO documents (workspace_id, organization_id, document_id, created_at, updated_at) "
-                       "VALUES (?, ?, ?, ?, ?)", [ws, org, request.document_id, now, now])
+            tx.execute(
+                "INSERT INTO documents (workspace_id, organization_id, document_id, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [ws, org, request.document_id, now, now],
+            )
         if request.folder_id is not None and not has_folder:
-            tx.execute("INSERT INTO folders (workspace_id, organization_id, folder_id, created_at, updated_at) "
-                       "VALUES (?, ?, ?, ?, ?)", [ws, org, request.folder_id, now, now])
+            tx.execute(
+                "INSERT INTO folders (workspace_id, organization_id, folder_id, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [ws, org, request.folder_id, now, now],
+            )
         ids = upsert_users(tx, ws, rows, now, known)
-        grant(tx, ws, [(u.user_id, rtype, rid, org, u.access_role, None, ids[u.user_id][1]) for u in request.users],
-              now)
+        grant(
+            tx, ws, [(u.user_id, rtype, rid, org, u.access_role, None, ids[u.user_id][1]) for u in request.users], now
+        )
         return {u.user_id: item(True, f"User added to {rtype} {rid}.", id=ids[u.user_id][0]) for u in request.users}
 
     return ok("Users added successfully.", services.store.write(job))
@@ -88,10 +99,14 @@ def update_users(services: Services, workspace: Workspace, request: UpdateUsers)
         require_scope(tx.execute, ws, org, request.document_id, request.folder_id)
         user_ids = [u.user_id for u in request.users]
         known = users_by_id(tx.execute, ws, user_ids)
-        members = {r[0] for r in tx.execute(
-            f"SELECT user_id FROM memberships WHERE workspace_id = ? AND organization_id = ? AND resource_type = ? "
-            f"AND resource_id = ? AND (expires_at IS NULL OR expires_at > ?) AND user_id IN (SELECT {V})",
-            [ws, org, rtype, rid, now // 1000, user_ids]).fetchall()}
+        members = {
+            r[0]
+            for r in tx.execute(
+                f"SELECT user_id FROM memberships WHERE workspace_id = ? AND organization_id = ? AND resource_type = ? "
+                f"AND resource_id = ? AND (expires_at IS NULL OR expires_at > ?) AND user_id IN (SELECT {V})",
+                [ws, org, rtype, rid, now // 1000, user_ids],
+            ).fetchall()
+        }
         results, rows, roles = {}, [], []
         for u in request.users:
             if u.user_id not in known:
@@ -118,7 +133,8 @@ def update_users(services: Services, workspace: Workspace, request: UpdateUsers)
                 f"FROM (SELECT {V} AS uid, {V} AS role) r "
                 f"WHERE memberships.workspace_id = ? AND memberships.organization_id = ? "
                 f"AND memberships.resource_type = ? AND memberships.resource_id = ? AND memberships.user_id = r.uid",
-                [now, [u for u, _ in roles], [r for _, r in roles], ws, org, rtype, rid])
+                [now, [u for u, _ in roles], [r for _, r in roles], ws, org, rtype, rid],
+            )
         return results
 
     return ok("Users processed.", services.store.write(job))
@@ -135,14 +151,25 @@ def delete_users(services: Services, workspace: Workspace, request: DeleteUsers)
     def job(tx):
         require_scope(tx.execute, ws, org, request.document_id, request.folder_id)
         scope = "" if whole_org else " AND resource_type = ? AND resource_id = ?"
-        removed = {r[0] for r in tx.execute(
-            f"DELETE FROM memberships WHERE workspace_id = ? AND organization_id = ?{scope} "
-            f"AND user_id IN (SELECT {V}) RETURNING user_id",
-            [ws, org, *([] if whole_org else [rtype, rid]), request.user_ids]).fetchall()}
+        removed = {
+            r[0]
+            for r in tx.execute(
+                f"DELETE FROM memberships WHERE workspace_id = ? AND organization_id = ?{scope} "
+                f"AND user_id IN (SELECT {V}) RETURNING user_id",
+                [ws, org, *([] if whole_org else [rtype, rid]), request.user_ids],
+            ).fetchall()
+        }
         if whole_org:
-            tx.execute(f"DELETE FROM user_group_members WHERE workspace_id = ? AND organization_id = ? "
-                       f"AND user_id IN (SELECT {V})", [ws, org, request.user_ids])
-        return {u: item(True, f"User removed from {rtype} {rid}.") if u in removed
-                else item(False, f"user {u} is not a member of {rtype} {rid}") for u in request.user_ids}
+            tx.execute(
+                f"DELETE FROM user_group_members WHERE workspace_id = ? AND organization_id = ? "
+                f"AND user_id IN (SELECT {V})",
+                [ws, org, request.user_ids],
+            )
+        return {
+            u: item(True, f"User removed from {rtype} {rid}.")
+            if u in removed
+            else item(False, f"user {u} is not a member of {rtype} {rid}")
+            for u in request.user_ids
+        }
 
     return ok("Users processed.", services.store.write(job))

@@ -6,5 +6,11 @@ from toolkit.services.annotations.read import count_annotations, get_annotations
 from toolkit.services.annotations.urls import normalise_page_url
 from toolkit.services.annotations.write import add_annotations, delete_annotations, mark_read
 
-__all__ = ["add_annotations", "get_annotations", "count_annotations", "delete_annotations", "mark_read",
-           "normalise_page_url"]
+__all__ = [
+    "add_annotations",
+    "get_annotations",
+    "count_annotations",
+    "delete_annotations",
+    "mark_read",
+    "normalise_page_url",
+]

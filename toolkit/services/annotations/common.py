@@ -17,8 +17,13 @@ def describe(organization_id: str, document_id: str) -> str:
 
 
 def document_exists(read, workspace_id: str, organization_id: str, document_id: str) -> bool:
-    return read("SELECT count(*) FROM documents WHERE workspace_id = ? AND organization_id = ? AND document_id = ?",
-                [workspace_id, organization_id, document_id]).fetchone()[0] > 0
+    return (
+        read(
+            "SELECT count(*) FROM documents WHERE workspace_id = ? AND organization_id = ? AND document_id = ?",
+            [workspace_id, organization_id, document_id],
+        ).fetchone()[0]
+        > 0
+    )
 
 
 def require_document(read, workspace_id: str, organization_id: str, document_id: str) -> None:

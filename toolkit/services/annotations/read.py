@@ -39,8 +39,13 @@ def get_annotations(services: Services, workspace: Workspace, request: m.GetAnno
     """Stored annotations in creation order, a page at a time."""
     ws, org = workspace.workspace_id, org_key(request.organization_id)
     read = services.store.read
-    documents = ([request.document_id] if request.document_id is not None else
-                 list(dict.fromkeys(request.document_ids)) if request.document_ids is not None else None)
+    documents = (
+        [request.document_id]
+        if request.document_id is not None
+        else list(dict.fromkeys(request.document_ids))
+        if request.document_ids is not None
+        else None
+    )
     where = ["a.workspace_id = $ws", "a.organization_id = $org"]
     params: dict = {"ws": ws, "org": org}
     if request.user_id is not None:
@@ -64,8 +69,9 @@ def get_annotations(services: Services, workspace: Workspace, request: m.GetAnno
         where.append("a.seq > $after")
         params["after"] = after
     params["limit"] = request.page_size + 1
-    rows = read(f"SELECT a.seq, a.body FROM annotations a WHERE {' AND '.join(where)} ORDER BY a.seq LIMIT $limit",
-                params).fetchall()
+    rows = read(
+        f"SELECT a.seq, a.body FROM annotations a WHERE {' AND '.join(where)} ORDER BY a.seq LIMIT $limit", params
+    ).fetchall()
     size = fitting(len(body) for _, body in rows[: request.page_size])  # PAGE_MAX_BYTES, as stored JSON
     more = len(rows) > size
     rows = rows[:size]
@@ -81,7 +87,9 @@ def _page(annotations: list[dict], token: str | None) -> dict:
 # The access facts and, in the same statement, every tally row of the requested documents
 # for this user: ('tally' | 'user:audience' | 'user:seen', documentId, NULL, visibility type,
 # visibility organization, NULL, n) — the status only filters, so it is not sent back.
-_COUNT_SQL = GIVEN_FACTS_SQL + """
+_COUNT_SQL = (
+    GIVEN_FACTS_SQL
+    + """
 UNION ALL
 SELECT 'tally', document_id, NULL, visibility_type, visibility_org, NULL, n FROM annotation_tallies
 WHERE workspace_id = $ws AND organization_id = $org AND document_id IN (SELECT unnest($docs::VARCHAR[])){statuses}
@@ -90,6 +98,7 @@ SELECT 'user:' || kind, document_id, NULL, visibility_type, visibility_org, NULL
 WHERE workspace_id = $ws AND organization_id = $org AND user_id = $user
   AND document_id IN (SELECT unnest($docs::VARCHAR[])){statuses}
 """
+)
 # Without statusIds the statement has no status condition at all (cheaper than one that is
 # always true); with them, $statuses lists them.
 COUNT_SQL = _COUNT_SQL.format(statuses="")
@@ -102,8 +111,10 @@ def count_annotations(services: Services, workspace: Workspace, request: m.Count
     """``{documentId: {total, unread}}`` for each requested document: the annotations the user
     may see, and those of them the user neither authored nor read. One statement."""
     if not workspace.advanced_queries:
-        raise ApiError(ErrorCode.FAILED_PRECONDITION, "counting comment annotations needs the advancedQueries "
-                                                      "workspace setting, which is off for this workspace")
+        raise ApiError(
+            ErrorCode.FAILED_PRECONDITION,
+            "counting comment annotations needs the advancedQueries workspace setting, which is off for this workspace",
+        )
     org = request.organization_id
     wanted = list(dict.fromkeys(request.document_ids))
     params = facts_params(workspace.workspace_id, request.user_id, org, wanted, now_seconds(services.clock.now()))

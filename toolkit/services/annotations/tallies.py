@@ -15,7 +15,8 @@ same job, so the tallies always agree with ``annotations`` and ``annotation_seen
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable, Mapping, NamedTuple
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 
 class Counted(NamedTuple):
@@ -51,16 +52,20 @@ def apply(tx, workspace_id: str, organization_id: str, doc: Mapping[tuple, int],
     user = {k: v for k, v in user.items() if v}
     if doc:
         columns = list(zip(*doc))
-        tx.execute("INSERT INTO annotation_tallies SELECT ?, ?, unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
-                   "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::BIGINT[]) "
-                   "ON CONFLICT DO UPDATE SET n = n + excluded.n",
-                   [workspace_id, organization_id, *map(list, columns), list(doc.values())])
+        tx.execute(
+            "INSERT INTO annotation_tallies SELECT ?, ?, unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
+            "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::BIGINT[]) "
+            "ON CONFLICT DO UPDATE SET n = n + excluded.n",
+            [workspace_id, organization_id, *map(list, columns), list(doc.values())],
+        )
     if user:
         columns = list(zip(*user))
-        tx.execute("INSERT INTO annotation_user_tallies SELECT ?, ?, unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
-                   "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
-                   "unnest(?::BIGINT[]) ON CONFLICT DO UPDATE SET n = n + excluded.n",
-                   [workspace_id, organization_id, *map(list, columns), list(user.values())])
+        tx.execute(
+            "INSERT INTO annotation_user_tallies SELECT ?, ?, unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
+            "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
+            "unnest(?::BIGINT[]) ON CONFLICT DO UPDATE SET n = n + excluded.n",
+            [workspace_id, organization_id, *map(list, columns), list(user.values())],
+        )
 
 
 REBUILD_SQL = [

@@ -18,7 +18,8 @@ result equals ``effective_role`` for every document of its workload; ``verifyUse
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping, NamedTuple
+from collections.abc import Callable, Iterable, Mapping
+from typing import NamedTuple
 
 from toolkit.services.statements import parsed
 from toolkit.store.writer import Rows
@@ -45,26 +46,34 @@ SELECT 'folder', folder_id, parent_folder_id, access_type, NULL, inherit_from_pa
 WHERE workspace_id = $ws AND organization_id = $org
 """
 # $docs: the documents, or NULL for every document of the organization
-FACTS_SQL = _DOCUMENTS.format(which="($docs IS NULL OR list_contains($docs::VARCHAR[], document_id))") \
+FACTS_SQL = (
+    _DOCUMENTS.format(which="($docs IS NULL OR list_contains($docs::VARCHAR[], document_id))")
     + _MEMBERSHIPS_AND_FOLDERS
+)
 # $docs: the documents (not NULL) — a semi-join on the list, cheaper than a list_contains per row
-GIVEN_FACTS_SQL = _DOCUMENTS.format(which="document_id IN (SELECT unnest($docs::VARCHAR[]))") \
-    + _MEMBERSHIPS_AND_FOLDERS
+GIVEN_FACTS_SQL = _DOCUMENTS.format(which="document_id IN (SELECT unnest($docs::VARCHAR[]))") + _MEMBERSHIPS_AND_FOLDERS
 
 
 class Access(NamedTuple):
-    roles: dict[str, str]          # accessible document id -> "editor" | "viewer"
-    member_orgs: set[str]          # organizations where the user holds any live membership
+    roles: dict[str, str]  # accessible document id -> "editor" | "viewer"
+    member_orgs: set[str]  # organizations where the user holds any live membership
 
 
-def facts_params(workspace_id: str, user_id: str, organization_id: str, document_ids: Iterable[str] | None,
-                 now_s: float) -> dict:
-    return {"ws": workspace_id, "org": organization_id, "user": user_id, "now": now_s,
-            "docs": None if document_ids is None else list(document_ids)}
+def facts_params(
+    workspace_id: str, user_id: str, organization_id: str, document_ids: Iterable[str] | None, now_s: float
+) -> dict:
+    return {
+        "ws": workspace_id,
+        "org": organization_id,
+        "user": user_id,
+        "now": now_s,
+        "docs": None if document_ids is None else list(document_ids),
+    }
 
 
-def access_facts(read: Read, workspace_id: str, user_id: str, organization_id: str,
-                 document_ids: Iterable[str] | None, now_s: float) -> Access:
+def access_facts(
+    read: Read, workspace_id: str, user_id: str, organization_id: str, document_ids: Iterable[str] | None, now_s: float
+) -> Access:
     """The user's role on each accessible document of ``organization_id`` ('' for documents
     without organization) — the given ones, or all of them when ``document_ids`` is None —
     and the organizations they are a member of. One statement."""
@@ -117,14 +126,16 @@ def _chain(folders: dict, folder_id: str | None) -> list[tuple]:
     return chain
 
 
-def document_roles(read: Read, workspace_id: str, user_id: str, organization_id: str,
-                   document_ids: Iterable[str] | None, now_s: float) -> dict[str, str]:
+def document_roles(
+    read: Read, workspace_id: str, user_id: str, organization_id: str, document_ids: Iterable[str] | None, now_s: float
+) -> dict[str, str]:
     """``{documentId: "editor" | "viewer"}`` for the accessible documents (see :func:`access_facts`)."""
     return access_facts(read, workspace_id, user_id, organization_id, document_ids, now_s).roles
 
 
-def effective_roles(read: Read, workspace_id: str, user_ids: Iterable[str], document_id: str,
-                    organization_id: str, now_s: float) -> Mapping[str, str | None]:
+def effective_roles(
+    read: Read, workspace_id: str, user_ids: Iterable[str], document_id: str, organization_id: str, now_s: float
+) -> Mapping[str, str | None]:
     """Every user's role on one document, by the access area's own function
     (``verifyUserPermissions``). Imported late: that area is not needed to import this one."""
     from toolkit.services.access.effective import effective_roles as roles_of
@@ -133,8 +144,10 @@ def effective_roles(read: Read, workspace_id: str, user_ids: Iterable[str], docu
 
 
 # Organizations in which the user holds any unexpired membership. Parameters: $ws, $user, $now.
-MEMBER_ORGS_SQL = ("SELECT DISTINCT organization_id FROM memberships WHERE workspace_id = $ws AND user_id = $user "
-                   "AND (expires_at IS NULL OR expires_at > $now)")
+MEMBER_ORGS_SQL = (
+    "SELECT DISTINCT organization_id FROM memberships WHERE workspace_id = $ws AND user_id = $user "
+    "AND (expires_at IS NULL OR expires_at > $now)"
+)
 
 
 def visible_sql(alias: str = "a") -> str:

@@ -15,6 +15,7 @@ from toolkit.errors import ApiError, ErrorCode
 from toolkit.jsonio import dumps
 from toolkit.model import annotations as m
 from toolkit.services import activities
+from toolkit.services.annotations import tallies
 from toolkit.services.annotations.common import (
     bulk,
     describe,
@@ -23,7 +24,6 @@ from toolkit.services.annotations.common import (
     org_key,
     require_document,
 )
-from toolkit.services.annotations import tallies
 from toolkit.services.annotations.tallies import Counted
 from toolkit.services.annotations.urls import normalise_page_url, page_urls
 from toolkit.services.annotations.visibility import effective_roles
@@ -32,9 +32,27 @@ from toolkit.services.workspaces import Workspace
 
 DEFAULT_STATUS = {"id": "OPEN", "name": "Open", "type": "default"}
 TERMINAL = "terminal"
-COLUMNS = ("workspace_id", "organization_id", "document_id", "annotation_id", "seq", "status_id", "status_type",
-           "visibility_type", "visibility_org", "visibility_users", "authors", "location_id", "agent_ids",
-           "agent_urls", "is_agent", "has_suggestion", "created_at", "last_updated", "body")
+COLUMNS = (
+    "workspace_id",
+    "organization_id",
+    "document_id",
+    "annotation_id",
+    "seq",
+    "status_id",
+    "status_type",
+    "visibility_type",
+    "visibility_org",
+    "visibility_users",
+    "authors",
+    "location_id",
+    "agent_ids",
+    "agent_urls",
+    "is_agent",
+    "has_suggestion",
+    "created_at",
+    "last_updated",
+    "body",
+)
 SEEN_COLUMNS = ("workspace_id", "organization_id", "document_id", "annotation_id", "user_id", "how", "seen_at")
 
 
@@ -70,12 +88,20 @@ class _Item:
         self.model = model
         self.annotation_id = model.annotation_id or new_annotation_id()
         self.comment_ids = comment_ids(model)
-        self.authors = list(dict.fromkeys(c.from_.user_id for c in model.comment_data
-                                          if c.from_ is not None and c.from_.user_id is not None))
+        self.authors = list(
+            dict.fromkeys(
+                c.from_.user_id for c in model.comment_data if c.from_ is not None and c.from_.user_id is not None
+            )
+        )
         created = raw.get("createdAt", now)
-        body = {"annotationId": self.annotation_id, **copy.deepcopy(raw), "documentId": document_id,
-                "organizationId": organization_id or None, "createdAt": created,
-                "lastUpdated": raw.get("lastUpdated", created)}
+        body = {
+            "annotationId": self.annotation_id,
+            **copy.deepcopy(raw),
+            "documentId": document_id,
+            "organizationId": organization_id or None,
+            "createdAt": created,
+            "lastUpdated": raw.get("lastUpdated", created),
+        }
         body.setdefault("status", dict(DEFAULT_STATUS))
         for comment, comment_id in zip(body["commentData"], self.comment_ids):
             comment["commentId"] = comment_id
@@ -86,32 +112,52 @@ class _Item:
     def counted(self, organization_id: str, document_id: str) -> Counted:
         status, vis = self.model.status, self.model.visibility
         vis_type = vis.type if vis is not None else "public"
-        return Counted(document_id, status.id if status is not None else DEFAULT_STATUS["id"], vis_type,
-                       (vis.organization_id or organization_id)
-                       if vis is not None and vis_type == "organizationPrivate" else None,
-                       vis.user_ids if vis is not None and vis_type == "restricted" else None)
+        return Counted(
+            document_id,
+            status.id if status is not None else DEFAULT_STATUS["id"],
+            vis_type,
+            (vis.organization_id or organization_id) if vis is not None and vis_type == "organizationPrivate" else None,
+            vis.user_ids if vis is not None and vis_type == "restricted" else None,
+        )
 
     def row(self, workspace_id: str, organization_id: str, document_id: str, seq: int) -> tuple:
         a = self.model
         counted = self.counted(organization_id, document_id)
         agents = [c.agent for c in a.comment_data if c.agent is not None]
-        return (workspace_id, organization_id, document_id, self.annotation_id, seq, counted.status_id,
-                a.status.type if a.status is not None else DEFAULT_STATUS["type"],
-                counted.visibility_type, counted.visibility_org, counted.visibility_users, self.authors,
-                a.location.id if a.location is not None else None,
-                list(dict.fromkeys(g.agent_id for g in agents if g.agent_id is not None)),
-                page_urls([g.url for g in agents if g.url is not None]),
-                bool(agents), a.suggestion is not None, self.body["createdAt"], self.body["lastUpdated"],
-                dumps(self.body))
+        return (
+            workspace_id,
+            organization_id,
+            document_id,
+            self.annotation_id,
+            seq,
+            counted.status_id,
+            a.status.type if a.status is not None else DEFAULT_STATUS["type"],
+            counted.visibility_type,
+            counted.visibility_org,
+            counted.visibility_users,
+            self.authors,
+            a.location.id if a.location is not None else None,
+            list(dict.fromkeys(g.agent_id for g in agents if g.agent_id is not None)),
+            page_urls([g.url for g in agents if g.url is not None]),
+            bool(agents),
+            a.suggestion is not None,
+            self.body["createdAt"],
+            self.body["lastUpdated"],
+            dumps(self.body),
+        )
 
     def activity_records(self, document_id: str) -> list[dict]:
         """An activity per comment with ``triggerActivities: true`` (semantics §9)."""
         records = []
         for comment, stored in zip(self.model.comment_data, self.body["commentData"]):
             if comment.trigger_activities:
-                record: dict[str, object] = {"id": activities.new_activity_id(), "documentId": document_id,
-                          "targetEntityId": self.annotation_id, "featureType": "comment",
-                          "actionType": "comment.add"}
+                record: dict[str, object] = {
+                    "id": activities.new_activity_id(),
+                    "documentId": document_id,
+                    "targetEntityId": self.annotation_id,
+                    "featureType": "comment",
+                    "actionType": "comment.add",
+                }
                 if "from" in stored:
                     record["actionUser"] = stored["from"]
                 record["entityData"] = {"annotationId": self.annotation_id, **stored}
@@ -123,23 +169,37 @@ def _ensure_document(services, tx, workspace_id: str, request: m.AddAnnotations,
     """Check (and with the create flags, create) the organization and the document.
     Raises NOT_FOUND before writing anything."""
     document_id = request.document_id
-    org_missing = bool(org) and tx.execute(
-        "SELECT count(*) FROM organizations WHERE workspace_id = ? AND organization_id = ?",
-        [workspace_id, org]).fetchone()[0] == 0
+    org_missing = (
+        bool(org)
+        and tx.execute(
+            "SELECT count(*) FROM organizations WHERE workspace_id = ? AND organization_id = ?", [workspace_id, org]
+        ).fetchone()[0]
+        == 0
+    )
     if org_missing and not request.create_organization:
-        raise ApiError(ErrorCode.NOT_FOUND, f"organization {org} not found (send createOrganization: true "
-                                            "to create it)")
+        raise ApiError(
+            ErrorCode.NOT_FOUND, f"organization {org} not found (send createOrganization: true to create it)"
+        )
     doc_missing = org_missing or not document_exists(tx.execute, workspace_id, org, document_id)
     if doc_missing and not request.create_document:
-        raise ApiError(ErrorCode.NOT_FOUND, f"{describe(org, document_id)} not found (send createDocument: true "
-                                            "to create it" + ("" if org else ", or give its organizationId") + ")")
+        raise ApiError(
+            ErrorCode.NOT_FOUND,
+            f"{describe(org, document_id)} not found (send createDocument: true "
+            "to create it" + ("" if org else ", or give its organizationId") + ")",
+        )
     now = services.clock.now()
     if org_missing:
-        tx.execute("INSERT INTO organizations (workspace_id, organization_id, created_at, updated_at) "
-                   "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", [workspace_id, org, now, now])
+        tx.execute(
+            "INSERT INTO organizations (workspace_id, organization_id, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [workspace_id, org, now, now],
+        )
     if doc_missing:
-        tx.execute("INSERT INTO documents (workspace_id, organization_id, document_id, created_at, updated_at) "
-                   "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", [workspace_id, org, document_id, now, now])
+        tx.execute(
+            "INSERT INTO documents (workspace_id, organization_id, document_id, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            [workspace_id, org, document_id, now, now],
+        )
 
 
 def add_annotations(services: Services, workspace: Workspace, data: dict) -> dict:
@@ -152,10 +212,14 @@ def add_annotations(services: Services, workspace: Workspace, data: dict) -> dic
         _ensure_document(services, tx, ws, request, org)
         now = services.clock.now()
         items = [_Item(a, raw, org, document_id, now) for a, raw in zip(request.comment_annotations, raws)]
-        existing = {r[0] for r in tx.execute(
-            "SELECT annotation_id FROM annotations WHERE workspace_id = ? AND organization_id = ? "
-            "AND document_id = ? AND annotation_id IN (SELECT unnest(?::VARCHAR[]))",
-            [ws, org, document_id, [i.annotation_id for i in items]]).fetchall()}
+        existing = {
+            r[0]
+            for r in tx.execute(
+                "SELECT annotation_id FROM annotations WHERE workspace_id = ? AND organization_id = ? "
+                "AND document_id = ? AND annotation_id IN (SELECT unnest(?::VARCHAR[]))",
+                [ws, org, document_id, [i.annotation_id for i in items]],
+            ).fetchall()
+        }
         editors: dict[str, bool] = {}
         if request.verify_user_permissions:
             authors = [u for i in items for u in i.authors]
@@ -167,20 +231,27 @@ def add_annotations(services: Services, workspace: Workspace, data: dict) -> dic
             if item.annotation_id in existing:
                 message, ok = f"annotation {item.annotation_id} already exists in this document", False
             elif denied:
-                message, ok = (f"user {denied[0]} does not have editor access to {describe(org, document_id)}",
-                               False)
+                message, ok = (f"user {denied[0]} does not have editor access to {describe(org, document_id)}", False)
             else:
                 message, ok = "annotation added", True
                 stored.append(item)
-            out[item.annotation_id] = {"success": ok, "annotationId": item.annotation_id,
-                                       "commentIds": item.comment_ids if ok else [], "message": message}
+            out[item.annotation_id] = {
+                "success": ok,
+                "annotationId": item.annotation_id,
+                "commentIds": item.comment_ids if ok else [],
+                "message": message,
+            }
         if stored:
-            seqs = sorted(s for (s,) in tx.execute("SELECT nextval('annotation_seq') FROM range(?)",
-                                                   [len(stored)]).fetchall())
+            seqs = sorted(
+                s for (s,) in tx.execute("SELECT nextval('annotation_seq') FROM range(?)", [len(stored)]).fetchall()
+            )
             tx.append("annotations", COLUMNS, [i.row(ws, org, document_id, s) for i, s in zip(stored, seqs)])
             # the authors have seen their own annotations; the count tallies follow
-            tx.append("annotation_seen", SEEN_COLUMNS, [(ws, org, document_id, i.annotation_id, u, "authored", now)
-                                                        for i in stored for u in i.authors])
+            tx.append(
+                "annotation_seen",
+                SEEN_COLUMNS,
+                [(ws, org, document_id, i.annotation_id, u, "authored", now) for i in stored for u in i.authors],
+            )
             doc_tally, user_tally = Counter(), Counter()
             counted = [(i.counted(org, document_id), i) for i in stored]
             tallies.annotation_deltas((c for c, _ in counted), 1, doc_tally, user_tally)
@@ -196,6 +267,7 @@ def add_annotations(services: Services, workspace: Workspace, data: dict) -> dic
 
 
 # ---------------------------------------------------------------- delete
+
 
 def _delete_filters(request: m.DeleteAnnotations, pages: list[str] | None) -> tuple[list[str], list]:
     where, params = [], []
@@ -226,11 +298,17 @@ def delete_annotations(services: Services, workspace: Workspace, request: m.Dele
     if request.agent_urls is not None:
         pages = page_urls(request.agent_urls)
         if not pages:
-            raise ApiError(ErrorCode.INVALID_ARGUMENT, "data.agentUrls: no entry is a page URL (absolute http or "
-                                                       "https, not blank or fragment-only); nothing was deleted")
+            raise ApiError(
+                ErrorCode.INVALID_ARGUMENT,
+                "data.agentUrls: no entry is a page URL (absolute http or "
+                "https, not blank or fragment-only); nothing was deleted",
+            )
     if request.uses_agent_filters and not workspace.advanced_queries:
-        raise ApiError(ErrorCode.NOT_FOUND, "agent filters (agentId, agentSuggestions, agentUrls) need the "
-                                            "advancedQueries workspace setting; nothing was deleted")
+        raise ApiError(
+            ErrorCode.NOT_FOUND,
+            "agent filters (agentId, agentSuggestions, agentUrls) need the "
+            "advancedQueries workspace setting; nothing was deleted",
+        )
     ws, org, document_id = workspace.workspace_id, org_key(request.organization_id), request.document_id
     filters, filter_params = _delete_filters(request, pages)
     scope = "workspace_id = ? AND organization_id = ? AND document_id = ?"
@@ -239,21 +317,30 @@ def delete_annotations(services: Services, workspace: Workspace, request: m.Dele
     def job(tx):
         tx.flush()
         require_document(tx.execute, ws, org, document_id)
-        rows = tx.execute(f"DELETE FROM annotations WHERE {where} RETURNING annotation_id, status_id, "
-                          "visibility_type, visibility_org, visibility_users",
-                          [ws, org, document_id] + filter_params).fetchall()
+        rows = tx.execute(
+            f"DELETE FROM annotations WHERE {where} RETURNING annotation_id, status_id, "
+            "visibility_type, visibility_org, visibility_users",
+            [ws, org, document_id] + filter_params,
+        ).fetchall()
         deleted = [r[0] for r in rows]
         missing = [a for a in request.annotation_ids or () if a not in set(deleted)]
         present = set()
         if missing and len(filters) > 1:  # tell "absent" from "not matched by the other filters"
-            present = {r[0] for r in tx.execute(
-                f"SELECT annotation_id FROM annotations WHERE {scope} AND annotation_id IN "
-                "(SELECT unnest(?::VARCHAR[]))", [ws, org, document_id, missing]).fetchall()}
+            present = {
+                r[0]
+                for r in tx.execute(
+                    f"SELECT annotation_id FROM annotations WHERE {scope} AND annotation_id IN "
+                    "(SELECT unnest(?::VARCHAR[]))",
+                    [ws, org, document_id, missing],
+                ).fetchall()
+            }
         if deleted:
             counted = {r[0]: Counted(document_id, *r[1:]) for r in rows}
-            seen = tx.execute(f"DELETE FROM annotation_seen WHERE {scope} AND annotation_id IN "
-                              "(SELECT unnest(?::VARCHAR[])) RETURNING annotation_id, user_id",
-                              [ws, org, document_id, deleted]).fetchall()
+            seen = tx.execute(
+                f"DELETE FROM annotation_seen WHERE {scope} AND annotation_id IN "
+                "(SELECT unnest(?::VARCHAR[])) RETURNING annotation_id, user_id",
+                [ws, org, document_id, deleted],
+            ).fetchall()
             doc_tally, user_tally = Counter(), Counter()
             tallies.annotation_deltas(counted.values(), -1, doc_tally, user_tally)
             tallies.seen_deltas(((counted[a], u) for a, u in seen), -1, user_tally)
@@ -270,6 +357,7 @@ def delete_annotations(services: Services, workspace: Workspace, request: m.Dele
 
 # ---------------------------------------------------------------- read receipts
 
+
 def mark_read(services: Services, workspace: Workspace, request: m.MarkRead) -> dict:
     """Record that ``userId`` has read these annotations: they stop counting as unread for them."""
     ws, org, document_id = workspace.workspace_id, org_key(request.organization_id), request.document_id
@@ -278,22 +366,31 @@ def mark_read(services: Services, workspace: Workspace, request: m.MarkRead) -> 
     def job(tx):
         tx.flush()
         require_document(tx.execute, ws, org, document_id)
-        counted = {r[0]: Counted(document_id, *r[1:]) for r in tx.execute(
-            "SELECT annotation_id, status_id, visibility_type, visibility_org, visibility_users FROM annotations "
-            "WHERE workspace_id = ? AND organization_id = ? AND document_id = ? "
-            "AND annotation_id IN (SELECT unnest(?::VARCHAR[]))", [ws, org, document_id, wanted]).fetchall()}
+        counted = {
+            r[0]: Counted(document_id, *r[1:])
+            for r in tx.execute(
+                "SELECT annotation_id, status_id, visibility_type, visibility_org, visibility_users FROM annotations "
+                "WHERE workspace_id = ? AND organization_id = ? AND document_id = ? "
+                "AND annotation_id IN (SELECT unnest(?::VARCHAR[]))",
+                [ws, org, document_id, wanted],
+            ).fetchall()
+        }
         if counted:
-            new = tx.execute("INSERT INTO annotation_seen SELECT ?, ?, ?, unnest(?::VARCHAR[]), ?, 'read', ? "
-                             "ON CONFLICT DO NOTHING RETURNING annotation_id",
-                             [ws, org, document_id, list(counted), request.user_id, services.clock.now()]).fetchall()
+            new = tx.execute(
+                "INSERT INTO annotation_seen SELECT ?, ?, ?, unnest(?::VARCHAR[]), ?, 'read', ? "
+                "ON CONFLICT DO NOTHING RETURNING annotation_id",
+                [ws, org, document_id, list(counted), request.user_id, services.clock.now()],
+            ).fetchall()
             user_tally = Counter()
             tallies.seen_deltas(((counted[a], request.user_id) for (a,) in new), 1, user_tally)
             tallies.apply(tx, ws, org, Counter(), user_tally)
         return set(counted)
 
     found = services.store.write(job)
-    out = {a: {"success": a in found, "message": "marked read" if a in found else f"annotation {a} not found"}
-           for a in wanted}
+    out = {
+        a: {"success": a in found, "message": "marked read" if a in found else f"annotation {a} not found"}
+        for a in wanted
+    }
     return bulk(f"{len(found)} comment annotations marked read", out)
 
 

@@ -43,28 +43,32 @@ def validated(body, model=Definition) -> Definition:
         else:
             keys = listed(dict.fromkeys(f.key for f in errors))
             text = f"definition failed validation ({keys}): " + listed(
-                (f"{f.key} at {f.where}: {f.message}" for f in errors), "; ")
+                (f"{f.key} at {f.where}: {f.message}" for f in errors), "; "
+            )
         raise ApiError(ErrorCode.INVALID_ARGUMENT, text)
     assert definition is not None  # no errors: the body parsed
     return definition
 
 
-def plan_for(services: Services, workspace_id: str, definition_id: str, version: int,
-             read=None) -> tuple[Plan, dict]:
+def plan_for(services: Services, workspace_id: str, definition_id: str, version: int, read=None) -> tuple[Plan, dict]:
     """(Plan, compiled view parts) of one stored version, cached: versions never change."""
     key = (workspace_id, definition_id, version)
     cached = services.plans.get(key)
     if cached is not None:
         return cached
     execute = read or services.store.read
-    row = execute("SELECT body FROM definition_versions WHERE workspace_id = ? AND definition_id = ? AND version = ?",
-                  [workspace_id, definition_id, version]).fetchone()
+    row = execute(
+        "SELECT body FROM definition_versions WHERE workspace_id = ? AND definition_id = ? AND version = ?",
+        [workspace_id, definition_id, version],
+    ).fetchone()
     if row is None:
         raise ApiError(ErrorCode.NOT_FOUND, f"definition {definition_id} version {version} not found")
     body = json.loads(row[0])
     definition = Definition.model_validate(body)
-    entry = (Plan.from_definition(definition, version), {"body": body, "definition": definition,
-                                                          "compiled": compile_definition(definition).to_json()})
+    entry = (
+        Plan.from_definition(definition, version),
+        {"body": body, "definition": definition, "compiled": compile_definition(definition).to_json()},
+    )
     services.plans[key] = entry
     return entry
 
@@ -96,8 +100,11 @@ def _view(services: Services, workspace_id: str, row, registry: frozenset[str]) 
         "name": body["name"],
         "description": body.get("description"),
         "version": version,
-        "scope": {"level": level, "organizationId": namespaced(workspace_id, "organization", org),
-                  "documentId": namespaced(workspace_id, "document", doc)},
+        "scope": {
+            "level": level,
+            "organizationId": namespaced(workspace_id, "organization", org),
+            "documentId": namespaced(workspace_id, "document", doc),
+        },
         "nodes": body["nodes"],
         "edges": body["edges"],
         "groups": body.get("groups"),
@@ -113,8 +120,10 @@ def _view(services: Services, workspace_id: str, row, registry: frozenset[str]) 
 
 
 def _row(read, workspace_id: str, definition_id: str):
-    return read(f"SELECT {_COLUMNS} FROM definitions WHERE workspace_id = ? AND definition_id = ?",
-                [workspace_id, definition_id]).fetchone()
+    return read(
+        f"SELECT {_COLUMNS} FROM definitions WHERE workspace_id = ? AND definition_id = ?",
+        [workspace_id, definition_id],
+    ).fetchone()
 
 
 def _forget_head(services: Services, tx, workspace_id: str, definition_id: str) -> None:
@@ -138,11 +147,24 @@ def create_definition(services: Services, workspace: Workspace, body: dict) -> d
             raise ApiError(ErrorCode.ALREADY_EXISTS, f"data.definitionId: {definition.definition_id} is already in use")
         check_definition_quota(services, tx, ws)
         now = services.clock.now()
-        tx.execute("INSERT INTO definition_versions VALUES (?, ?, 1, ?, ?)",
-                   [ws, definition.definition_id, json.dumps(body), now])
-        tx.execute("INSERT INTO definitions VALUES (?, ?, 1, 'active', ?, ?, ?, ?, ?, ?, ?)",
-                   [ws, definition.definition_id, scope.level, scope.organization_id, scope.document_id,
-                    definition.tags, now, now, tx.next_key()])
+        tx.execute(
+            "INSERT INTO definition_versions VALUES (?, ?, 1, ?, ?)",
+            [ws, definition.definition_id, json.dumps(body), now],
+        )
+        tx.execute(
+            "INSERT INTO definitions VALUES (?, ?, 1, 'active', ?, ?, ?, ?, ?, ?, ?)",
+            [
+                ws,
+                definition.definition_id,
+                scope.level,
+                scope.organization_id,
+                scope.document_id,
+                definition.tags,
+                now,
+                now,
+                tx.next_key(),
+            ],
+        )
         _forget_head(services, tx, ws, definition.definition_id)
         return _row(tx.execute, ws, definition.definition_id)
 
@@ -161,8 +183,11 @@ def list_definitions(services: Services, workspace: Workspace, request: ListDefi
     listed only when asked for with ``status: tombstoned``)."""
     filters = Filters("workspace_id = ?", workspace.workspace_id).add("status = ?", request.status or "active")
     if request.scope is not None:
-        filters.equal(scope_level=request.scope.level, organization_id=request.scope.organization_id,
-                      document_id=request.scope.document_id)
+        filters.equal(
+            scope_level=request.scope.level,
+            organization_id=request.scope.organization_id,
+            document_id=request.scope.document_id,
+        )
     if request.tags:
         filters.add("list_has_all(tags, ?)", request.tags)
     views: dict = {}
@@ -173,8 +198,15 @@ def list_definitions(services: Services, workspace: Workspace, request: ListDefi
         view = views[row[-1]] = _view(services, workspace.workspace_id, row, views["registry"])
         return len(json.dumps(view, separators=(",", ":")))
 
-    rows, next_cursor = keyset_page(services.store.read, f"{_COLUMNS} FROM definitions", filters, "list_key",
-                                    request.cursor, request.page_size, size_of=size_of)
+    rows, next_cursor = keyset_page(
+        services.store.read,
+        f"{_COLUMNS} FROM definitions",
+        filters,
+        "list_key",
+        request.cursor,
+        request.page_size,
+        size_of=size_of,
+    )
     return {"items": [views[r[-1]] for r in rows], "nextCursor": next_cursor, "hasMore": next_cursor is not None}
 
 
@@ -192,15 +224,29 @@ def update_definition(services: Services, workspace: Workspace, body: dict) -> d
         if row[2] == "tombstoned":
             raise ApiError(ErrorCode.FAILED_PRECONDITION, f"definition {update.definition_id} is deleted")
         if row[1] != update.if_version:
-            raise ApiError(ErrorCode.FAILED_PRECONDITION,
-                           f"data.ifVersion: definition is at version {row[1]}, not {update.if_version}")
+            raise ApiError(
+                ErrorCode.FAILED_PRECONDITION,
+                f"data.ifVersion: definition is at version {row[1]}, not {update.if_version}",
+            )
         version, now = row[1] + 1, services.clock.now()
-        tx.execute("INSERT INTO definition_versions VALUES (?, ?, ?, ?, ?)",
-                   [ws, update.definition_id, version, json.dumps(stored), now])
-        tx.execute("UPDATE definitions SET version = ?, scope_level = ?, organization_id = ?, document_id = ?, "
-                   "tags = ?, updated_at = ? WHERE workspace_id = ? AND definition_id = ?",
-                   [version, scope.level, scope.organization_id, scope.document_id, update.tags, now, ws,
-                    update.definition_id])
+        tx.execute(
+            "INSERT INTO definition_versions VALUES (?, ?, ?, ?, ?)",
+            [ws, update.definition_id, version, json.dumps(stored), now],
+        )
+        tx.execute(
+            "UPDATE definitions SET version = ?, scope_level = ?, organization_id = ?, document_id = ?, "
+            "tags = ?, updated_at = ? WHERE workspace_id = ? AND definition_id = ?",
+            [
+                version,
+                scope.level,
+                scope.organization_id,
+                scope.document_id,
+                update.tags,
+                now,
+                ws,
+                update.definition_id,
+            ],
+        )
         _forget_head(services, tx, ws, update.definition_id)
         return _row(tx.execute, ws, update.definition_id)
 
@@ -215,14 +261,21 @@ def delete_definition(services: Services, workspace: Workspace, request: Definit
         if row is None:
             raise _not_found(request.definition_id)
         tx.flush()  # executions dispatched or ended earlier in this group are still buffered
-        running = tx.execute("SELECT count(*) FROM executions WHERE workspace_id = ? AND definition_id = ? "
-                             "AND status = 'running'", [ws, request.definition_id]).fetchone()[0]
+        running = tx.execute(
+            "SELECT count(*) FROM executions WHERE workspace_id = ? AND definition_id = ? AND status = 'running'",
+            [ws, request.definition_id],
+        ).fetchone()[0]
         if running:
-            raise ApiError(ErrorCode.FAILED_PRECONDITION,
-                           f"definition {request.definition_id} has {running} running execution(s); cancel them first")
+            raise ApiError(
+                ErrorCode.FAILED_PRECONDITION,
+                f"definition {request.definition_id} has {running} running execution(s); cancel them first",
+            )
         if row[2] != "tombstoned":
-            tx.execute("UPDATE definitions SET status = 'tombstoned', updated_at = ? "
-                       "WHERE workspace_id = ? AND definition_id = ?", [services.clock.now(), ws, request.definition_id])
+            tx.execute(
+                "UPDATE definitions SET status = 'tombstoned', updated_at = ? "
+                "WHERE workspace_id = ? AND definition_id = ?",
+                [services.clock.now(), ws, request.definition_id],
+            )
             _forget_head(services, tx, ws, request.definition_id)
         return {"deleted": True}
 

@@ -47,41 +47,53 @@ class Outcome:
 # Each execution's events go out one at a time, in seq order: only the oldest pending row of
 # an execution (its head) is ever due, so a receiver sees an execution's events in order, and
 # a later event waits while an earlier one is being retried (until it is delivered or dead).
-_HEADS = ("WITH heads AS (SELECT * FROM outbox WHERE status = 'pending' "
-          "QUALIFY row_number() OVER (PARTITION BY execution_id ORDER BY seq) = 1) ")
+_HEADS = (
+    "WITH heads AS (SELECT * FROM outbox WHERE status = 'pending' "
+    "QUALIFY row_number() OVER (PARTITION BY execution_id ORDER BY seq) = 1) "
+)
 
 # Fair shares: each workspace's due heads are numbered oldest first (its turns), and the
 # deliveries it already has in flight count as turns taken. Rows go out by turn, so every
 # workspace with something due gets a slot before any gets a second (round-robin), and no
 # workspace holds more than ``per_workspace`` slots: a slow or failing receiver of one
 # workspace can only ever tie up that workspace's share.
-_FAIR = (_HEADS + ", ready AS (SELECT h.*, row_number() OVER (PARTITION BY h.workspace_id "
-         "ORDER BY h.next_attempt_at, h.list_key) AS turn FROM heads h "
-         "WHERE h.next_attempt_at <= ? AND NOT list_contains(?::VARCHAR[], h.event_id)) "
-         "SELECT r.event_id, r.workspace_id, r.url, r.body, x.webhook_secret, r.attempts, r.failures FROM ready r "
-         "JOIN executions x ON x.execution_id = r.execution_id "
-         "LEFT JOIN (SELECT unnest(?::VARCHAR[]) AS workspace_id, unnest(?::INTEGER[]) AS n) b "
-         "ON b.workspace_id = r.workspace_id "
-         "WHERE r.turn + coalesce(b.n, 0) <= ? "
-         "ORDER BY r.turn + coalesce(b.n, 0), r.next_attempt_at, r.list_key LIMIT ?")
+_FAIR = (
+    _HEADS + ", ready AS (SELECT h.*, row_number() OVER (PARTITION BY h.workspace_id "
+    "ORDER BY h.next_attempt_at, h.list_key) AS turn FROM heads h "
+    "WHERE h.next_attempt_at <= ? AND NOT list_contains(?::VARCHAR[], h.event_id)) "
+    "SELECT r.event_id, r.workspace_id, r.url, r.body, x.webhook_secret, r.attempts, r.failures FROM ready r "
+    "JOIN executions x ON x.execution_id = r.execution_id "
+    "LEFT JOIN (SELECT unnest(?::VARCHAR[]) AS workspace_id, unnest(?::INTEGER[]) AS n) b "
+    "ON b.workspace_id = r.workspace_id "
+    "WHERE r.turn + coalesce(b.n, 0) <= ? "
+    "ORDER BY r.turn + coalesce(b.n, 0), r.next_attempt_at, r.list_key LIMIT ?"
+)
 
 
-def due(services: Services, now: int, limit: int, skip: Collection[str] = (),
-        busy: Mapping[str, int] | None = None, per_workspace: int = 8) -> list[Delivery]:
+def due(
+    services: Services,
+    now: int,
+    limit: int,
+    skip: Collection[str] = (),
+    busy: Mapping[str, int] | None = None,
+    per_workspace: int = 8,
+) -> list[Delivery]:
     """Up to ``limit`` deliveries whose time has come — the head of each execution's queue,
     leaving out ``skip`` (in flight or held back) — shared fairly between workspaces:
     round-robin, and at most ``per_workspace`` in flight per workspace counting ``busy``
     (workspace id -> deliveries of it in flight)."""
     busy = dict(busy or {})
-    rows = services.store.read(_FAIR, [now, list(skip), list(busy), list(busy.values()), per_workspace,
-                                       limit]).fetchall()
+    rows = services.store.read(
+        _FAIR, [now, list(skip), list(busy), list(busy.values()), per_workspace, limit]
+    ).fetchall()
     return [Delivery(*r) for r in rows]
 
 
 def next_due(services: Services, after: int) -> int | None:
     """When the next delivery falls due, if later than ``after``."""
-    row = services.store.read(_HEADS + "SELECT min(next_attempt_at) FROM heads WHERE next_attempt_at > ?",
-                              [after]).fetchone()
+    row = services.store.read(
+        _HEADS + "SELECT min(next_attempt_at) FROM heads WHERE next_attempt_at > ?", [after]
+    ).fetchone()
     assert row is not None  # an aggregate without GROUP BY always answers one row
     return row[0]
 
@@ -91,18 +103,25 @@ def record(services: Services, outcomes: list[Outcome], delays: tuple[int, ...] 
     attempt count moved on) is left alone."""
     if not outcomes:
         return
-    columns: dict[str, list] = {k: [] for k in ("event_id", "attempts", "status", "failures", "next_at",
-                                                "error", "delivered_at", "dead_at")}
+    columns: dict[str, list] = {
+        k: [] for k in ("event_id", "attempts", "status", "failures", "next_at", "error", "delivered_at", "dead_at")
+    }
     for o in outcomes:
         d = o.delivery
         failures = 0 if o.error is None else d.failures + 1
         delay = None if o.permanent else retry_delay_ms(failures, delays)
         status = "delivered" if o.error is None else ("dead" if delay is None else "pending")
         next_at = o.at + delay if delay is not None and status == "pending" else o.at  # pending: delay is set
-        for key, value in (("event_id", d.event_id), ("attempts", d.attempts), ("status", status),
-                           ("failures", failures), ("next_at", next_at),
-                           ("error", o.error), ("delivered_at", o.at if status == "delivered" else None),
-                           ("dead_at", o.at if status == "dead" else None)):
+        for key, value in (
+            ("event_id", d.event_id),
+            ("attempts", d.attempts),
+            ("status", status),
+            ("failures", failures),
+            ("next_at", next_at),
+            ("error", o.error),
+            ("delivered_at", o.at if status == "delivered" else None),
+            ("dead_at", o.at if status == "dead" else None),
+        ):
             columns[key].append(value)
 
     def job(tx):
@@ -113,27 +132,47 @@ def record(services: Services, outcomes: list[Outcome], delays: tuple[int, ...] 
             "unnest(?::VARCHAR[]) AS status, unnest(?::INTEGER[]) AS failures, unnest(?::BIGINT[]) AS next_at, "
             "unnest(?::VARCHAR[]) AS error, unnest(?::BIGINT[]) AS delivered_at, unnest(?::BIGINT[]) AS dead_at) u "
             "WHERE outbox.event_id = u.event_id AND outbox.attempts = u.attempts AND outbox.status = 'pending'",
-            list(columns.values()))
+            list(columns.values()),
+        )
 
     services.store.write(job)
 
 
-_VIEW_COLUMNS = ("o.event_id, o.execution_id, o.seq, json_extract_string(o.body, '$.event'), o.url, o.status, "
-                 "o.attempts, CASE WHEN o.status = 'pending' THEN o.next_attempt_at END, o.last_error, o.created_at, "
-                 "o.delivered_at, o.dead_at, o.list_key")
-_VIEW_KEYS = ("eventId", "executionId", "seq", "event", "url", "status", "attempts", "nextAttemptAt", "lastError",
-              "createdAt", "deliveredAt", "deadAt")
+_VIEW_COLUMNS = (
+    "o.event_id, o.execution_id, o.seq, json_extract_string(o.body, '$.event'), o.url, o.status, "
+    "o.attempts, CASE WHEN o.status = 'pending' THEN o.next_attempt_at END, o.last_error, o.created_at, "
+    "o.delivered_at, o.dead_at, o.list_key"
+)
+_VIEW_KEYS = (
+    "eventId",
+    "executionId",
+    "seq",
+    "event",
+    "url",
+    "status",
+    "attempts",
+    "nextAttemptAt",
+    "lastError",
+    "createdAt",
+    "deliveredAt",
+    "deadAt",
+)
 
 
 def list_deliveries(services: Services, workspace: Workspace, request: m.ListDeliveries) -> dict:
     """The workspace's webhook deliveries in the order they were created, filtered by
     ``status`` and ``executionId``; ``{items, nextCursor, hasMore}``."""
     filters = Filters("o.workspace_id = ?", workspace.workspace_id).equal(
-        **{"o.status": request.status, "o.execution_id": request.execution_id})
-    rows, next_cursor = keyset_page(services.store.read, f"{_VIEW_COLUMNS} FROM outbox o", filters, "o.list_key",
-                                    request.cursor, request.page_size)
-    return {"items": [dict(zip(_VIEW_KEYS, r)) for r in rows], "nextCursor": next_cursor,
-            "hasMore": next_cursor is not None}
+        **{"o.status": request.status, "o.execution_id": request.execution_id}
+    )
+    rows, next_cursor = keyset_page(
+        services.store.read, f"{_VIEW_COLUMNS} FROM outbox o", filters, "o.list_key", request.cursor, request.page_size
+    )
+    return {
+        "items": [dict(zip(_VIEW_KEYS, r)) for r in rows],
+        "nextCursor": next_cursor,
+        "hasMore": next_cursor is not None,
+    }
 
 
 def redrive_deliveries(services: Services, workspace: Workspace, request: m.RedriveDeliveries) -> dict:
@@ -146,8 +185,11 @@ def redrive_deliveries(services: Services, workspace: Workspace, request: m.Redr
 
     def job(tx):
         now = services.clock.now()
-        rows = tx.execute("UPDATE outbox SET status = 'pending', failures = 0, next_attempt_at = ?, dead_at = NULL "
-                          f"WHERE {filters.sql} RETURNING event_id, list_key", [now] + filters.params).fetchall()
+        rows = tx.execute(
+            "UPDATE outbox SET status = 'pending', failures = 0, next_attempt_at = ?, dead_at = NULL "
+            f"WHERE {filters.sql} RETURNING event_id, list_key",
+            [now] + filters.params,
+        ).fetchall()
         if rows:
             tx.after_commit(lambda: services.notify(CommitNotice(ws, redriven=True)))
         return [event_id for event_id, _ in sorted(rows, key=lambda r: r[1])]
@@ -169,7 +211,8 @@ def outbox_summary(services: Services) -> list[dict]:
         "count(*) FILTER (WHERE o.status = 'dead'), count(*) FILTER (WHERE o.status = 'delivered'), "
         "min(o.created_at) FILTER (WHERE o.status = 'pending') "
         "FROM outbox o LEFT JOIN workspaces w ON w.workspace_id = o.workspace_id "
-        "GROUP BY o.workspace_id ORDER BY 3 DESC, 1").fetchall()
+        "GROUP BY o.workspace_id ORDER BY 3 DESC, 1"
+    ).fetchall()
     keys = ("workspaceId", "label", "pending", "dead", "delivered", "oldestPendingAt")
     return [dict(zip(keys, r)) for r in rows]
 
@@ -182,8 +225,13 @@ def dead_letter_outbox(services: Services, workspace_id: str, execution_id: str 
 
     def job(tx):
         now = services.clock.now()
-        return len(tx.execute(f"UPDATE outbox SET status = 'dead', dead_at = ?, last_error = ? WHERE {filters.sql} "
-                              "RETURNING event_id", [now, OPERATOR_DEAD_LETTER] + filters.params).fetchall())
+        return len(
+            tx.execute(
+                f"UPDATE outbox SET status = 'dead', dead_at = ?, last_error = ? WHERE {filters.sql} "
+                "RETURNING event_id",
+                [now, OPERATOR_DEAD_LETTER] + filters.params,
+            ).fetchall()
+        )
 
     return services.store.write(job)
 
@@ -191,8 +239,9 @@ def dead_letter_outbox(services: Services, workspace_id: str, execution_id: str 
 def purge_outbox(services: Services, workspace_id: str, execution_id: str | None = None) -> int:
     """Delete the workspace's undelivered deliveries (pending and dead), or one execution's:
     they are never sent and no longer listed; delivered ones stay as history. Returns how many."""
-    filters = Filters("workspace_id = ?", workspace_id).add("status IN ('pending', 'dead')").equal(
-        execution_id=execution_id)
+    filters = (
+        Filters("workspace_id = ?", workspace_id).add("status IN ('pending', 'dead')").equal(execution_id=execution_id)
+    )
 
     def job(tx):
         return len(tx.execute(f"DELETE FROM outbox WHERE {filters.sql} RETURNING event_id", filters.params).fetchall())

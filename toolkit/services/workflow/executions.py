@@ -70,8 +70,9 @@ def _load(services: Services, tx, workspace_id: str, execution_id: str) -> _Load
     if cached is not None and cached[2] == workspace_id:
         state, version, _, webhook_url = cached
     else:
-        row = tx.execute(BY_EXECUTION_ID.format(columns="state, version, webhook_url, workspace_id"),
-                         [execution_id]).fetchone()
+        row = tx.execute(
+            BY_EXECUTION_ID.format(columns="state, version, webhook_url, workspace_id"), [execution_id]
+        ).fetchone()
         if row is None or row[3] != workspace_id:
             raise _not_found(execution_id)
         state, version, webhook_url = ExecutionState.from_dict(json.loads(row[0])), row[1], row[2]
@@ -85,8 +86,20 @@ def _job_clock(services: Services) -> ManualClock:
     return ManualClock(services.clock.now())
 
 
-def _commit(services: Services, tx, workspace_id: str, state, plan, transition, command, version, clock,
-            webhook_url: str | None, extra=None, memo: dict | None = None):
+def _commit(
+    services: Services,
+    tx,
+    workspace_id: str,
+    state,
+    plan,
+    transition,
+    command,
+    version,
+    clock,
+    webhook_url: str | None,
+    extra=None,
+    memo: dict | None = None,
+):
     """Persist ``transition`` plus, with the default runner, the agent steps it started."""
     events = list(transition.events)
     requests = transition.agent_requests
@@ -120,15 +133,37 @@ def _catch_up(services: Services, tx, workspace_id: str, run: _Loaded, clock, me
     if run.state.status != "running" or deadline is None or deadline > clock.now():
         return
     transition = apply(run.plan, run.state, Tick(), clock, services.ids, Work(memo=memo))
-    run.version = _commit(services, tx, workspace_id, run.state, run.plan, transition, Tick(), run.version, clock,
-                          run.webhook_url, memo=memo)
+    run.version = _commit(
+        services,
+        tx,
+        workspace_id,
+        run.state,
+        run.plan,
+        transition,
+        Tick(),
+        run.version,
+        clock,
+        run.webhook_url,
+        memo=memo,
+    )
 
 
 def _apply(services: Services, tx, workspace_id: str, run: _Loaded, command, clock, memo: dict | None = None):
     transition = apply(run.plan, run.state, command, clock, services.ids, Work(memo=memo))
     if transition.events:  # a no-op (an idempotent replay, an unknown responder) changes nothing
-        run.version = _commit(services, tx, workspace_id, run.state, run.plan, transition, command, run.version,
-                              clock, run.webhook_url, memo=memo)
+        run.version = _commit(
+            services,
+            tx,
+            workspace_id,
+            run.state,
+            run.plan,
+            transition,
+            command,
+            run.version,
+            clock,
+            run.webhook_url,
+            memo=memo,
+        )
     return transition
 
 
@@ -147,21 +182,29 @@ def _command(services: Services, workspace: Workspace, execution_id: str, make_c
 
 # ------------------------------------------------------------------ dispatch
 
+
 def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> dict:
     ws = workspace.workspace_id
     if request.webhook_url is not None:  # the syntax is checked by the model; this adds the server's policy
         problem = url_problem(request.webhook_url, services.webhook_policy)
         if problem is not None:
             raise ApiError(ErrorCode.INVALID_ARGUMENT, f"data.webhookUrl: {problem}")
-    memo = rehearse_dispatch(services, ws, request.definition_id, Dispatch(
-        "ex_rehearsal", request.correlation_id, request.idempotency_key, request.trigger_context))
+    memo = rehearse_dispatch(
+        services,
+        ws,
+        request.definition_id,
+        Dispatch("ex_rehearsal", request.correlation_id, request.idempotency_key, request.trigger_context),
+    )
 
     def job(tx):
         clock = _job_clock(services)
         row = services.heads.get((ws, request.definition_id))
         if row is None:
-            row = tx.execute("SELECT version, status, scope_level, organization_id, document_id FROM definitions "
-                             "WHERE workspace_id = ? AND definition_id = ?", [ws, request.definition_id]).fetchone()
+            row = tx.execute(
+                "SELECT version, status, scope_level, organization_id, document_id FROM definitions "
+                "WHERE workspace_id = ? AND definition_id = ?",
+                [ws, request.definition_id],
+            ).fetchone()
             if row is not None:
                 key = (ws, request.definition_id)
                 services.heads[key] = row
@@ -174,23 +217,41 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
         organization_id = _scoped(request.organization_id, org if level != "apiKey" else None, "organizationId")
         document_id = _scoped(request.document_id, doc if level == "document" else None, "documentId")
         if request.idempotency_key is not None:
-            first = tx.execute("SELECT execution_id FROM executions WHERE workspace_id = ? AND definition_id = ? "
-                               "AND idempotency_key = ?", [ws, request.definition_id, request.idempotency_key]).fetchone()
+            first = tx.execute(
+                "SELECT execution_id FROM executions WHERE workspace_id = ? AND definition_id = ? "
+                "AND idempotency_key = ?",
+                [ws, request.definition_id, request.idempotency_key],
+            ).fetchone()
             if first is not None:
                 run = _load(services, tx, ws, first[0])
                 transition = suppress_duplicate_dispatch(run.state, clock)
-                _commit(services, tx, ws, run.state, run.plan, transition, SuppressedDispatch(request.idempotency_key),
-                        run.version, clock, run.webhook_url)
+                _commit(
+                    services,
+                    tx,
+                    ws,
+                    run.state,
+                    run.plan,
+                    transition,
+                    SuppressedDispatch(request.idempotency_key),
+                    run.version,
+                    clock,
+                    run.webhook_url,
+                )
                 return transition.result
         plan, _ = plan_for(services, ws, request.definition_id, version, read=tx.execute)
         take_execution_quota(services, tx, ws)
         execution_id = services.ids.execution_id()
         command = Dispatch(execution_id, request.correlation_id, request.idempotency_key, request.trigger_context)
         transition = apply(plan, None, command, clock, services.ids, Work(memo=memo))
-        extra = {"organization_id": organization_id, "document_id": document_id,
-                 "webhook_url": request.webhook_url, "webhook_secret": request.webhook_secret}
-        _commit(services, tx, ws, transition.state, plan, transition, command, None, clock, request.webhook_url, extra,
-                memo)
+        extra = {
+            "organization_id": organization_id,
+            "document_id": document_id,
+            "webhook_url": request.webhook_url,
+            "webhook_secret": request.webhook_secret,
+        }
+        _commit(
+            services, tx, ws, transition.state, plan, transition, command, None, clock, request.webhook_url, extra, memo
+        )
         return {"executionId": execution_id, "correlationId": transition.state.correlation_id, "deduplicated": False}
 
     return services.store.write(job)
@@ -203,6 +264,7 @@ def _scoped(given: str | None, scoped: str | None, field: str) -> str | None:
 
 
 # ------------------------------------------------------------------ reads
+
 
 def _state_row(services: Services, workspace_id: str, execution_id: str):
     row = services.store.read(BY_EXECUTION_ID.format(columns="state, workspace_id"), [execution_id]).fetchone()
@@ -217,14 +279,31 @@ def get_execution(services: Services, workspace: Workspace, request: m.Execution
 
 
 def list_executions(services: Services, workspace: Workspace, request: m.ListExecutions) -> dict:
-    filters = Filters("workspace_id = ?", workspace.workspace_id).equal(definition_id=request.definition_id,
-                                                                         status=request.status)
+    filters = Filters("workspace_id = ?", workspace.workspace_id).equal(
+        definition_id=request.definition_id, status=request.status
+    )
     rows, next_cursor = keyset_page(
-        services.store.read, "execution_id, status, started_at, completed_at, cancelled_at, definition_id, "
+        services.store.read,
+        "execution_id, status, started_at, completed_at, cancelled_at, definition_id, "
         "definition_version, correlation_id, idempotency_key, failure_reason, list_key FROM executions",
-        filters, "list_key", request.cursor, request.page_size, last_key=services.store.last_key())
-    keys = ("executionId", "status", "startedAt", "completedAt", "cancelledAt", "definitionId", "definitionVersion",
-            "correlationId", "idempotencyKey", "failureReason")
+        filters,
+        "list_key",
+        request.cursor,
+        request.page_size,
+        last_key=services.store.last_key(),
+    )
+    keys = (
+        "executionId",
+        "status",
+        "startedAt",
+        "completedAt",
+        "cancelledAt",
+        "definitionId",
+        "definitionVersion",
+        "correlationId",
+        "idempotencyKey",
+        "failureReason",
+    )
     items = [dict(zip(keys, r[:-1]), steps=[]) for r in rows]
     return {"items": items, "nextCursor": next_cursor, "hasMore": next_cursor is not None}
 
@@ -234,46 +313,86 @@ def get_events(services: Services, workspace: Workspace, request: m.GetEvents) -
         "WITH e AS MATERIALIZED (SELECT * FROM events WHERE execution_id = ?) "
         "SELECT e.event_id, e.seq, e.type, e.step_id, e.timestamp, e.correlation_id, e.data FROM e "
         "WHERE e.workspace_id = ? AND e.external AND e.seq > ? ORDER BY e.seq LIMIT ?",
-        [request.execution_id, workspace.workspace_id, request.since_seq, request.page_size + 1]).fetchall()
+        [request.execution_id, workspace.workspace_id, request.since_seq, request.page_size + 1],
+    ).fetchall()
     if not rows:  # nothing new, or no such execution: only now pay for the second question
         _state_row(services, workspace.workspace_id, request.execution_id)
     size = fitting(len(r[6]) for r in rows[: request.page_size])  # PAGE_MAX_BYTES, as stored JSON
     more = len(rows) > size
     rows = rows[:size]
-    events = [{"eventId": eid, "seq": seq, "type": t, "stepId": sid, "timestamp": ts, "correlationId": cid,
-               "data": json.loads(data)} for eid, seq, t, sid, ts, cid, data in rows]
-    return {"executionId": request.execution_id, "events": events,
-            "nextCursor": events[-1]["seq"] if events else request.since_seq, "hasMore": more}
+    events = [
+        {
+            "eventId": eid,
+            "seq": seq,
+            "type": t,
+            "stepId": sid,
+            "timestamp": ts,
+            "correlationId": cid,
+            "data": json.loads(data),
+        }
+        for eid, seq, t, sid, ts, cid, data in rows
+    ]
+    return {
+        "executionId": request.execution_id,
+        "events": events,
+        "nextCursor": events[-1]["seq"] if events else request.since_seq,
+        "hasMore": more,
+    }
 
 
 # ------------------------------------------------------------------ commands
+
 
 def cancel_execution(services: Services, workspace: Workspace, request: m.CancelExecution) -> dict:
     return _command(services, workspace, request.execution_id, lambda state: CancelExecution(request.reason))
 
 
 def resolve_step(services: Services, workspace: Workspace, request: m.ResolveStep) -> dict:
-    return _command(services, workspace, request.execution_id, lambda state: ResolveStep(
-        request.step_id, request.action, request.actor_id, request.output, request.reason))
+    return _command(
+        services,
+        workspace,
+        request.execution_id,
+        lambda state: ResolveStep(request.step_id, request.action, request.actor_id, request.output, request.reason),
+    )
 
 
 def record_reviewer_decision(services: Services, workspace: Workspace, request: m.RecordReviewerDecision) -> dict:
-    return _command(services, workspace, request.execution_id, lambda state: RecordReviewerDecision(
-        request.step_id, request.reviewer_id, request.decision, request.reason))
+    return _command(
+        services,
+        workspace,
+        request.execution_id,
+        lambda state: RecordReviewerDecision(request.step_id, request.reviewer_id, request.decision, request.reason),
+    )
 
 
 def record_agent_resolution(services: Services, workspace: Workspace, request: m.RecordAgentResolution) -> dict:
-    return _command(services, workspace, request.execution_id, lambda state: RecordAgentResolution(
-        request.step_id, request.resolution_id, request.status, request.output, request.error_message))
+    return _command(
+        services,
+        workspace,
+        request.execution_id,
+        lambda state: RecordAgentResolution(
+            request.step_id, request.resolution_id, request.status, request.output, request.error_message
+        ),
+    )
 
 
 def cancel_step(services: Services, workspace: Workspace, request: m.CancelStep) -> dict:
-    return _command(services, workspace, request.execution_id, lambda state: CancelStep(
-        request.step_id, request.actor_id, request.reason))
+    return _command(
+        services,
+        workspace,
+        request.execution_id,
+        lambda state: CancelStep(request.step_id, request.actor_id, request.reason),
+    )
 
 
-def agent_completed(services: Services, workspace_id: str, execution_id: str, step_id: str,
-                    output: dict | None = None, error: dict | None = None) -> dict | None:
+def agent_completed(
+    services: Services,
+    workspace_id: str,
+    execution_id: str,
+    step_id: str,
+    output: dict | None = None,
+    error: dict | None = None,
+) -> dict | None:
     """The agent runner finished a non-blocking agent step (background work calls this).
     Returns None when the step had already ended (a timeout, a cancellation)."""
     command = AgentCompleted(step_id, output, error)

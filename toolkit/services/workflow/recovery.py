@@ -30,7 +30,8 @@ def running_deadlines(services: Services) -> list[tuple[int, str, str]]:
     the timer's heap at start-up."""
     rows = services.store.read(
         "SELECT next_deadline, workspace_id, execution_id FROM executions "
-        "WHERE status = 'running' AND next_deadline IS NOT NULL").fetchall()
+        "WHERE status = 'running' AND next_deadline IS NOT NULL"
+    ).fetchall()
     return [tuple(r) for r in rows]
 
 

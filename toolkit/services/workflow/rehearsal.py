@@ -61,8 +61,10 @@ def rehearse_dispatch(services: Services, workspace_id: str, definition_id: str,
     # without a statement when it is there (a tuple, replaced whole, never changed in place).
     row = services.heads.get((workspace_id, definition_id))
     if row is None:
-        row = services.store.read("SELECT version FROM definitions WHERE workspace_id = ? AND definition_id = ?",
-                                  [workspace_id, definition_id]).fetchone()
+        row = services.store.read(
+            "SELECT version FROM definitions WHERE workspace_id = ? AND definition_id = ?",
+            [workspace_id, definition_id],
+        ).fetchone()
     plan = _plan(services, workspace_id, definition_id, row[0]) if row is not None else None
     if plan is None or not plan.regex_ops:
         return None
@@ -86,8 +88,9 @@ def _definition_of(services: Services, workspace_id: str, execution_id: str) -> 
     cached = services.states.get(execution_id)
     if cached is not None and cached[2] == workspace_id:
         return cached[0].definition_id, cached[0].definition_version
-    row = services.store.read(BY_EXECUTION_ID.format(columns="definition_id, definition_version, workspace_id"),
-                              [execution_id]).fetchone()
+    row = services.store.read(
+        BY_EXECUTION_ID.format(columns="definition_id, definition_version, workspace_id"), [execution_id]
+    ).fetchone()
     return None if row is None or row[2] != workspace_id else (row[0], row[1])
 
 

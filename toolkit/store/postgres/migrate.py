@@ -25,8 +25,10 @@ def migrate(con: psycopg.Connection[Any]) -> list[str]:
     con.execute("SELECT pg_advisory_lock(%s)", [MIGRATION_LOCK])
     con.commit()
     try:
-        con.execute("CREATE TABLE IF NOT EXISTS schema_migrations (number INTEGER PRIMARY KEY, name VARCHAR, "
-                    "applied_at TIMESTAMP DEFAULT now())")
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (number INTEGER PRIMARY KEY, name VARCHAR, "
+            "applied_at TIMESTAMP DEFAULT now())"
+        )
         con.commit()
         done = {n for (n,) in con.execute("SELECT number FROM schema_migrations").fetchall()}
         con.commit()
