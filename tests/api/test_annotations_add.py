@@ -159,6 +159,22 @@ def test_minimal_annotation_gets_defaults(api):
     assert stored["commentData"][0]["commentId"] == 1
 
 
+def test_null_times_are_stamped_like_missing_ones(api):
+    """createdAt and lastUpdated sent as null (the schema allows it) are stamped by the server,
+    on the annotation and on its comments, as when they are left out (a 500 before)."""
+    org, doc, item = new_doc(
+        api,
+        createdAt=None,
+        lastUpdated=None,
+        commentData=[{"commentText": "first", "createdAt": None, "lastUpdated": None}],
+    )
+    assert item["success"] is True
+    (stored,) = get_all(api, organizationId=org, documentId=doc)
+    assert isinstance(stored["createdAt"], int) and stored["lastUpdated"] == stored["createdAt"]
+    (comment,) = stored["commentData"]
+    assert comment["createdAt"] == stored["createdAt"] and comment["lastUpdated"] == comment["createdAt"]
+
+
 def test_comment_html_alone_is_enough_and_per_item_results_are_keyed_by_id(api):
     org, doc, _ = new_doc(api)
     result = api.ok(

@@ -93,20 +93,23 @@ class _Item:
                 c.from_.user_id for c in model.comment_data if c.from_ is not None and c.from_.user_id is not None
             )
         )
-        created = raw.get("createdAt", now)
+        # An explicit null is the same as leaving the time out: the server stamps it.
+        created = now if raw.get("createdAt") is None else raw["createdAt"]
         body = {
             "annotationId": self.annotation_id,
             **copy.deepcopy(raw),
             "documentId": document_id,
             "organizationId": organization_id or None,
             "createdAt": created,
-            "lastUpdated": raw.get("lastUpdated", created),
+            "lastUpdated": created if raw.get("lastUpdated") is None else raw["lastUpdated"],
         }
         body.setdefault("status", dict(DEFAULT_STATUS))
         for comment, comment_id in zip(body["commentData"], self.comment_ids):
             comment["commentId"] = comment_id
-            comment.setdefault("createdAt", created)
-            comment.setdefault("lastUpdated", comment["createdAt"])
+            if comment.get("createdAt") is None:
+                comment["createdAt"] = created
+            if comment.get("lastUpdated") is None:
+                comment["lastUpdated"] = comment["createdAt"]
         self.body = body
 
     def counted(self, organization_id: str, document_id: str) -> Counted:
