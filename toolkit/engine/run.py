@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
+from functools import lru_cache
 from hashlib import sha256
 
 from toolkit.engine.clock import IdSource
@@ -28,8 +29,12 @@ MAX_STEP_ID = 200
 WEBHOOK_OUTPUT = {"deferred": True, "reason": "webhook-runtime-deferred"}
 
 
+@lru_cache(maxsize=1024)
 def resume_key(execution_id: str, step_id: str) -> str:
-    """``rk_`` + the first 16 hex of sha256(executionId + ":" + stepId) (semantics §5.3)."""
+    """``rk_`` + the first 16 hex of sha256(executionId + ":" + stepId) (semantics §5.3).
+
+    Cached: a human step's key is computed when it starts waiting and again in its output
+    when it resumes, usually a few commands later (a pure function, so the cache is safe)."""
     return "rk_" + sha256(f"{execution_id}:{step_id}".encode()).hexdigest()[:16]
 
 
@@ -63,7 +68,7 @@ class Run:
         self.state = state
         self.now = now
         self.ids = ids
-        self.work = work if work is not None else Work()
+        self.work = work  # created on first use (:meth:`holds`): most commands evaluate no predicate
         self.events: list[Event] = []
         self.requests: list[AgentRequest] = []
         self.queue: deque[StepState] = deque()
@@ -91,8 +96,11 @@ class Run:
         """Whether custom ``edge``'s predicate is true, charged to this command's budget; a
         :class:`~toolkit.work.WorkLimitExceeded` leaves naming the edge."""
         assert edge.predicate is not None  # a custom edge carries its parsed `when`
+        work = self.work
+        if work is None:
+            work = self.work = Work()
         try:
-            return edge.predicate.evaluate(context, self.work)
+            return edge.predicate.evaluate(context, work)
         except WorkLimitExceeded as exc:
             exc.edge_index = edge.index
             raise

@@ -160,6 +160,12 @@ class Run:
                 return
         elif type(command) is Held:
             held, command = command, command.command
+        elif type(command) is Tick:
+            deadline = self.state.next_deadline()
+            if deadline is None or deadline > at:
+                # Nothing is due (the step whose deadline this was has ended): the engine would
+                # fire nothing and log nothing, so the Tick is not applied at all.
+                return
         try:
             transition = apply(self.plan, self.state, command, self.clock, self.ids)
         except ApiError as exc:
@@ -177,6 +183,7 @@ class Run:
         now = self.clock.now()
         new_events = transition.events
         self.events.extend(new_events)
+        behaviour = self.behaviour
         if self.script is not None:
             # Script actions address steps by (node, occurrence): number them as they appear.
             for event in new_events:
@@ -185,11 +192,11 @@ class Run:
                     n = self.seen.get(node_id, 0) + 1
                     self.seen[node_id] = n
                     self.occurrence[event.step_id] = (node_id, n)
-        behaviour = self.behaviour
         if behaviour is not None:
+            steps = state.steps
             for event in new_events:
                 if event.type == "step.awaiting-approval":
-                    self._schedule_waiting(state.steps[event.step_id], now)
+                    self._schedule_waiting(steps[event.step_id], now)
             if self.held:
                 self._release_ended(new_events, now)
         rng = self.rng
@@ -282,15 +289,18 @@ def run_execution(
     """Drive one execution to its end (or to ``start_ms + horizon_ms``) and return its log.
 
     Reviewer capacity, if the policy sets any, applies within this one execution."""
-    from toolkit.simulate.queues import Desks
-
     heap: list = []
     order = itertools.count()
+    heappush = heapq.heappush
 
     def push(at: int, run: Run, command, script_index: int) -> None:
-        heapq.heappush(heap, (at, next(order), run, command, script_index))
+        heappush(heap, (at, next(order), run, command, script_index))
 
-    desks = Desks(behaviour.capacity) if behaviour is not None and behaviour.capacity else None
+    desks = None
+    if behaviour is not None and behaviour.capacity:
+        from toolkit.simulate.queues import Desks  # queues imports this module
+
+        desks = Desks(behaviour.capacity)
     run = Run(
         plan,
         execution_id=execution_id,

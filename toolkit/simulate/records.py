@@ -53,6 +53,19 @@ _STEP_COLUMNS = ("step_id", "node_id", "node_type", "status", "group_id", "itera
 _EVENT_COLUMNS = ("seq", "type", "step_id", "timestamp")
 _GET = {name: attrgetter(name) for name in set(_STEP_COLUMNS + _EVENT_COLUMNS + ("data", "output"))}
 _JSON_COLUMNS = {"steps": "output", "events": "data"}
+_EXECUTION_ROW = attrgetter(*BATCH_SCHEMAS["executions"].names[2:])  # after x and run
+_OUTCOME_ROW = (
+    "x",
+    "run",
+    "status",
+    "failure_reason",
+    "path",
+    "iterations",
+    "cycle_time_ms",
+    "breaches",
+    "steps",
+    "replication",
+)
 
 
 class TableBuilder:
@@ -68,6 +81,10 @@ class TableBuilder:
             table: {name: [] for name in schema.names} for table, schema in BATCH_SCHEMAS.items()
         }
         self.json: dict[str, tuple[list[bytes], list[int]]] = {t: ([], []) for t in _JSON_COLUMNS}
+        # One tuple per run (made in C by an attribute getter), in the order of the tables'
+        # columns; transposed once per batch by :meth:`tables`.
+        self.execution_rows: list[tuple] = []
+        self.outcome_rows: list[tuple] = []
         self.count = 0
 
     def add(self, run: int, replication: int, log) -> tuple:
@@ -75,21 +92,7 @@ class TableBuilder:
         state = log.state
         x = self.count
         self.count += 1
-        c = self.columns["executions"]
-        for name, value in (
-            ("x", x),
-            ("run", run),
-            ("execution_id", state.execution_id),
-            ("definition_id", state.definition_id),
-            ("definition_version", state.definition_version),
-            ("status", state.status),
-            ("failure_reason", state.failure_reason),
-            ("correlation_id", state.correlation_id),
-            ("started_at", state.started_at),
-            ("completed_at", state.completed_at),
-            ("cancelled_at", state.cancelled_at),
-        ):
-            c[name].append(value)
+        self.execution_rows.append((x, run) + _EXECUTION_ROW(state))
 
         steps = state.steps
         ordered = in_step_order(steps.values())
@@ -111,14 +114,7 @@ class TableBuilder:
         self._json("events", list(map(_GET["data"], events)))
 
         result = outcome(log)
-        c = self.columns["outcomes"]
-        c["x"].append(x)
-        c["run"].append(run)
-        for name, value in zip(
-            ("status", "failure_reason", "path", "iterations", "cycle_time_ms", "breaches", "steps"), result
-        ):
-            c[name].append(value)
-        c["replication"].append(replication)
+        self.outcome_rows.append((x, run) + result + (replication,))
         return result
 
     def _json(self, table: str, values: list) -> None:
@@ -134,6 +130,12 @@ class TableBuilder:
 
     def tables(self) -> dict[str, pa.Table]:
         """The buffered runs as Arrow tables (of :data:`BATCH_SCHEMAS`); empties the buffers."""
+        for table, names, rows in (
+            ("executions", BATCH_SCHEMAS["executions"].names, self.execution_rows),
+            ("outcomes", _OUTCOME_ROW, self.outcome_rows),
+        ):
+            if rows:
+                self.columns[table].update(zip(names, zip(*rows)))
         executions = self.columns["executions"]
         out = {}
         for table, schema in BATCH_SCHEMAS.items():
