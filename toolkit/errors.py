@@ -8,9 +8,18 @@ user: as an ``ApiError`` code, as a ``collab`` exit code, as a recorded value, o
 
     Exception
     ├── ApiError                 toolkit/errors.py       the API's answer: code -> HTTP status
-    │                                                    (400/401/403/404/409/429/500/503);
-    │                                                    ``collab simulate`` exits 2 on one
-    │                                                    (a bad --policy or --script)
+    │   │                                                (400/401/403/404/409/429/500/503);
+    │   │                                                ``collab simulate`` exits 2 on one
+    │   │                                                (a bad --policy or --script)
+    │   └── RateLimited          server/limits           429 RESOURCE_EXHAUSTED with the
+    │                                                    ``Retry-After`` seconds it carries
+    ├── WorkLimitExceeded        toolkit/work            a command over its work budget: never
+    │                                                    raised to a user; the execution fails
+    │                                                    ``work-limit-exceeded:edge:<i>``
+    ├── BodyTimeout              server/limits           a body not sent within --body-timeout:
+    │                                                    INVALID_ARGUMENT with HTTP 408
+    ├── _Cancelled               toolkit/widgets/simulation  never: stops a SimulationPanel run
+    │                                                    its Cancel button ended
     ├── AgentFailure             toolkit/engine/agents   never raised to a user: the agent step
     │                                                    fails with ``error = {code, message}``,
     │                                                    read back by executions/get
@@ -31,18 +40,24 @@ user: as an ``ApiError`` code, as a ``collab`` exit code, as a recorded value, o
     │   ├── BadUrl               toolkit/webhook_urls    an undeliverable webhookUrl:
     │   │                                                INVALID_ARGUMENT naming webhookUrl; at
     │   │                                                delivery time a Refused (above)
+    │   ├── CredentialError      toolkit/services/credentials  ``collab workspace rotate-key |
+    │   │                                                revoke-token | rotate-secret``: message
+    │   │                                                on stderr, exit 2
     │   └── UserTokenError       toolkit/tokens          raised to the host application calling
-    │                                                    ``verify_user_token``; the server never
-    │                                                    verifies user tokens, so never over HTTP
+    │       │                                            ``verify_user_token``; the server never
+    │       │                                            verifies user tokens, so never over HTTP
+    │       └── _WrongSignature  toolkit/tokens          never: the next candidate secret is tried
     └── RuntimeError
         ├── ReplayError          toolkit/analytics/replay  ``collab replay``: message on stderr,
         │                                                  exit 2
+        ├── BackupError          toolkit/store/backup      ``collab backup`` / ``restore``: message
+        │                                                  on stderr, exit 2
         └── MirrorError          toolkit/analytics/mirror  never: the server's mirror thread keeps
                                                            it in ``Mirror.last_error`` and retries
                                                            at the next sync
 
 ``collab`` exit codes: 0 success, 1 a finding, check or request failed, 2 a usage error
-(bad flag, unreadable file, a ReplayError).
+(bad flag, unreadable file, a ReplayError, CredentialError or BackupError).
 """
 
 from __future__ import annotations

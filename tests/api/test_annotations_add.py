@@ -159,11 +159,13 @@ def test_minimal_annotation_gets_defaults(api):
     assert stored["commentData"][0]["commentId"] == 1
 
 
-def test_null_times_are_stamped_like_missing_ones(api):
-    """createdAt and lastUpdated sent as null (the schema allows it) are stamped by the server,
-    on the annotation and on its comments, as when they are left out (a 500 before)."""
+def test_null_times_and_status_are_filled_like_missing_ones(api):
+    """createdAt, lastUpdated and status sent as null (the schema allows it) are filled by the
+    server, on the annotation and on its comments, as when they are left out (before: a 500 for
+    the times, and a null status that broke the answer's schema)."""
     org, doc, item = new_doc(
         api,
+        status=None,
         createdAt=None,
         lastUpdated=None,
         commentData=[{"commentText": "first", "createdAt": None, "lastUpdated": None}],
@@ -171,6 +173,7 @@ def test_null_times_are_stamped_like_missing_ones(api):
     assert item["success"] is True
     (stored,) = get_all(api, organizationId=org, documentId=doc)
     assert isinstance(stored["createdAt"], int) and stored["lastUpdated"] == stored["createdAt"]
+    assert stored["status"] == {"id": "OPEN", "name": "Open", "type": "default"}
     (comment,) = stored["commentData"]
     assert comment["createdAt"] == stored["createdAt"] and comment["lastUpdated"] == comment["createdAt"]
 

@@ -22,7 +22,7 @@ import pytest
 from api.support import Api, human_definition, serve_fresh, uid
 from toolkit.limits import MAX_REGEX_PER_NODE, MAX_REGEX_PER_PREDICATE, REGEX_INPUT_CAP
 
-CHAIN = 8  # agent steps in a row, each its own command with its own budget, all inside one dispatch
+CHAIN = 16  # agent steps in a row, each its own command with its own budget, all inside one dispatch
 
 
 def heavy(k: int, classes: int = 33) -> str:
@@ -148,7 +148,7 @@ def heavy_predicates_leave_b_writing(server, api, api_b):
     # Were the searches made on the writer, a B write queued behind A's dispatch would wait
     # for all of them — about A's whole time — and B would finish one or two writes while A's
     # request lasts. Generous bounds, measured in the same run, never against seconds.
-    assert finished >= 5, f"B finished {finished} writes during A's {a_time:.2f} s dispatch"
+    assert finished >= 4, f"B finished {finished} writes during A's {a_time:.2f} s dispatch"
     assert max(during) * 2 < a_time, (
         f"a write of workspace B took {max(during):.3f} s while A's dispatch "
         f"took {a_time:.3f} s ({len(during)} B writes)"

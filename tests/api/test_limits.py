@@ -294,8 +294,8 @@ def test_a_slow_request_head_is_cut_off(limited):
 
 
 def test_an_idle_connection_is_closed(limited):
-    sock = connect(limited)
-    assert sock.recv(1) == b""  # closed by the server, with nothing said
+    with connect(limited) as sock:
+        assert sock.recv(1) == b""  # closed by the server, with nothing said
 
 
 def test_connections_over_the_limit_are_refused_in_json(limited):

@@ -103,7 +103,8 @@ class _Item:
             "createdAt": created,
             "lastUpdated": created if raw.get("lastUpdated") is None else raw["lastUpdated"],
         }
-        body.setdefault("status", dict(DEFAULT_STATUS))
+        if body.get("status") is None:  # left out or null: the default status, as the views promise
+            body["status"] = dict(DEFAULT_STATUS)
         for comment, comment_id in zip(body["commentData"], self.comment_ids):
             comment["commentId"] = comment_id
             if comment.get("createdAt") is None:
