@@ -841,10 +841,10 @@ def cmd_whatif(args) -> int:
     return 0
 
 
-def _add_calibrate(sub) -> None:
+def _add_log_source(p) -> None:
+    """The recorded log calibrate and whatif read: a database file or a mirror, and a definition."""
     from toolkit.store import DEFAULT_PATH
 
-    p = sub.add_parser("calibrate", help="fit a simulation policy to a recorded event log")
     source = p.add_mutually_exclusive_group()
     source.add_argument(
         "--db",
@@ -853,6 +853,12 @@ def _add_calibrate(sub) -> None:
     )
     source.add_argument("--mirror", help="a running server's Parquet mirror folder")
     p.add_argument("--definition", required=True, help="the recorded executions' definition id")
+
+
+def _add_calibrate(sub) -> None:
+
+    p = sub.add_parser("calibrate", help="fit a simulation policy to a recorded event log")
+    _add_log_source(p)
     p.add_argument("--out", required=True, help="write the fitted policy JSON here")
     p.add_argument("--report", help="also write the report (counts, intervals, fallbacks) as JSON here")
     p.add_argument("--since", help="only executions dispatched at or after (ISO 8601)")
@@ -861,17 +867,9 @@ def _add_calibrate(sub) -> None:
 
 
 def _add_whatif(sub) -> None:
-    from toolkit.store import DEFAULT_PATH
 
     p = sub.add_parser("whatif", help="calibrate from a log, then compare the recorded version with another one")
-    source = p.add_mutually_exclusive_group()
-    source.add_argument(
-        "--db",
-        default=str(DEFAULT_PATH),
-        help=f"a stopped server's or a simulation's database, read-only (default {DEFAULT_PATH})",
-    )
-    source.add_argument("--mirror", help="a running server's Parquet mirror folder")
-    p.add_argument("--definition", required=True, help="the recorded executions' definition id")
+    _add_log_source(p)
     p.add_argument("--against", required=True, help="the candidate version: a definition file")
     p.add_argument(
         "--definition-file", help="the recorded version's definition file (needed when the log does not store it)"
