@@ -31,7 +31,7 @@ from toolkit.services.context import AgentRunner, DefaultAgentRunner, Services
 from toolkit.services.operations import OPERATIONS, Operation
 from toolkit.services.quotas import Quotas
 from toolkit.services.workspaces import Authenticator, unauthenticated
-from toolkit.store import DEFAULT_PATH, Store
+from toolkit.store import DEFAULT_PATH, Store, open_store
 
 log = logging.getLogger("collab.server")
 
@@ -116,7 +116,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app):
-        state.store = Store(settings.db)
+        state.store = open_store(settings.db)
         state.services = Services(
             state.store, runner=settings.agent_runner, webhook_policy=settings.delivery.policy, quotas=settings.quotas
         )

@@ -151,14 +151,24 @@ def cmd_simulate(args) -> int:
 
 
 def _open_store(path: str, hint: str = "is a server running on it? stop it first"):
+    """The store ``--db`` names (a DuckDB file or a PostgreSQL URL); a file another process
+    holds, or a database that cannot be reached, is one line and exit status 1."""
     import duckdb
 
-    from toolkit.store import Store
+    from toolkit.errors import ApiError
+    from toolkit.store import is_url, open_store
 
     try:
-        return Store(path)
+        return open_store(path)
     except duckdb.IOException as exc:
         raise SystemExit(f"collab: cannot open {path}: {exc} ({hint})") from None
+    except ApiError as exc:  # PostgreSQL unreachable, or refusing us (the message hides the password)
+        raise SystemExit(f"collab: {exc.message}") from None
+    except ModuleNotFoundError as exc:
+        if is_url(path):
+            extra = "pip install 'collab-workflows[postgres]'"
+            raise SystemExit(f"collab: a PostgreSQL --db needs the postgres extra: {extra}") from None
+        raise exc
 
 
 def cmd_workspace_create(args) -> int:
@@ -919,8 +929,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     from toolkit.store import DEFAULT_PATH
 
-    p = sub.add_parser("serve", help="serve the v2 HTTP API (Starlette + uvicorn) on an embedded DuckDB file")
-    p.add_argument("--db", default=str(DEFAULT_PATH), help=f"database file (default {DEFAULT_PATH})")
+    p = sub.add_parser(
+        "serve", help="serve the v2 HTTP API (Starlette + uvicorn) on a DuckDB file or a PostgreSQL database"
+    )
+    p.add_argument(
+        "--db",
+        default=str(DEFAULT_PATH),
+        help=f"database file (DuckDB, default {DEFAULT_PATH}) or postgresql:// URL (several processes may serve it)",
+    )
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=8787, help="port to listen on (default 8787)")
     p.add_argument(

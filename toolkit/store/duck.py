@@ -27,6 +27,9 @@ class Store:
     >>> store.close()
     """
 
+    dialect = "duckdb"
+    shared = False  # one process owns the file: its caches need no checking
+
     def __init__(self, path: str | Path = DEFAULT_PATH) -> None:
         self.path = str(path)
         if self.path != ":memory:":
