@@ -67,7 +67,7 @@ class Background:
         self.task = asyncio.create_task(self._timer())
         await self.deliverer.start()
         store = self.services.store
-        if self.mirror_every_s and store.path != ":memory:":
+        if self.mirror_every_s and store.dialect == "duckdb" and store.path != ":memory:":
             self.mirror = Mirror(store, Path(store.path).parent / "events")
             self.mirror.start(interval=self.mirror_every_s)
         self.maintenance.start(self.mirror)

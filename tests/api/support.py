@@ -6,17 +6,21 @@ of the service would.
 
 from __future__ import annotations
 
+import atexit
+import itertools
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
 
 import httpx
+from postgres import PostgresCluster
 from processes import free_port, wait_until_ready
 
 W = "/v2/workflow"
@@ -73,7 +77,33 @@ def uid(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
-def create_workspace(db: Path) -> dict:
+# Which backend the HTTP tests run on: duckdb (a file, the default), postgres (one server process
+# on a PostgreSQL database the tests start), postgres2 (two processes, requests taken in turn).
+BACKEND_ENV = "COLLAB_TEST_BACKEND"
+BACKEND = os.environ.get(BACKEND_ENV, "duckdb")
+if BACKEND not in ("duckdb", "postgres", "postgres2"):
+    raise RuntimeError(f"{BACKEND_ENV}={BACKEND}: expected duckdb, postgres or postgres2")
+PROCESSES = 2 if BACKEND == "postgres2" else 1
+_cluster: PostgresCluster | None = None
+
+
+def is_url(db: Path | str) -> bool:
+    return str(db).startswith(("postgresql://", "postgres://"))
+
+
+def fresh_db(root: Path, name: str) -> Path | str:
+    """A new, empty database for one server: ``root/NAME.duckdb``, or on PostgreSQL a new
+    database on the cluster the tests start (once per test process)."""
+    global _cluster
+    if BACKEND == "duckdb":
+        return Path(root) / f"{name}.duckdb"
+    if _cluster is None:
+        _cluster = PostgresCluster.start()
+        atexit.register(_cluster.stop)
+    return _cluster.create_database(f"{name}_{uuid.uuid4().hex[:10]}".lower())
+
+
+def create_workspace(db: Path | str) -> dict:
     """`collab workspace create --db DB --json` -> {"apiKey", "authToken"} (exactly those keys)."""
     proc = subprocess.run(
         [collab_bin(), "workspace", "create", "--db", str(db), "--json"], capture_output=True, text=True, timeout=120
@@ -93,23 +123,42 @@ class Server:
     requests, say). A test of the limits sets them in ``extra_args`` (the last of a repeated
     flag wins)."""
 
-    def __init__(self, db: Path, log_path: Path, extra_args: tuple[str, ...] = ()) -> None:
-        self.db = Path(db)
+    def __init__(
+        self, db: Path | str, log_path: Path, extra_args: tuple[str, ...] = (), processes: int | None = None
+    ) -> None:
+        self.db = db if is_url(db) else Path(db)  # a DuckDB file, or a PostgreSQL URL
         self.log_path = Path(log_path)
         self.extra_args = tuple(extra_args)  # more `collab serve` options (e.g. webhook settings)
-        self.proc: subprocess.Popen | None = None
-        self.port: int | None = None
+        # Processes serving the database; a PostgreSQL database may have several (COLLAB_TEST_BACKEND=postgres2).
+        self.processes = processes if processes is not None else (PROCESSES if is_url(db) else 1)
+        self.procs: list[subprocess.Popen] = []
+        self.ports: list[int] = []
         self._log = None
+
+    @property
+    def proc(self) -> subprocess.Popen | None:
+        """The first process (the only one, unless several serve a PostgreSQL database)."""
+        return self.procs[0] if self.procs else None
+
+    @property
+    def port(self) -> int | None:
+        return self.ports[0] if self.ports else None
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 60.0) -> Server:
+        self._log = open(self.log_path, "ab")
+        self.procs, self.ports = [], []
+        for _ in range(self.processes):
+            self._start_one(timeout)
+        return self
+
+    def _start_one(self, timeout: float) -> None:
         for _ in range(3):  # a free port can be taken between the probe and the bind: retry
-            self.port = free_port()
-            self._log = open(self.log_path, "ab")
-            self.proc = subprocess.Popen(
+            port = free_port()
+            proc = subprocess.Popen(
                 [
                     collab_bin(),
                     "serve",
@@ -118,7 +167,7 @@ class Server:
                     "--host",
                     "127.0.0.1",
                     "--port",
-                    str(self.port),
+                    str(port),
                     "--log-level",
                     "warning",
                     "--rate-limit",
@@ -131,13 +180,13 @@ class Server:
                 stderr=subprocess.STDOUT,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
-            if self._wait_ready(timeout):
-                return self
-            self._reap()
+            if wait_until_ready(proc, f"http://127.0.0.1:{port}/openapi.json", timeout):
+                self.procs.append(proc)
+                self.ports.append(port)
+                return
+            _end(proc)
+        self._reap()
         raise AssertionError(f"the server did not start; log:\n{self.log()}")
-
-    def _wait_ready(self, timeout: float) -> bool:
-        return wait_until_ready(self.proc, f"{self.base_url}/openapi.json", timeout)
 
     def log(self) -> str:
         try:
@@ -146,56 +195,90 @@ class Server:
             return ""
 
     def client(self, creds: dict | None = None, timeout: float = 60) -> httpx.Client:
+        """A client of the server; with several processes, each request goes to the next one in turn."""
         headers = {"content-type": "application/json"}
         if creds is not None:
             headers.update({"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]})
         limits = httpx.Limits(max_connections=200, max_keepalive_connections=100)
-        return httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout, limits=limits)
+        transport = RoundRobin(self.ports, limits) if len(self.ports) > 1 else None
+        return httpx.Client(
+            base_url=self.base_url, headers=headers, timeout=timeout, limits=limits, transport=transport
+        )
 
     def kill9(self) -> None:
-        """SIGKILL: no shutdown hook runs, the database is not closed cleanly."""
-        if self.proc is not None and self.proc.poll() is None:
-            os.kill(self.proc.pid, signal.SIGKILL)
+        """SIGKILL every process: no shutdown hook runs, the database is not closed cleanly."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGKILL)
         self._reap()
 
     def terminate(self, timeout: float = 60.0) -> int | None:
-        """SIGTERM, then wait for the process to end by itself: its exit status (None when it
-        was still running after ``timeout`` seconds, and then killed)."""
-        code = None
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+        """SIGTERM, then wait for the processes to end by themselves: the first one's exit
+        status (None when it was still running after ``timeout`` seconds, and then killed)."""
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        codes = []
+        for proc in self.procs:
             try:
-                code = self.proc.wait(timeout=timeout)
+                codes.append(proc.wait(timeout=timeout))
             except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
+                os.kill(proc.pid, signal.SIGKILL)
+                codes.append(None)
         self._reap()
-        return code
+        return codes[0] if codes else None
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.procs:
             try:
-                self.proc.wait(timeout=20)
+                proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
+                os.kill(proc.pid, signal.SIGKILL)
         self._reap()
 
     def _reap(self) -> None:
-        if self.proc is not None:
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.kill(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        for proc in self.procs:
+            _end(proc)
         if self._log is not None:
             self._log.close()
             self._log = None
 
 
+def _end(proc: subprocess.Popen) -> None:
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+class RoundRobin(httpx.BaseTransport):
+    """Sends each request to the next server process in turn (a load balancer in miniature),
+    so that nothing passes that depends on landing on the process that made or cached a thing."""
+
+    def __init__(self, ports: list[int], limits: httpx.Limits) -> None:
+        self.ports = list(ports)
+        self.transport = httpx.HTTPTransport(limits=limits)
+        self.turn = itertools.count()
+        self.lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        with self.lock:
+            port = self.ports[next(self.turn) % len(self.ports)]
+        request.url = request.url.copy_with(port=port)
+        return self.transport.handle_request(request)
+
+    def close(self) -> None:
+        self.transport.close()
+
+
 def serve_fresh(root: Path, name: str = "server", extra_args: tuple[str, ...] = ()) -> Server:
-    """`collab serve` on a new database ``root/NAME.duckdb`` with two workspaces, created first
+    """`collab serve` on a new database (``fresh_db``) with two workspaces, created first
     (DuckDB admits one writing process per file); their credentials are ``creds_a``, ``creds_b``."""
-    db = Path(root) / f"{name}.duckdb"
+    db = fresh_db(root, name)
     creds_a, creds_b = create_workspace(db), create_workspace(db)
     srv = Server(db, Path(root) / f"{name}.log", extra_args).start()
     srv.creds_a, srv.creds_b = creds_a, creds_b
