@@ -20,7 +20,7 @@ import uuid
 from pathlib import Path
 
 import httpx
-from postgres import PostgresCluster
+from postgres import SKIP_ENV, PostgresCluster
 from processes import free_port, wait_until_ready
 
 W = "/v2/workflow"
@@ -91,16 +91,33 @@ def is_url(db: Path | str) -> bool:
     return str(db).startswith(("postgresql://", "postgres://"))
 
 
-def fresh_db(root: Path, name: str) -> Path | str:
+def fresh_db(root: Path, name: str, backend: str | None = None) -> Path | str:
     """A new, empty database for one server: ``root/NAME.duckdb``, or on PostgreSQL a new
-    database on the cluster the tests start (once per test process)."""
+    database on the cluster the tests start (once per test process). ``backend`` is
+    ``COLLAB_TEST_BACKEND``'s unless given ("duckdb" or "postgres"); a test that needs
+    PostgreSQL whatever the run's backend asks for it (and calls ``skip_without_postgres`` first)."""
     global _cluster
-    if BACKEND == "duckdb":
+    if (backend or BACKEND) == "duckdb":
         return Path(root) / f"{name}.duckdb"
     if _cluster is None:
         _cluster = PostgresCluster.start()
         atexit.register(_cluster.stop)
     return _cluster.create_database(f"{name}_{uuid.uuid4().hex[:10]}".lower())
+
+
+def postgres_cluster() -> PostgresCluster:
+    """The PostgreSQL cluster of this test process (started on first use), e.g. to restart it."""
+    fresh_db(Path("."), "probe", backend="postgres")
+    assert _cluster is not None
+    return _cluster
+
+
+def skip_without_postgres() -> None:
+    """Skip the calling test when the run has no PostgreSQL (COLLAB_SKIP_POSTGRES=1)."""
+    import pytest
+
+    if os.environ.get(SKIP_ENV) == "1":
+        pytest.skip(f"{SKIP_ENV}=1: the PostgreSQL tests are skipped")
 
 
 def create_workspace(db: Path | str) -> dict:
