@@ -56,7 +56,7 @@ def visible_sql(alias: str = "a") -> str:
     return (
         f"({alias}.visibility_type = 'public' "
         f"OR ({alias}.visibility_type = 'organizationPrivate' AND {alias}.visibility_org IN ({MEMBER_ORGS_SQL})) "
-        f"OR ({alias}.visibility_type = 'restricted' AND list_contains({alias}.visibility_users, $user)))"
+        f"OR ({alias}.visibility_type = 'restricted' AND list_contains({alias}.visibility_users, $user::VARCHAR)))"
     )
 
 
@@ -172,7 +172,7 @@ class Match(NamedTuple):
             where.append("list_has_any(authors, ?::VARCHAR[])")
             params.append(self.user_ids)
         if self.agent_id is not None:
-            where.append("list_contains(agent_ids, ?)")
+            where.append("list_contains(agent_ids, ?::VARCHAR)")
             params.append(self.agent_id)
         if self.agent_suggestions:
             where.append(f"is_agent AND has_suggestion AND coalesce(status_type, '') <> '{TERMINAL}'")
