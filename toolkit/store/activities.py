@@ -25,7 +25,13 @@ COLUMNS = (
 
 
 def next_seqs(tx: Writes, n: int) -> list[int]:
-    """``n`` new creation-order keys, ascending (one statement; every process shares the sequence)."""
+    """``n`` new creation-order keys, ascending (one statement; every process shares the sequence).
+
+    >>> from toolkit.store import Store
+    >>> with Store(":memory:") as store:
+    ...     store.write(lambda tx: next_seqs(tx, 3))
+    [1, 2, 3]
+    """
     if n <= 0:
         return []
     return sorted(s for (s,) in tx.execute("SELECT nextval('activity_seq') FROM unnest(?::BIGINT[])", [[0] * n]))

@@ -59,7 +59,14 @@ def custom_page(read: Read, workspace_id: str, after: int, limit: int) -> list[R
 
 
 def registry(read: Read, workspace_id: str) -> list[tuple[str, bool, bool]]:
-    """``(agent id, built in, enabled)`` of every stored agent of the workspace."""
+    """``(agent id, built in, enabled)`` of every stored agent of the workspace.
+
+    >>> from toolkit.store import Store
+    >>> with Store(":memory:") as store:
+    ...     store.write(lambda tx: set_built_in_enabled(tx, "ws", "spell-check", "Spell check", "", -5, False, 7))
+    ...     registry(store.read, "ws")
+    [('spell-check', True, False)]
+    """
     return read("SELECT agent_id, built_in, enabled FROM agents WHERE workspace_id = ?", [workspace_id]).fetchall()
 
 

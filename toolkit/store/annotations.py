@@ -160,6 +160,11 @@ class Match(NamedTuple):
     pages: list[str] | None = None  # normalised page URLs an agent annotation was written for
 
     def sql(self) -> tuple[list[str], list[object]]:
+        """The conditions of the filters given, and their parameters.
+
+        >>> Match(user_ids=["ann"], agent_id="spell-check").sql()
+        (['list_has_any(authors, ?::VARCHAR[])', 'list_contains(agent_ids, ?::VARCHAR)'], [['ann'], 'spell-check'])
+        """
         where: list[str] = []
         params: list[object] = []
         if self.annotation_ids is not None:
