@@ -112,6 +112,8 @@ def _commit(
         payload["agentsInline"] = True
     new_version = save(tx, workspace_id, state, events, (name, payload), clock.now(), version, extra, webhook_url)
     eid = state.execution_id
+    if requests and services.lease_agent_runs is not None:
+        services.lease_agent_runs(tx, eid, requests)
     tx.on_rollback(lambda: services.states.pop(eid, None))
     # The execution row is only written when the group flushes, so a later job of the same
     # group must find this state in the cache — also when the execution just ended (reading
