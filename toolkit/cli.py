@@ -341,6 +341,7 @@ def _operations_settings(args) -> dict:
             writer_queue=args.ready_writer_queue, outbox_backlog=args.ready_outbox_backlog, timeout_s=args.ready_timeout
         ),
         "shutdown_timeout_s": args.shutdown_timeout,
+        "lease_s": args.lease_seconds,
     }
 
 
@@ -362,6 +363,14 @@ def _add_operations_flags(p: argparse.ArgumentParser) -> None:
         default=30.0,
         metavar="SECONDS",
         help="on SIGTERM, finish requests in flight and drain within this many seconds, else exit 1 (default 30)",
+    )
+    ops.add_argument(
+        "--lease-seconds",
+        type=_positive_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="with several processes on PostgreSQL: how long the agent runs and webhook deliveries of a process "
+        "that died wait before another takes them over (default 30; renewed every third of it while alive)",
     )
     ops.add_argument(
         "--ready-writer-queue",
