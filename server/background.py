@@ -14,14 +14,13 @@ import contextvars
 import heapq
 import logging
 from concurrent.futures import ThreadPoolExecutor, wait
-from pathlib import Path
 
 from starlette.concurrency import run_in_threadpool
 
 from server.delivery import Deliverer, DeliverySettings
 from server.logs import Origins, fields, log_delivery
 from server.maintenance import Maintenance
-from toolkit.analytics import Mirror
+from toolkit.analytics import Mirror, server_mirror
 from toolkit.services.context import CommitNotice, Services
 from toolkit.services.workflow import tick
 from toolkit.services.workflow.recovery import interrupted_agent_runs, run_agent, running_deadlines
@@ -39,6 +38,7 @@ class Background:
         stop_within_s: float = 30.0,
         retention_ms: int | None = None,
         maintenance_every_s: float = 3600.0,
+        mirror_dir: str | None = None,
     ) -> None:
         self.services = services
         self.deliverer = Deliverer(services, delivery or DeliverySettings())
@@ -49,6 +49,7 @@ class Background:
         self.agent_runs: set = set()
         self.mirror: Mirror | None = None
         self.mirror_every_s = mirror_every_s
+        self.mirror_dir = mirror_dir
         self.heap: list[tuple[int, str, str]] = []
         self.loop: asyncio.AbstractEventLoop | None = None
         self.wake: asyncio.Event | None = None
@@ -67,8 +68,9 @@ class Background:
         self.task = asyncio.create_task(self._timer())
         await self.deliverer.start()
         store = self.services.store
-        if self.mirror_every_s and store.dialect == "duckdb" and store.path != ":memory:":
-            self.mirror = Mirror(store, Path(store.path).parent / "events")
+        if self.mirror_every_s:
+            self.mirror = await run_in_threadpool(server_mirror, store, self.mirror_dir)
+        if self.mirror is not None:
             self.mirror.start(interval=self.mirror_every_s)
         self.maintenance.start(self.mirror)
 

@@ -148,7 +148,8 @@ def create_definition(services: Services, workspace: Workspace, body: dict) -> d
         check_definition_quota(services, tx, ws)
         now = services.clock.now()
         tx.execute(
-            "INSERT INTO definition_versions VALUES (?, ?, 1, ?, ?)",
+            "INSERT INTO definition_versions (workspace_id, definition_id, version, body, created_at) "
+            "VALUES (?, ?, 1, ?, ?)",
             [ws, definition.definition_id, json.dumps(body), now],
         )
         tx.execute(
@@ -230,7 +231,8 @@ def update_definition(services: Services, workspace: Workspace, body: dict) -> d
             )
         version, now = row[1] + 1, services.clock.now()
         tx.execute(
-            "INSERT INTO definition_versions VALUES (?, ?, ?, ?, ?)",
+            "INSERT INTO definition_versions (workspace_id, definition_id, version, body, created_at) "
+            "VALUES (?, ?, ?, ?, ?)",
             [ws, update.definition_id, version, json.dumps(stored), now],
         )
         tx.execute(
