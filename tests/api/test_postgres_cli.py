@@ -15,6 +15,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
 
@@ -228,13 +229,11 @@ def test_one_of_two_processes_writes_the_mirror_and_the_other_takes_over(tmp_pat
         os.kill(holder, signal.SIGKILL)  # the holder dies; its lease runs out and the other takes over
         survivor = next(p for p in srv.procs if p.pid != holder)
         port = srv.ports[srv.procs.index(survivor)]
-        with srv.client(creds) as http:
-            for _ in range(3):  # straight to the survivor: the round robin would meet the dead one
-                response = http.post(
-                    f"http://127.0.0.1:{port}/v2/workflow/executions/dispatch",
-                    json={"data": {"definitionId": DEFINITION}},
-                )
-                assert response.status_code == 200, response.text
+        headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=60) as http:
+            for _ in range(3):  # to the survivor only: the other process is dead
+                api = Api(http)
+                api.dispatch(DEFINITION)
         wait_for(lambda: _mirror_owner(db) == survivor.pid, timeout=60)
         wait_for(lambda: sql(db, count, "--mirror", str(folder)) == sql(db, count), timeout=30)
         assert sql(db, "SELECT count(*) AS n FROM executions", "--mirror", str(folder)) == [{"n": 9}]
