@@ -109,13 +109,14 @@ def fill_duckdb(client: LocalClient, template: str, n: int) -> None:
 
 def _template(cur, table: str, execution_id: str) -> tuple[list[str], list[list[bytes]]]:
     """``table``'s columns and the execution's rows in COPY's text format, split into fields
-    (what COPY wrote, COPY reads back: no escaping of our own)."""
+    (what COPY wrote, COPY reads back: no escaping of our own). ``txid`` is left out: its
+    default stamps the fill's own transaction, as on any insert."""
     from psycopg import sql
 
     cur.execute(sql.SQL("SELECT * FROM {} LIMIT 0").format(sql.Identifier(table)))
-    columns = [d.name for d in cur.description]
-    query = sql.SQL("COPY (SELECT * FROM {} WHERE execution_id = {}) TO STDOUT").format(
-        sql.Identifier(table), sql.Literal(execution_id)
+    columns = [d.name for d in cur.description if d.name != "txid"]
+    query = sql.SQL("COPY (SELECT {} FROM {} WHERE execution_id = {}) TO STDOUT").format(
+        sql.SQL(", ").join(map(sql.Identifier, columns)), sql.Identifier(table), sql.Literal(execution_id)
     )
     with cur.copy(query) as copy:
         text = b"".join(bytes(block) for block in copy)
@@ -144,7 +145,7 @@ def fill_postgres(url: str, template: str, n: int) -> None:
             columns, rows = _template(cur, table, template)
             eid_at = columns.index("execution_id")
             event_at = columns.index("event_id") if table == "events" else None
-            with cur.copy(f"COPY {table} FROM STDIN") as copy:
+            with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
                 chunk: list[bytes] = []
                 for i in range(n):
                     eid = new_id(i).encode()
