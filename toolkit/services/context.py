@@ -51,6 +51,9 @@ class Services:
     stored: ExecutionCounts = field(default_factory=ExecutionCounts)  # executions stored per workspace
     lock: threading.Lock = field(default_factory=threading.Lock)
     webhook_policy: WebhookPolicy = field(default_factory=WebhookPolicy)  # where dispatch lets webhooks go
+    # (tx, execution id, agent requests): called inside a command that starts background agent
+    # runs, to lease them to this process in the same transaction (set on a shared store)
+    lease_agent_runs: Any = None
 
     @property
     def runs_agents_inline(self) -> bool:

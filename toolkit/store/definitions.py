@@ -62,7 +62,11 @@ def create(
     tx: Writes, workspace_id: str, definition_id: str, body_json: str, now: int, scope: Scope, tags: list[str] | None
 ) -> None:
     """Version 1 of a new definition, active; ``scope`` is ``(level, organization_id, document_id)``."""
-    tx.execute("INSERT INTO definition_versions VALUES (?, ?, 1, ?, ?)", [workspace_id, definition_id, body_json, now])
+    tx.execute(
+        "INSERT INTO definition_versions (workspace_id, definition_id, version, body, created_at) "
+        "VALUES (?, ?, 1, ?, ?)",
+        [workspace_id, definition_id, body_json, now],
+    )
     tx.execute(
         "INSERT INTO definitions VALUES (?, ?, 1, 'active', ?, ?, ?, ?, ?, ?, ?)",
         [workspace_id, definition_id, *scope, tags, now, now, tx.next_key()],
@@ -81,7 +85,9 @@ def add_version(
 ) -> None:
     """Store ``version`` and make it the current one."""
     tx.execute(
-        "INSERT INTO definition_versions VALUES (?, ?, ?, ?, ?)", [workspace_id, definition_id, version, body_json, now]
+        "INSERT INTO definition_versions (workspace_id, definition_id, version, body, created_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        [workspace_id, definition_id, version, body_json, now],
     )
     tx.execute(
         "UPDATE definitions SET version = ?, scope_level = ?, organization_id = ?, document_id = ?, "

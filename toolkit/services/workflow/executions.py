@@ -119,6 +119,8 @@ def _commit(
         payload["agentsInline"] = True
     new_version = save(tx, workspace_id, state, events, (name, payload), clock.now(), version, extra, webhook_url)
     eid = state.execution_id
+    if requests and services.lease_agent_runs is not None:
+        services.lease_agent_runs(tx, eid, requests)
     if not services.store.shared:
         _remember(services, tx, workspace_id, state, new_version, webhook_url)
     deliveries = tuple(e.event_id for e in events if e.type in EXTERNAL_TYPES) if webhook_url is not None else ()
