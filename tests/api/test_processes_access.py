@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -22,6 +24,7 @@ from toolkit.services.workspaces import RECHECK_S
 from toolkit.tokens import UserTokenError, verify_user_token
 
 TOKEN = "/v2/auth/generate_token"
+UADD, UGET = "/v2/users/add", "/v2/users/get"
 USER = {
     "userId": "ann",
     "userProperties": {"name": "Ann", "email": "a@x.io"},
@@ -134,5 +137,35 @@ def test_both_processes_sign_with_a_secret_rotated_by_the_cli(cluster):
             break
         except UserTokenError:
             assert sent - changed <= RECHECK_S + SLACK_S, "a process still signs with the replaced secret"
+    for client in clients:
+        client.close()
+
+
+def test_members_added_at_once_through_both_processes_are_each_listed_once(cluster):
+    """Two processes adding members to one organization at the same moment hand out distinct
+    list positions, so paging through the members returns each exactly once."""
+    srv, _, _, c = cluster
+    org = f"org-{uuid.uuid4().hex[:10]}"
+    clients = [process(srv, i, c["apiKey"], c["authToken"]) for i in (0, 1)]
+    batches = [[f"u{n:02d}-{k}" for k in range(3)] for n in range(24)]
+
+    def add(n: int) -> None:
+        users = [{"userId": u, "name": u} for u in batches[n]]
+        answer = clients[n % 2].post(UADD, json={"data": {"organizationId": org, "users": users}})
+        assert answer.status_code == 200, answer.text
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(add, range(len(batches))))
+    listed, token = [], None
+    while True:
+        data = {"organizationId": org, "pageSize": 5, **({"pageToken": token} if token else {})}
+        answer = clients[len(listed) % 2].post(UGET, json={"data": data})
+        assert answer.status_code == 200, answer.text
+        page = answer.json()["result"]
+        listed += [u["userId"] for u in page["data"]]
+        token = page["nextPageToken"]
+        if token is None:
+            break
+    assert sorted(listed) == sorted(u for batch in batches for u in batch)
     for client in clients:
         client.close()

@@ -75,6 +75,7 @@ def revoke_token(store: Store, auth_token: str, *, allow_last: bool = False) -> 
         owner = workspaces.token_owner(tx.execute, token_hash)
         if owner is None:
             raise CredentialError("no workspace has this auth token")
+        workspaces.lock_workspace(tx, owner)  # two revocations at once must not both see a second token
         if workspaces.token_count(tx.execute, owner) == 1 and not allow_last:
             raise CredentialError(
                 f"this is the last auth token of workspace {owner}: issue a new one first "

@@ -85,6 +85,13 @@ def add_token(tx: Job, token_hash: str, workspace_id: str, now_ms: int) -> None:
     )
 
 
+def lock_workspace(tx: Job, workspace_id: str) -> None:
+    """Hold the workspace's row until the job commits: another process changing its
+    credentials at the same moment waits, then reads what this job wrote (a no-op update,
+    because DuckDB has no ``SELECT … FOR UPDATE``; its single writer needs no lock anyway)."""
+    tx.execute("UPDATE workspaces SET label = label WHERE workspace_id = ?", [workspace_id])
+
+
 def token_count(read: Read, workspace_id: str) -> int:
     return int(read("SELECT count(*) FROM auth_tokens WHERE workspace_id = ?", [workspace_id])[0][0])
 
@@ -96,6 +103,7 @@ def delete_token(tx: Job, token_hash: str) -> None:
 def replace_secret(tx: Job, workspace_id: str, secret: str, now_ms: int, accepted_until: int) -> None:
     """Make ``secret`` the workspace's signing secret; the one it replaces stays accepted
     until ``accepted_until``, and retired secrets already past theirs are dropped."""
+    lock_workspace(tx, workspace_id)  # two rotations at once: the second retires the first's secret
     ((old,),) = tx.execute("SELECT jwt_secret FROM workspaces WHERE workspace_id = ?", [workspace_id])
     tx.execute(
         "INSERT INTO retired_secrets (workspace_id, jwt_secret, retired_at, accepted_until) VALUES (?, ?, ?, ?)",
