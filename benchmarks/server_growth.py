@@ -47,6 +47,7 @@ from pg_bench import Postgres, ProcessMeter  # noqa: E402
 from toolkit import examples  # noqa: E402
 from toolkit.client import LocalClient  # noqa: E402
 from toolkit.services.context import Services  # noqa: E402
+from toolkit.services.quotas import Quotas  # noqa: E402
 from toolkit.services.workspaces import Authenticator, create_workspace  # noqa: E402
 from toolkit.store.open import open_store  # noqa: E402
 
@@ -56,11 +57,15 @@ KINDS = ("dispatch", "get", "decision", "getEvents", "list")
 COPY_BATCH = 20_000  # rows per write to COPY's stream
 
 
-def open_client(db: str, credentials=None) -> LocalClient:
+def open_client(db: str, credentials=None, stored: int = 0) -> LocalClient:
     """A client on a newly opened store, as a server would start on ``db``: caches empty.
-    Without ``credentials`` it makes the workspace (``client.credentials``)."""
+    Without ``credentials`` it makes the workspace (``client.credentials``). The workspace's
+    execution quota is raised above ``stored``, as its operator would have (the default, a
+    million, would refuse the full database's dispatches); the quota is still checked."""
     store = open_store(db)
-    services = Services(store)
+    default = Quotas()
+    quotas = Quotas(max_definitions=default.max_definitions, max_executions=max(default.max_executions, 2 * stored))
+    services = Services(store, quotas=quotas)
     if credentials is None:
         credentials = create_workspace(store, "bench", now_ms=services.clock.now())
     client = LocalClient(services, Authenticator(store).authenticate(credentials.api_key, credentials.auth_token))
@@ -109,13 +114,14 @@ def fill_duckdb(client: LocalClient, template: str, n: int) -> None:
 
 def _template(cur, table: str, execution_id: str) -> tuple[list[str], list[list[bytes]]]:
     """``table``'s columns and the execution's rows in COPY's text format, split into fields
-    (what COPY wrote, COPY reads back: no escaping of our own)."""
+    (what COPY wrote, COPY reads back: no escaping of our own). ``txid`` is left out: its
+    default stamps the fill's own transaction, as on any insert."""
     from psycopg import sql
 
     cur.execute(sql.SQL("SELECT * FROM {} LIMIT 0").format(sql.Identifier(table)))
-    columns = [d.name for d in cur.description]
-    query = sql.SQL("COPY (SELECT * FROM {} WHERE execution_id = {}) TO STDOUT").format(
-        sql.Identifier(table), sql.Literal(execution_id)
+    columns = [d.name for d in cur.description if d.name != "txid"]
+    query = sql.SQL("COPY (SELECT {} FROM {} WHERE execution_id = {}) TO STDOUT").format(
+        sql.SQL(", ").join(map(sql.Identifier, columns)), sql.Identifier(table), sql.Literal(execution_id)
     )
     with cur.copy(query) as copy:
         text = b"".join(bytes(block) for block in copy)
@@ -144,7 +150,7 @@ def fill_postgres(url: str, template: str, n: int) -> None:
             columns, rows = _template(cur, table, template)
             eid_at = columns.index("execution_id")
             event_at = columns.index("event_id") if table == "events" else None
-            with cur.copy(f"COPY {table} FROM STDIN") as copy:
+            with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
                 chunk: list[bytes] = []
                 for i in range(n):
                     eid = new_id(i).encode()
@@ -254,7 +260,7 @@ def run_backend(backend: str, executions: int, repeat: int, pg_url: str | None) 
         clients, samplers = {}, {}
         for label, n in (("empty", 0), ("full", executions)):
             db, credentials = prepare(backend, label, n, Path(tmp), postgres)
-            clients[label] = stack.enter_context(open_client(db, credentials))
+            clients[label] = stack.enter_context(open_client(db, credentials, n))
             measure(clients[label], max(5, repeat // 10), Sampler([]))  # warm caches and statement plans
         # The pool's connections exist now; their backends are what a request costs the database.
         pids = postgres.pids() if postgres else []

@@ -536,10 +536,10 @@ def cmd_deliveries_change(args) -> int:
     """`collab deliveries dead-letter|purge`: an operator empties one workspace's outbox."""
     from toolkit.services.context import Services
     from toolkit.services.workflow.deliveries import dead_letter_outbox, purge_outbox
+    from toolkit.store.workspaces import workspace_by_id
 
     with _existing_store(args.db) as store:
-        known = store.read("SELECT count(*) FROM workspaces WHERE workspace_id = ?", [args.workspace]).fetchone()[0]
-        if not known:
+        if workspace_by_id(store.read, args.workspace) is None:
             return _usage_error(f"no workspace {args.workspace} in {args.db} (collab deliveries summary lists them)")
         change = dead_letter_outbox if args.deliveries_command == "dead-letter" else purge_outbox
         count = change(Services(store), args.workspace, args.execution)
