@@ -43,6 +43,7 @@ class Settings:
     agent_runner: AgentRunner = field(default_factory=DefaultAgentRunner)
     timers: bool = True
     mirror_every_s: float | None = 5.0  # the Parquet mirror for analysts (None: off)
+    mirror_dir: str | None = None  # its folder (DuckDB: events/ next to the file; PostgreSQL: none unless given)
     delivery: DeliverySettings = field(default_factory=DeliverySettings)  # webhook push delivery
     metrics: bool = False  # GET /metrics (Prometheus text format)
     metrics_listen: tuple[str, int] | None = None  # serve /metrics there instead of on the API's port
@@ -125,6 +126,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         state.background = Background(
             state.services,
             mirror_every_s=settings.mirror_every_s,
+            mirror_dir=settings.mirror_dir,
             delivery=settings.delivery,
             retention_ms=settings.retention_ms,
             maintenance_every_s=settings.maintenance_every_s,

@@ -27,14 +27,13 @@ import os
 import secrets
 import socket
 from concurrent.futures import ThreadPoolExecutor, wait
-from pathlib import Path
 
 from starlette.concurrency import run_in_threadpool
 
 from server.delivery import Deliverer, DeliverySettings
 from server.logs import Origins, fields, log_delivery
 from server.maintenance import Maintenance
-from toolkit.analytics import Mirror
+from toolkit.analytics import Mirror, server_mirror
 from toolkit.services.context import CommitNotice, Services
 from toolkit.services.workflow import tick
 from toolkit.services.workflow.recovery import (
@@ -73,6 +72,7 @@ class Background:
         retention_ms: int | None = None,
         maintenance_every_s: float = 3600.0,
         lease_s: float = LEASE_S,
+        mirror_dir: str | None = None,
     ) -> None:
         self.services = services
         self.shared = services.store.shared
@@ -90,6 +90,7 @@ class Background:
         self.leases: asyncio.Task | None = None
         self.mirror: Mirror | None = None
         self.mirror_every_s = mirror_every_s
+        self.mirror_dir = mirror_dir
         self.heap: list[tuple[int, str, str]] = []
         self.queued: set[tuple[int, str]] = set()  # (deadline, execution id) in the heap
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -113,8 +114,9 @@ class Background:
             self.leases = asyncio.create_task(self._heartbeat())
         await self.deliverer.start()
         store = self.services.store
-        if self.mirror_every_s and store.dialect == "duckdb" and store.path != ":memory:":
-            self.mirror = Mirror(store, Path(store.path).parent / "events")
+        if self.mirror_every_s:
+            self.mirror = await run_in_threadpool(server_mirror, store, self.mirror_dir)
+        if self.mirror is not None:
             self.mirror.start(interval=self.mirror_every_s)
         self.maintenance.start(self.mirror)
 
