@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from server.admin import admin_routes
-from server.background import Background
+from server.background import LEASE_S, Background
 from server.delivery import DeliverySettings
 from server.envelope import DEFAULT_MAX_BODY, BodyTooLarge, error, ok, parse_data, read_body
 from server.health import Probe, Readiness
@@ -52,6 +52,7 @@ class Settings:
     retention_ms: int | None = None  # prune finished executions older than this (None: keep all)
     maintenance_every_s: float = 3600.0  # how often retention and mirror compaction run
     admin_token: str | None = None  # the operator token of /admin/* (None: those endpoints are off)
+    lease_s: float = LEASE_S  # how long a dead process's agent runs and deliveries wait to be taken over
 
     limits: Limits = field(default_factory=Limits)  # per-workspace rate and concurrency (server.limits)
     quotas: Quotas = field(default_factory=Quotas)  # stored definitions and executions per workspace
@@ -130,6 +131,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             retention_ms=settings.retention_ms,
             maintenance_every_s=settings.maintenance_every_s,
             stop_within_s=settings.shutdown_timeout_s / 4,
+            lease_s=settings.lease_s,
         )
         app.state.services = probe.services = state.services
         if metrics is not None:

@@ -374,6 +374,7 @@ def _operations_settings(args) -> dict:
             writer_queue=args.ready_writer_queue, outbox_backlog=args.ready_outbox_backlog, timeout_s=args.ready_timeout
         ),
         "shutdown_timeout_s": args.shutdown_timeout,
+        "lease_s": args.lease_seconds,
     }
 
 
@@ -395,6 +396,14 @@ def _add_operations_flags(p: argparse.ArgumentParser) -> None:
         default=30.0,
         metavar="SECONDS",
         help="on SIGTERM, finish requests in flight and drain within this many seconds, else exit 1 (default 30)",
+    )
+    ops.add_argument(
+        "--lease-seconds",
+        type=_positive_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="with several processes on PostgreSQL: how long the agent runs and webhook deliveries of a process "
+        "that died wait before another takes them over (default 30; renewed every third of it while alive)",
     )
     ops.add_argument(
         "--ready-writer-queue",
@@ -537,13 +546,11 @@ def cmd_deliveries_summary(args) -> int:
 def cmd_deliveries_change(args) -> int:
     """`collab deliveries dead-letter|purge`: an operator empties one workspace's outbox."""
     from toolkit.services.context import Services
-    from toolkit.services.credentials import CredentialError, find_workspace
     from toolkit.services.workflow.deliveries import dead_letter_outbox, purge_outbox
+    from toolkit.store.workspaces import workspace_by_id
 
     with _existing_store(args.db) as store:
-        try:
-            find_workspace(store, workspace_id=args.workspace)
-        except CredentialError:
+        if workspace_by_id(store.read, args.workspace) is None:
             where = _shown(args.db)
             return _usage_error(f"no workspace {args.workspace} in {where} (collab deliveries summary lists them)")
         change = dead_letter_outbox if args.deliveries_command == "dead-letter" else purge_outbox
