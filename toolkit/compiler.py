@@ -176,7 +176,8 @@ def loops(definition: Definition, graph: nx.DiGraph | None = None, edges: list[d
             first_exhausted.setdefault((e.from_.kind, e.from_.ref), e)
     out = []
     for edge in definition.edges:
-        if not is_loop_back(edge):
+        loop = edge.loop
+        if loop is None or not is_loop_back(edge):
             continue
         source = edge.from_.ref
         sources = groups.get(source, []) if edge.from_.kind == "group" else [source]
@@ -187,7 +188,7 @@ def loops(definition: Definition, graph: nx.DiGraph | None = None, edges: list[d
                 "loopId": loop_id(source, entry),
                 "entryNodeId": entry,
                 "bodyNodeIds": loop_body(graph, entry, sources, order),
-                "maxIterations": edge.loop.max_iterations,
+                "maxIterations": loop.max_iterations,
                 "onExhausted": {"routeToNodeId": exhausted.to.ref} if exhausted else None,
             }
         )

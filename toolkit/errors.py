@@ -128,7 +128,8 @@ def listed(items: Iterable[str], separator: str = ", ", limit: int = MAX_LISTED_
     >>> listed(str(i) for i in range(10_020))[-20:]
     '19 … and 10,000 more'
     """
-    shown, rest = [], 0
+    shown: list[str] = []
+    rest = 0
     for item in items:
         if len(shown) < limit:
             shown.append(item)

@@ -6,6 +6,11 @@ values of any depth: nothing here recurses.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from toolkit.work import Work
+
 __all__ = ["truthy", "json_equal"]
 
 _EQUAL_CHUNK = 4096  # deep-equality steps charged at a time (a huge comparison stops early)
@@ -41,7 +46,7 @@ def _kind(v: object) -> int:
     return kind
 
 
-def json_equal(a: object, b: object, work=None) -> bool:
+def json_equal(a: object, b: object, work: Work | None = None) -> bool:
     """Deep JSON equality: numbers compare numerically, booleans are not numbers.
 
     With a :class:`~toolkit.work.Work`, every value compared past the top is charged to it.
@@ -56,7 +61,8 @@ def json_equal(a: object, b: object, work=None) -> bool:
         return a == b
     # An explicit stack, not recursion: context values may nest arbitrarily
     # deep and evaluation must never hit RecursionError.
-    stack = [(a, b)]
+    # Any: the kind tests below narrow each pair, which mypy cannot follow through _kind().
+    stack: list[tuple[Any, Any]] = [(a, b)]
     steps, equal = 0, True
     while stack:
         steps += 1

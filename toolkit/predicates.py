@@ -40,14 +40,14 @@ import math
 import operator
 import re
 import warnings
-from re import _parser as _sre_parser
+from collections.abc import Callable
+from re import _parser as _sre_parser  # type: ignore[attr-defined]  # typeshed lacks re's private parser
+from typing import TYPE_CHECKING, NoReturn
 
 from toolkit.json_values import (
     _BOOL,
-    _DICT,
     _KIND_BY_TYPE,
     _KIND_NAMES,
-    _LIST,
     _NULL,
     _NUM,
     _SAME_TYPE_FAST,
@@ -67,6 +67,9 @@ from toolkit.limits import (
 )
 from toolkit.regex_linear import LinearPattern, UnsupportedPattern, compile_linear
 
+if TYPE_CHECKING:
+    from toolkit.work import Work
+
 __all__ = ["PredicateError", "Predicate", "parse", "parse_ast", "evaluate", "truthy", "json_equal"]
 
 MAX_WHEN_CHARS = WHEN_MAX_CHARS
@@ -83,7 +86,7 @@ class PredicateError(ValueError):
     """A `when` that is not a valid predicate; str(err) names the problem and where."""
 
 
-def _work_of(ctx) -> object:
+def _work_of(ctx: object) -> Work | None:
     """The Work an evaluation was given, or None (also for a context that is not an object)."""
     return ctx.get(_WORK) if type(ctx) is dict else None
 
@@ -155,12 +158,12 @@ def _compile_regex(pattern: object, loc: str) -> LinearPattern:
         raise PredicateError(f"regex pattern {pattern!r} is not supported: {err} at {loc}") from None
     except Exception as err:  # re.error, OverflowError, RecursionError
         raise PredicateError(f"regex pattern does not compile ({err}) at {loc}") from None
-    if nested:
+    if linear is None:
         _fail(f"regex pattern {pattern!r} nests quantifiers (catastrophic backtracking)", loc)
     return linear
 
 
-def _fail(message: str, loc: str):
+def _fail(message: str, loc: str) -> NoReturn:
     raise PredicateError(f"{message} at {loc or 'top level'}")
 
 
@@ -246,7 +249,7 @@ _BUILDERS = {
     "length": lambda a: lambda ctx: len(v) if isinstance(v := a(ctx), _CONTAINERS) else None,
     "isEmpty": lambda a: lambda ctx: (v := a(ctx)) is None or (isinstance(v, _CONTAINERS) and not v),
 }
-_ARITY = {
+_ARITY: dict[str, tuple[int, int | None]] = {
     op: (2, 2) for op in ("eq", "ne", "gt", "gte", "lt", "lte", "in", "includes", "startsWith", "endsWith", "regex")
 }
 _ARITY.update({"and": (1, None), "or": (1, None), "not": (1, 1), "length": (1, 1), "isEmpty": (1, 1), "exists": (1, 1)})
@@ -259,7 +262,7 @@ class _Found:
     __slots__ = ("paths", "regex", "nodes")
 
     def __init__(self) -> None:
-        self.paths: set = set()
+        self.paths: set[str] = set()
         self.regex = 0
         self.nodes = 0
 
@@ -291,7 +294,7 @@ def _compile(node: object, loc: str, depth: int, found: _Found):
         if isinstance(node, float) and not math.isfinite(node):
             _fail("numbers must be finite (NaN and Infinity are not JSON)", loc)
         return _const(node)
-    if kind == _LIST:
+    if isinstance(node, list):  # kind _LIST
         if depth >= MAX_DEPTH:
             _fail(f"expression nested deeper than {MAX_DEPTH} levels", loc)
         parts = [_compile(x, f"{loc}[{i}]", depth + 1, found) for i, x in enumerate(node)]
@@ -299,7 +302,7 @@ def _compile(node: object, loc: str, depth: int, found: _Found):
             return _const([c for _, c in parts])
         fns = tuple(f for f, _ in parts)
         return (lambda ctx: [f(ctx) for f in fns]), _MISSING
-    if kind != _DICT:
+    if not isinstance(node, dict):  # kind _OTHER
         _fail(f"{type(node).__name__} is not a JSON value", loc)
     if node.keys() == {"var"}:
         resolve = _compile_path(node["var"], loc, None)  # first: it refuses a non-string (unhashable) path
@@ -367,20 +370,22 @@ class Predicate:
     paths: frozenset[str]
     regex_ops: int
     size: int
+    _fn: Callable[[object], bool]
 
-    def __init__(self, ast: object, found: _Found, fn) -> None:
+    def __init__(self, ast: object, found: _Found, fn: Callable[[object], bool]) -> None:
         object.__setattr__(self, "ast", ast)
         object.__setattr__(self, "paths", frozenset(found.paths))
         object.__setattr__(self, "regex_ops", found.regex)
         object.__setattr__(self, "size", found.nodes)
         object.__setattr__(self, "_fn", fn)
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: object) -> NoReturn:
         raise AttributeError("Predicate is immutable")
 
-    __delattr__ = __setattr__
+    def __delattr__(self, name: str) -> NoReturn:
+        raise AttributeError("Predicate is immutable")
 
-    def evaluate(self, context: dict, work=None) -> bool:
+    def evaluate(self, context: dict, work: Work | None = None) -> bool:
         """Run against {"output": ..., "step": ..., "execution": {"input": ...}}.
 
         With ``work`` (a :class:`~toolkit.work.Work`), charge it for this evaluation; raises
@@ -402,7 +407,7 @@ class Predicate:
         return f"Predicate({json.dumps(self.ast)})"
 
 
-def _reject_constant(name: str):
+def _reject_constant(name: str) -> NoReturn:
     raise PredicateError(f"{name} is not valid JSON")
 
 

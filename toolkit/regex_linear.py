@@ -27,8 +27,8 @@ expanded (``a{5000}``), which would make each step slow.
 from __future__ import annotations
 
 import re
-from re import _constants as C
-from re import _parser
+from re import _constants as C  # type: ignore[attr-defined]  # typeshed lacks re's private modules
+from re import _parser  # type: ignore[attr-defined]  # (the stdlib's own parse tree, walked here)
 
 __all__ = ["MAX_POSITIONS", "UnsupportedPattern", "LinearPattern", "compile_linear"]
 
@@ -76,7 +76,7 @@ def _class_source(op, av) -> str:
         return f"[^{_char(av)}]"
     if op is C.ANY:
         return "."
-    parts = []
+    parts: list[str] = []
     for item_op, item_av in av:
         if item_op is C.NEGATE:
             parts.insert(0, "^")

@@ -78,7 +78,7 @@ def _non_blocking_members(f: Facts) -> list[Finding]:
 def _firing_edges(f: Facts) -> list[tuple[str, str, str]]:
     """(source, target, role) as steps fire them: a group-source edge fires once from the
     group (``group:<id>`` pseudo-source), joinOnQuorum members' own edges fire through it."""
-    out = []
+    out: list[tuple[str, str, str]] = []
     for _, e in f.valid_edges:
         if e.loop is not None:
             continue

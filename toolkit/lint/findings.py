@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from functools import cached_property
 
 from toolkit.compiler import forward_edges, is_loop_back, loops
-from toolkit.model import Definition
+from toolkit.model import Definition, Edge, EdgeEndpoint, Group, Node
 
 
 @dataclass(frozen=True)
@@ -52,41 +52,41 @@ class Facts:
     the low milliseconds.
     """
 
-    def __init__(self, definition: Definition):
+    def __init__(self, definition: Definition) -> None:
         self.d = definition
         self.node_ids = [n.node_id for n in definition.nodes]
-        self.nodes = {}
+        self.nodes: dict[str, Node] = {}
         for n in definition.nodes:
             self.nodes.setdefault(n.node_id, n)
         self.bit = {nid: 1 << i for i, nid in enumerate(dict.fromkeys(self.node_ids))}
-        self.groups = {}
+        self.groups: dict[str, Group] = {}
         for g in definition.group_list:
             self.groups.setdefault(g.group_id, g)
-        self.group_of = {}
+        self.group_of: dict[str, str] = {}
         for g in definition.group_list:
             for m in g.member_node_ids:
                 self.group_of.setdefault(m, g.group_id)
 
-    def known(self, endpoint) -> bool:
+    def known(self, endpoint: EdgeEndpoint) -> bool:
         return endpoint.ref in (self.nodes if endpoint.kind == "node" else self.groups)
 
     @cached_property
-    def valid_edges(self) -> list[tuple[int, object]]:
+    def valid_edges(self) -> list[tuple[int, Edge]]:
         """(index, edge) of edges whose endpoints both exist."""
         return [(i, e) for i, e in enumerate(self.d.edges) if self.known(e.from_) and self.known(e.to)]
 
     @cached_property
-    def out_edges(self) -> dict[tuple[str, str], list[tuple[int, object]]]:
+    def out_edges(self) -> dict[tuple[str, str], list[tuple[int, Edge]]]:
         """Valid (index, edge) by source endpoint ``(kind, ref)``, in authored order."""
-        out: dict = {}
+        out: dict[tuple[str, str], list[tuple[int, Edge]]] = {}
         for i, e in self.valid_edges:
             out.setdefault((e.from_.kind, e.from_.ref), []).append((i, e))
         return out
 
     @cached_property
-    def in_edges(self) -> dict[tuple[str, str], list[tuple[int, object]]]:
+    def in_edges(self) -> dict[tuple[str, str], list[tuple[int, Edge]]]:
         """Valid (index, edge) by target endpoint ``(kind, ref)``, in authored order."""
-        out: dict = {}
+        out: dict[tuple[str, str], list[tuple[int, Edge]]] = {}
         for i, e in self.valid_edges:
             out.setdefault((e.to.kind, e.to.ref), []).append((i, e))
         return out
@@ -106,7 +106,7 @@ class Facts:
 
     @cached_property
     def succs(self) -> dict[str, list[str]]:
-        succs = {nid: [] for nid in self.bit}
+        succs: dict[str, list[str]] = {nid: [] for nid in self.bit}
         for e in self.forward:
             if e["from"] in self.bit and e["to"] in self.bit:
                 succs[e["from"]].append(e["to"])
@@ -177,7 +177,7 @@ class Facts:
         return [nid for nid in self.bit if self.preds[nid] == 0]
 
     @cached_property
-    def loops(self) -> list[tuple[int, object, dict]]:
+    def loops(self) -> list[tuple[int, Edge, dict]]:
         """(edge index, loop-back edge, compiled loop) for loop-backs between declared ends."""
         backs = [(i, e) for i, e in enumerate(self.d.edges) if is_loop_back(e)]
         valid = {i for i, _ in self.valid_edges}
@@ -192,5 +192,5 @@ class Facts:
             bits ^= low
         return sorted(out, key=self.node_ids.index)
 
-    def loop_backs(self):
+    def loop_backs(self) -> list[tuple[int, Edge]]:
         return [(i, e) for i, e in self.valid_edges if is_loop_back(e)]

@@ -26,9 +26,9 @@ def check(f: Facts) -> list[Finding]:
                 )
             owner.setdefault(nid, (index, loop["loopId"]))
         group = f.groups.get(edge.from_.ref) if edge.from_.kind == "group" else None
-        joins = group is not None and group.on_quorum_met == "joinOnQuorum"
+        join = group if group is not None and group.on_quorum_met == "joinOnQuorum" else None
         exits = [nid for nid in loop["bodyNodeIds"] if nid in f.succs and any(s not in body for s in f.succs[nid])]
-        if len(exits) > 1 and not joins:
+        if len(exits) > 1 and join is None:
             out.append(
                 error(
                     "loop-body-must-have-single-terminal",
@@ -37,11 +37,11 @@ def check(f: Facts) -> list[Finding]:
                     where,
                 )
             )
-        if joins and group.quorum_value != group.expected:
+        if join is not None and join.quorum_value != join.expected:
             out.append(
                 error(
                     "loop-group-bounded-quorum-must-equal-expected",
-                    f"{loop['loopId']}: a loop-back from joinOnQuorum group '{group.group_id}' needs "
+                    f"{loop['loopId']}: a loop-back from joinOnQuorum group '{join.group_id}' needs "
                     "quorum == expectedSteps",
                     where,
                 )

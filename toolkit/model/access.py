@@ -36,8 +36,8 @@ UnixSeconds = Annotated[
 MAX_ITEMS = 1000
 
 
-def _ids(max_length: int = MAX_ITEMS):
-    return Annotated[list[ResourceId], Field(min_length=1, max_length=max_length)]
+_Ids = Annotated[list[ResourceId], Field(min_length=1, max_length=MAX_ITEMS)]
+_FewIds = Annotated[list[ResourceId], Field(min_length=1, max_length=30)]  # what one users page can name
 
 
 def _unique(field: str, values: list[str], what: str, key: str = "") -> None:
@@ -265,7 +265,7 @@ class UpdateUsers(_Scoped):
 class DeleteUsers(_Scoped):
     model_config = ConfigDict(json_schema_extra=schema_rules(_EITHER, _unique_items("userIds")))
 
-    user_ids: _ids()
+    user_ids: _Ids
 
     @model_validator(mode="after")
     def _unique_users(self):
@@ -278,8 +278,8 @@ class GetUsers(_Scoped):
         json_schema_extra=schema_rules(_EITHER, when("allDocuments", True, absent("documentId", "folderId")))
     )
 
-    user_ids: _ids(30) | None = None
-    organization_user_group_ids: _ids(30) | None = None
+    user_ids: _FewIds | None = None
+    organization_user_group_ids: _FewIds | None = None
     all_documents: bool = False
     group_by_document_id: bool = False
     page_size: Annotated[int, Field(ge=1, le=1000)] = 1000
@@ -319,7 +319,7 @@ class AddUserGroupUsers(ApiModel):
 
     organization_id: ResourceId
     organization_user_group_id: ResourceId
-    user_ids: _ids()
+    user_ids: _Ids
 
     @model_validator(mode="after")
     def _unique_users(self):
@@ -372,7 +372,7 @@ class UpdateFolderAccess(ApiModel):
     model_config = ConfigDict(json_schema_extra=schema_rules(_unique_items("folderIds")))
 
     organization_id: ResourceId
-    folder_ids: _ids()
+    folder_ids: _Ids
     access_type: AccessType | None = None
     inherit_from_parent: bool | None = None
 
@@ -386,7 +386,7 @@ class UpdateDocumentAccess(ApiModel):
     model_config = ConfigDict(json_schema_extra=schema_rules(_unique_items("documentIds")))
 
     organization_id: ResourceId
-    document_ids: _ids()
+    document_ids: _Ids
     access_type: AccessType
 
     @model_validator(mode="after")
@@ -399,7 +399,7 @@ class UpdateDisabledState(ApiModel):
     model_config = ConfigDict(json_schema_extra=schema_rules(_unique_items("documentIds")))
 
     organization_id: ResourceId
-    document_ids: _ids()
+    document_ids: _Ids
     disabled: bool = False
 
     @model_validator(mode="after")

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field, StringConstraints, model_validator
 
 from toolkit.errors import ApiError, ErrorCode
-from toolkit.model.base import ApiModel, JsonObject, OpenModel, bounded_list, present, schema_rules
+from toolkit.model.base import ApiModel, JsonObject, OpenModel, present, schema_rules
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=256)]
 Name = Annotated[str, StringConstraints(min_length=1, max_length=128)]
@@ -55,7 +55,7 @@ class NewActivity(ActivityContent):
 
 class AddActivities(ApiModel):
     organization_id: Id
-    activities: bounded_list(NewActivity, 1, MAX_ITEMS)
+    activities: Annotated[list[NewActivity], Field(min_length=1, max_length=MAX_ITEMS)]
 
 
 class ActivityChanges(ActivityContent):
@@ -66,7 +66,7 @@ class UpdateActivities(ApiModel):
     """No ``id`` is given twice in ``activities``."""
 
     organization_id: Id
-    activities: bounded_list(ActivityChanges, 1, MAX_ITEMS)
+    activities: Annotated[list[ActivityChanges], Field(min_length=1, max_length=MAX_ITEMS)]
 
 
 class GetActivities(ApiModel):
@@ -100,7 +100,7 @@ class DeleteActivities(ApiModel):
     organization_id: Id
     document_id: Id | None = None
     target_entity_id: Id | None = None
-    activity_ids: bounded_list(Id, 1, 1000) | None = None
+    activity_ids: Annotated[list[Id], Field(min_length=1, max_length=1000)] | None = None
 
     @model_validator(mode="after")
     def _some_filter(self):

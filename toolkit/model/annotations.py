@@ -18,7 +18,6 @@ from toolkit.model.base import (
     JsonObject,
     OpenModel,
     _loc_to_path,
-    bounded_list,
     describe_errors,
     present,
     schema_rules,
@@ -86,7 +85,7 @@ class Visibility(ApiModel):
 
     type: VisibilityType
     organization_id: Id | None = None
-    user_ids: bounded_list(Id, 0, MAX_FILTER_IDS) | None = None
+    user_ids: Annotated[list[Id], Field(min_length=0, max_length=MAX_FILTER_IDS)] | None = None
 
     @model_validator(mode="after")
     def _restricted_users(self):
@@ -151,7 +150,7 @@ class Comment(ApiModel):
     from_: Author | None = Field(default=None, alias="from")
     created_at: Epoch | None = None
     last_updated: Epoch | None = None
-    tagged_user_contacts: bounded_list(TaggedContact, 0, 1000) | None = None
+    tagged_user_contacts: Annotated[list[TaggedContact], Field(min_length=0, max_length=1000)] | None = None
     agent: Agent | None = None
 
 
@@ -175,7 +174,7 @@ class CommentAnnotation(ApiModel):
     annotation_id: Id | None = None
     location: Location | None = None
     target_element: TargetElement | None = None
-    comment_data: bounded_list(Comment, 1, MAX_COMMENTS)
+    comment_data: Annotated[list[Comment], Field(min_length=1, max_length=MAX_COMMENTS)]
     status: Status | None = None
     assigned_to: JsonObject | None = None
     context: JsonObject | None = None
@@ -229,7 +228,7 @@ class AddAnnotations(ApiModel):
     create_organization: bool = False
     create_document: bool = False
     verify_user_permissions: bool = False
-    comment_annotations: bounded_list(CommentAnnotation, 1, MAX_ANNOTATIONS)
+    comment_annotations: Annotated[list[CommentAnnotation], Field(min_length=1, max_length=MAX_ANNOTATIONS)]
 
 
 def validate_add(data) -> AddAnnotations:
@@ -315,10 +314,10 @@ class GetAnnotations(ApiModel):
 
     organization_id: Id | None = None
     document_id: Id | None = None
-    document_ids: bounded_list(Id, 1, MAX_DOCUMENTS) | None = None
-    annotation_ids: bounded_list(Id, 1, MAX_FILTER_IDS) | None = None
+    document_ids: Annotated[list[Id], Field(min_length=1, max_length=MAX_DOCUMENTS)] | None = None
+    annotation_ids: Annotated[list[Id], Field(min_length=1, max_length=MAX_FILTER_IDS)] | None = None
     user_id: Id | None = None
-    status_ids: bounded_list(Id, 1, MAX_FILTER_IDS) | None = None
+    status_ids: Annotated[list[Id], Field(min_length=1, max_length=MAX_FILTER_IDS)] | None = None
     page_size: Annotated[int, Field(ge=1, le=MAX_PAGE)] = MAX_PAGE
     page_token: Annotated[str, StringConstraints(max_length=256)] | None = None
 
@@ -336,9 +335,9 @@ class GetAnnotations(ApiModel):
 
 class CountAnnotations(ApiModel):
     organization_id: Id
-    document_ids: bounded_list(Id, 1, MAX_DOCUMENTS)
+    document_ids: Annotated[list[Id], Field(min_length=1, max_length=MAX_DOCUMENTS)]
     user_id: Id
-    status_ids: bounded_list(Id, 1, MAX_FILTER_IDS) | None = None
+    status_ids: Annotated[list[Id], Field(min_length=1, max_length=MAX_FILTER_IDS)] | None = None
 
 
 class DeleteAnnotations(ApiModel):
@@ -347,12 +346,12 @@ class DeleteAnnotations(ApiModel):
 
     organization_id: Id | None = None
     document_id: Id
-    location_ids: bounded_list(Id, 1, MAX_FILTER_IDS) | None = None
-    annotation_ids: bounded_list(Id, 1, MAX_FILTER_IDS) | None = None
-    user_ids: bounded_list(Id, 1, MAX_FILTER_IDS) | None = None
+    location_ids: Annotated[list[Id], Field(min_length=1, max_length=MAX_FILTER_IDS)] | None = None
+    annotation_ids: Annotated[list[Id], Field(min_length=1, max_length=MAX_FILTER_IDS)] | None = None
+    user_ids: Annotated[list[Id], Field(min_length=1, max_length=MAX_FILTER_IDS)] | None = None
     agent_id: Id | None = None
     agent_suggestions: bool | None = None
-    agent_urls: bounded_list(Annotated[str, StringConstraints(max_length=2048)], 1, MAX_FILTER_IDS) | None = None
+    agent_urls: Annotated[list[Short], Field(min_length=1, max_length=MAX_FILTER_IDS)] | None = None
 
     @property
     def uses_agent_filters(self) -> bool:
@@ -363,7 +362,7 @@ class MarkRead(ApiModel):
     organization_id: Id | None = None
     document_id: Id
     user_id: Id
-    annotation_ids: bounded_list(Id, 1, MAX_FILTER_IDS)
+    annotation_ids: Annotated[list[Id], Field(min_length=1, max_length=MAX_FILTER_IDS)]
 
 
 # ---------------------------------------------------------------- results (for OpenAPI)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints, ValidationError
 from pydantic.alias_generators import to_camel
+from pydantic_core import ErrorDetails
 
 from toolkit.errors import ApiError, ErrorCode, listed
 
@@ -68,7 +69,7 @@ def _loc_to_path(loc: tuple, prefix: str) -> str:
     return "".join(parts) or "data"
 
 
-def _message(error: dict) -> str:
+def _message(error: ErrorDetails) -> str:
     kind = error["type"]
     if kind == "missing":
         return "field required"
@@ -129,10 +130,6 @@ def validate(model: type[BaseModel], data: Any, prefix: str = "data"):
         return model.model_validate(data)
     except ValidationError as exc:
         raise invalid_argument(exc, prefix) from None
-
-
-def bounded_list(item, min_length: int = 0, max_length: int | None = None):
-    return Annotated[list[item], Field(min_length=min_length, max_length=max_length)]
 
 
 # ---------------------------------------------------------------- cross-field rules in JSON Schema

@@ -29,7 +29,6 @@ from toolkit.model.base import (
     JsonObject,
     OpenModel,
     absent,
-    bounded_list,
     present,
     schema_rules,
     when,
@@ -107,13 +106,16 @@ class AgentConfig(OpenModel):
     def required_successes(self) -> int:
         """Successes a blocking step needs: expectedResolutions, or minCount for minResolved."""
         policy = self.resolution_policy
-        if policy is not None and policy.kind == "minResolved":
+        if policy is not None and policy.kind == "minResolved" and policy.min_count is not None:
             return policy.min_count
         return self.expected_resolutions
 
 
+UserId = Annotated[str, StringConstraints(min_length=1, max_length=256)]
+
+
 class Reviewer(ApiModel):
-    user_id: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    user_id: UserId
     mandatory: bool = True
 
 
@@ -134,9 +136,9 @@ class HumanConfig(OpenModel):
         )
     )
 
-    reviewers: bounded_list(Reviewer, 1, 100) | None = None
-    reviewer_ids: bounded_list(Annotated[str, StringConstraints(min_length=1, max_length=256)], 1, 100) | None = None
-    reviewer_emails: bounded_list(str, 0, 50) = []
+    reviewers: Annotated[list[Reviewer], Field(min_length=1, max_length=100)] | None = None
+    reviewer_ids: Annotated[list[UserId], Field(min_length=1, max_length=100)] | None = None
+    reviewer_emails: Annotated[list[str], Field(min_length=0, max_length=50)] = []
     comment_body: Annotated[str, StringConstraints(max_length=8000)] | None = None
 
     @model_validator(mode="after")
@@ -256,7 +258,9 @@ class EdgeEndpoint(ApiModel):
     @cached_property
     def ref(self) -> str:
         """The node or group id (cached: the linter reads it hundreds of times per edge set)."""
-        return self.node_id if self.kind == "node" else self.group_id
+        ref = self.node_id if self.kind == "node" else self.group_id
+        assert ref is not None, "_one_id validated it"
+        return ref
 
 
 def _endpoint(value: Any) -> Any:
@@ -284,11 +288,11 @@ class Edge(ApiModel):
 
 class Group(ApiModel):
     group_id: Identifier
-    member_node_ids: bounded_list(Identifier, 0, 100)
+    member_node_ids: Annotated[list[Identifier], Field(min_length=0, max_length=100)]
     expected_steps: int | None = None
     quorum: int | None = None
     on_quorum_met: QuorumPolicy = "waitAll"
-    required_node_ids: bounded_list(Identifier, 0, 100) = []
+    required_node_ids: Annotated[list[Identifier], Field(min_length=0, max_length=100)] = []
     name: Text200 | None = None
     description: Text2000 | None = None
 
@@ -333,11 +337,11 @@ class Definition(ApiModel):
     name: Text200
     description: Text2000 | None = None
     scope: Scope | None = None
-    nodes: bounded_list(Node, 1, 100)
-    edges: bounded_list(Edge, 0, 500)
-    groups: bounded_list(Group, 0, 100) | None = None
-    triggers: bounded_list(Trigger, 0, 50) | None = None
-    tags: bounded_list(Tag64, 0, 20) | None = None
+    nodes: Annotated[list[Node], Field(min_length=1, max_length=100)]
+    edges: Annotated[list[Edge], Field(min_length=0, max_length=500)]
+    groups: Annotated[list[Group], Field(min_length=0, max_length=100)] | None = None
+    triggers: Annotated[list[Trigger], Field(min_length=0, max_length=50)] | None = None
+    tags: Annotated[list[Tag64], Field(min_length=0, max_length=20)] | None = None
     custom: JsonObject | None = None
     organization_id: Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)] | None = None
     document_id: Annotated[str, StringConstraints(min_length=1, max_length=MAX_ID_CHARS)] | None = None

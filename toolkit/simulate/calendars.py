@@ -112,7 +112,9 @@ class WorkingTime:
     def _offset_ms(self, date: dt.date, ms_of_day: int) -> int:
         # Wall-clock arithmetic: midnight + 24 h is the next midnight, whatever the day's length.
         local = dt.datetime(date.year, date.month, date.day, tzinfo=self.zone) + dt.timedelta(milliseconds=ms_of_day)
-        return int(local.utcoffset() // dt.timedelta(milliseconds=1))
+        offset = local.utcoffset()
+        assert offset is not None  # the datetime carries the calendar's zone
+        return int(offset // dt.timedelta(milliseconds=1))
 
     def local_day(self, ms: int) -> int:
         """The local date (ordinal) at epoch ``ms``."""

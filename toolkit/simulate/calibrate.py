@@ -30,11 +30,15 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
 from toolkit.simulate.calendars import WEEKDAYS
 from toolkit.simulate.fitting import GRID, MIN_SAMPLES, fit_latency, median_ranks, wilson
+
+if TYPE_CHECKING:
+    from toolkit.analytics.mirror import MirrorConnection
 
 __all__ = ["Calibration", "calibrate", "open_source"]
 
@@ -114,7 +118,7 @@ def _latency(figure: dict | None) -> str:
     )
 
 
-def open_source(source) -> duckdb.DuckDBPyConnection:
+def open_source(source) -> duckdb.DuckDBPyConnection | MirrorConnection:
     """A connection with the analytics views: a DuckDB file (a server's or a simulation's),
     a Parquet mirror folder, a connection, or a :class:`SimulationResult`."""
     from toolkit.analytics import attach, open_db, open_mirror
@@ -124,6 +128,12 @@ def open_source(source) -> duckdb.DuckDBPyConnection:
         return attach(con)
     path = Path(source)
     return open_mirror(path) if path.is_dir() else open_db(path)
+
+
+def _one_row(con: duckdb.DuckDBPyConnection | MirrorConnection, sql: str) -> tuple:
+    row = con.execute(sql).fetchone()
+    assert row is not None  # an aggregate without GROUP BY always answers one row
+    return row
 
 
 def _ms(value) -> int | None:
@@ -156,7 +166,7 @@ def calibrate(source, definition_id: str, since=None, until=None) -> Calibration
         "WHERE definition_id = $d AND ($s IS NULL OR started_at >= $s) AND ($u IS NULL OR started_at < $u)",
         {"d": definition_id, "s": since_ms, "u": until_ms},
     )
-    n, first, last = con.execute("SELECT count(*), min(started_at), max(started_at) FROM _cal_x").fetchone()
+    n, first, last = _one_row(con, "SELECT count(*), min(started_at), max(started_at) FROM _cal_x")
     if not n:
         raise LookupError(
             f"no execution of definition {definition_id!r} in the log"
@@ -164,7 +174,7 @@ def calibrate(source, definition_id: str, since=None, until=None) -> Calibration
         )
     # Scoping every read to the definition's executions costs a join per table: skip it when
     # the log holds nothing else.
-    whole = since_ms is None and until_ms is None and n == con.execute("SELECT count(*) FROM executions").fetchone()[0]
+    whole = since_ms is None and until_ms is None and n == _one_row(con, "SELECT count(*) FROM executions")[0]
     scope = "" if whole else "SEMI JOIN _cal_x x ON x.execution_id = {t}.execution_id"
     _prepare(con, scope)
     policy: dict = {"startAt": _iso(first)}

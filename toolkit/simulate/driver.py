@@ -20,6 +20,7 @@ from toolkit.engine import (
     CancelStep,
     DefaultAgentRunner,
     Dispatch,
+    ExecutionState,
     ManualClock,
     RecordAgentResolution,
     RecordReviewerDecision,
@@ -103,6 +104,8 @@ class Run:
         "ticks",
     )
 
+    state: ExecutionState  # set by start(), which the caller runs before anything else
+
     def __init__(
         self,
         plan,
@@ -130,7 +133,6 @@ class Run:
         self.push = push
         self.desks = desks
         self.held: dict[str, list[str]] = {}  # step id -> reviewers holding a slot for it
-        self.state = None
         self.events: list = []
         self.occurrence: dict[str, tuple[str, int]] = {}
         self.seen: dict[str, int] = {}
@@ -247,12 +249,12 @@ class Run:
                 ok = rng.random() < success_p
                 if ok:
                     output = {"decision": "approve" if rng.random() < approve_p else "reject"}
-                    command = RecordAgentResolution(step.step_id, f"sim-{k}", "success", output=output)
+                    resolution = RecordAgentResolution(step.step_id, f"sim-{k}", "success", output=output)
                 else:
-                    command = RecordAgentResolution(
+                    resolution = RecordAgentResolution(
                         step.step_id, f"sim-{k}", "failure", error_message="simulated resolution failure"
                     )
-                self.push(now + sample(rng), self, command, -1)
+                self.push(now + sample(rng), self, resolution, -1)
 
     def _release_ended(self, new_events, now: int) -> None:
         """Reviewers stop working on a step when it ends without them (a quorum, an SLA) or

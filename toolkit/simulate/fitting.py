@@ -62,7 +62,7 @@ def fit_latency(
     ``1 / GRID``, as the distance is measured on the quantile grid): then the empirical one. A sample
     of one value is that value, fixed.
     """
-    report = {"n": n, "meanMs": mean}
+    report: dict[str, object] = {"n": n, "meanMs": mean}
     if distinct <= 1:
         value = int(round(grid[0])) if grid else 0
         report.update(chosen="fixed", ks={})
@@ -74,7 +74,7 @@ def fit_latency(
         "lognormal": ks_distance(grid, lambda x: _normal_cdf((math.log(max(x, 1.0)) - log_mean) / sigma)),
     }
     critical = 1.36 / math.sqrt(n) + 1 / GRID
-    best = min(ks, key=ks.get)
+    best = min(ks, key=ks.__getitem__)
     chosen = best if ks[best] <= critical else "empirical"
     report.update(ks={k: round(v, 4) for k, v in ks.items()}, ksCritical=round(critical, 4), chosen=chosen)
     if chosen == "exponential":

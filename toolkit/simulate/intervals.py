@@ -160,7 +160,7 @@ class Intervals(dict):
         for metric, (label, unit) in METRICS.items():
             if metric in self:
                 iv = self[metric]
-                out.append((label, *(_format(v, unit) for v in iv)))
+                out.append((label, _format(iv.mean, unit), _format(iv.low, unit), _format(iv.high, unit)))
         return out
 
     def table(self) -> str:

@@ -45,7 +45,8 @@ class Job:
         self.definition, self.version = plan.definition, plan.version
         self.policy, self.script = policy, script
         self.seed, self.runs, self.replications, self.batch_runs = seed, runs, replications, batch_runs
-        self._plan, self._resolved = plan, None
+        self._plan: Plan | None = plan
+        self._resolved: ResolvedPolicy | None = None
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
@@ -128,7 +129,7 @@ class Job:
             yield builder.tables()
 
 
-_JOB: Job | None = None
+_JOB: Job  # this worker process's job, set by _init_worker as the pool starts it
 
 
 def _init_worker(job: Job) -> None:

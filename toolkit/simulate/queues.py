@@ -135,7 +135,7 @@ def run_coupled(
         while next_out in finished:
             yield next_out, finished.pop(next_out)
             next_out += 1
-    for run in sorted(live, key=live.get):  # nothing left to happen to them: still running
+    for run in sorted(live, key=live.__getitem__):  # nothing left to happen to them: still running
         finish(run, run.clock.now())
     while next_out in finished:
         yield next_out, finished.pop(next_out)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping, Sequence
 from operator import attrgetter
 
 import orjson
@@ -77,6 +78,9 @@ class TableBuilder:
     are dictionary columns indexed by the run's position ``x`` in the batch."""
 
     def __init__(self) -> None:
+        self._clear()
+
+    def _clear(self) -> None:
         self.columns: dict[str, dict[str, list]] = {
             table: {name: [] for name in schema.names} for table, schema in BATCH_SCHEMAS.items()
         }
@@ -130,16 +134,17 @@ class TableBuilder:
 
     def tables(self) -> dict[str, pa.Table]:
         """The buffered runs as Arrow tables (of :data:`BATCH_SCHEMAS`); empties the buffers."""
+        by_table: dict[str, Mapping[str, Sequence]] = dict(self.columns)
         for table, names, rows in (
             ("executions", BATCH_SCHEMAS["executions"].names, self.execution_rows),
             ("outcomes", _OUTCOME_ROW, self.outcome_rows),
         ):
             if rows:
-                self.columns[table].update(zip(names, zip(*rows)))
-        executions = self.columns["executions"]
+                by_table[table] = {**self.columns[table], **dict(zip(names, zip(*rows)))}
+        executions = by_table["executions"]
         out = {}
         for table, schema in BATCH_SCHEMAS.items():
-            columns = self.columns[table]
+            columns = by_table[table]
             x = pa.array(columns["x"], type=_INT)
             arrays = []
             for f in schema:
@@ -160,7 +165,7 @@ class TableBuilder:
                 else:
                     arrays.append(pa.array(columns[f.name], type=f.type))
             out[table] = pa.Table.from_arrays(arrays, schema=schema)
-        self.__init__()
+        self._clear()
         return out
 
 

@@ -235,7 +235,8 @@ class Summary:
             lines.append(f"    {reason:<40}{n:>8}")
         ct = self.cycle_time_ms
         if ct.get("p50") is not None:
-            lines.append("cycle time  " + "  ".join(f"{k} {_duration(v)}" for k, v in ct.items()))
+            # (p50 is known, so every figure is: all are taken over the same finished runs)
+            lines.append("cycle time  " + "  ".join(f"{k} {_duration(v)}" for k, v in ct.items() if v is not None))
         lines.append(f"SLA breach rate  {self.sla_breach_rate:.1%}")
         lines.append("loop iterations  " + "  ".join(f"{k}: {v}" for k, v in self.iteration_histogram.items()))
         lines.append("top paths")
@@ -251,9 +252,15 @@ def _duration(ms: float) -> str:
     return f"{ms / 3_600_000:.1f}h"
 
 
+def _one_row(con: duckdb.DuckDBPyConnection, sql: str) -> tuple:
+    row = con.execute(sql).fetchone()
+    assert row is not None  # an aggregate without GROUP BY always answers one row
+    return row
+
+
 def summarise(con: duckdb.DuckDBPyConnection, top_paths: int = 20) -> Summary:
     """Summary statistics of the results in ``con`` (SQL, so it scales with the runs)."""
-    runs = con.execute("SELECT count(*) FROM outcomes").fetchone()[0]
+    runs = _one_row(con, "SELECT count(*) FROM outcomes")[0]
     outcomes = dict(
         con.execute("SELECT status, count(*) FROM outcomes GROUP BY status ORDER BY count(*) DESC, status").fetchall()
     )
@@ -266,13 +273,14 @@ def summarise(con: duckdb.DuckDBPyConnection, top_paths: int = 20) -> Summary:
     paths = con.execute(
         "SELECT path, count(*) AS n FROM outcomes GROUP BY path ORDER BY n DESC, path LIMIT ?", [top_paths]
     ).fetchall()
-    quantiles = con.execute(
+    quantiles = _one_row(
+        con,
         "SELECT quantile_cont(cycle_time_ms, [0.5, 0.9, 0.95, 0.99]), avg(cycle_time_ms) FROM outcomes "
-        "WHERE status <> 'running'"
-    ).fetchone()
+        "WHERE status <> 'running'",
+    )
     cycle = dict(zip(("p50", "p90", "p95", "p99"), quantiles[0] or [None] * 4))
     cycle["mean"] = quantiles[1]
-    breach_rate = con.execute("SELECT coalesce(avg((breaches > 0)::INTEGER), 0) FROM outcomes").fetchone()[0]
+    breach_rate = _one_row(con, "SELECT coalesce(avg((breaches > 0)::INTEGER), 0) FROM outcomes")[0]
     iterations = dict(con.execute("SELECT iterations, count(*) FROM outcomes GROUP BY 1 ORDER BY 1").fetchall())
     nodes = dict(con.execute("SELECT node_id, count(*) FROM steps GROUP BY 1 ORDER BY 1").fetchall())
     edges = {

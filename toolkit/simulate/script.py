@@ -109,4 +109,8 @@ class Script(ApiModel):
 
     def agent_addressed(self) -> set[tuple[str, int]]:
         """(node, occurrence) pairs whose agent completion the script decides."""
-        return {(a.node, a.occurrence) for a in self.actions if a.kind in ("agent_output", "agent_error")}
+        return {
+            (a.node, a.occurrence)
+            for a in self.actions
+            if a.kind in ("agent_output", "agent_error") and a.node is not None  # (validated: always)
+        }

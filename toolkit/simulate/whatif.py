@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from toolkit.simulate.calibrate import Calibration, calibrate, open_source
 from toolkit.simulate.intervals import METRICS, Interval, _format
+
+if TYPE_CHECKING:
+    from toolkit.simulate import SimulationResult  # the package imports this module
 
 __all__ = ["WhatIf", "whatif", "recorded_definition"]
 
@@ -45,8 +49,8 @@ class WhatIf:
     candidate interval, differs)``."""
 
     calibration: Calibration
-    baseline: object
-    candidate: object
+    baseline: SimulationResult
+    candidate: SimulationResult
     comparison: dict[str, tuple[Interval, Interval, bool]]
     candidate_definition: object = None
 
@@ -123,14 +127,19 @@ def whatif(
         raise ValueError("what-if needs at least 2 replications for its intervals")
     calibration = calibrate(source, definition_id, since=since, until=until)
     recorded = definition if definition is not None else recorded_definition(source, definition_id)
-    common = {
-        "runs": runs,
-        "seed": seed,
-        "policy": calibration.policy,
-        "replications": replications,
-        "workers": workers,
-        "progress": False,
-    }
-    baseline = simulate(recorded, **common)
-    candidate = simulate(against, **common)
+
+    def run(definition) -> SimulationResult:
+        return simulate(
+            definition,
+            runs=runs,
+            seed=seed,
+            policy=calibration.policy,
+            replications=replications,
+            workers=workers,
+            progress=False,
+        )
+
+    baseline, candidate = run(recorded), run(against)
+    # (replications >= 2, so both carry intervals)
+    assert baseline.intervals is not None and candidate.intervals is not None
     return WhatIf(calibration, baseline, candidate, baseline.intervals.compare(candidate.intervals), against)

@@ -203,8 +203,8 @@ def _join_merges(d: Definition, groups: dict) -> dict:
         # (role, to kind, to ref, when) -> {member: [indices]}
         by_key: defaultdict[tuple, dict[str, list[int]]] = defaultdict(dict)
         for i, e in enumerate(d.edges):
-            if e.from_.kind == "node" and e.from_.node_id in members and e.on in ("approve", "always"):
-                by_key[(e.on, e.to.kind, e.to.ref, e.when)].setdefault(e.from_.node_id, []).append(i)
+            if e.from_.kind == "node" and e.from_.ref in members and e.on in ("approve", "always"):
+                by_key[(e.on, e.to.kind, e.to.ref, e.when)].setdefault(e.from_.ref, []).append(i)
         for per_member in by_key.values():
             if set(per_member) != set(members):
                 continue
