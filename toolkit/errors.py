@@ -107,6 +107,8 @@ class ApiError(Exception):
     ('NOT_FOUND', 404)
     """
 
+    http_status: int  # only on an error a server answered: HttpClient sets it to the response's status
+
     def __init__(self, code: ErrorCode | str, message: str):
         super().__init__(message)
         self.code = ErrorCode(code)
