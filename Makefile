@@ -90,9 +90,13 @@ bench: $(STAMP)
 # SIGKILL at random moments, a restart and checks after each; prints requests sent, acknowledged,
 # kills survived, lost and duplicated, and fails if anything was lost, duplicated or a check failed.
 # SOAK_SEED replays a seed. Not part of `make test` (which runs a short version of it).
+# SOAK_BACKEND=postgres SOAK_PROCESSES=2: two server processes on a PostgreSQL database the soak
+# starts itself, the load through both, each kill taking one of them while the other serves.
 SOAK_SECONDS ?= 600
-soak: $(STAMP)
-	$(PY) tests/faults/soak.py --seconds $(SOAK_SECONDS)
+SOAK_BACKEND ?= duckdb
+SOAK_PROCESSES ?= 1
+soak: $(STAMP) postgresql
+	$(PY) tests/faults/soak.py --seconds $(SOAK_SECONDS) --backend $(SOAK_BACKEND) --processes $(SOAK_PROCESSES)
 
 # The sdist and the wheel in dist/ (`python -m build`: the wheel is built from the sdist, in an
 # isolated environment, as pip would build it). tests/package installs such a wheel and runs it.

@@ -85,11 +85,12 @@ from toolkit.model.access import AddUsers, GetUsers  # noqa: E402
 from toolkit.services import access  # noqa: E402
 from toolkit.services.access.effective import effective_role  # noqa: E402
 from toolkit.services.access.user_pages import _encode_token  # noqa: E402
-from toolkit.services.annotations import count_annotations, tallies  # noqa: E402
-from toolkit.services.annotations.visibility import document_roles, visible_sql  # noqa: E402
+from toolkit.services.annotations import count_annotations  # noqa: E402
+from toolkit.services.annotations.visibility import document_roles  # noqa: E402
 from toolkit.services.context import Services  # noqa: E402
 from toolkit.services.workspaces import Authenticator, Workspace, create_workspace  # noqa: E402
-from toolkit.store import Store  # noqa: E402
+from toolkit.store import Store, annotation_counts  # noqa: E402
+from toolkit.store.annotations import visible_sql  # noqa: E402
 
 USERS_ORG = "acme"
 BATCH = 1000
@@ -320,7 +321,7 @@ def populate(store: Store, workspace_id: str, now: int) -> None:
             "WHERE workspace_id = ? AND hash(annotation_id) % 4 = 0 ON CONFLICT DO NOTHING",
             [USER, now, workspace_id],
         )
-        tallies.rebuild(tx, workspace_id)  # the count summary tables, from what was loaded
+        annotation_counts.rebuild(tx, workspace_id)  # the count summary tables, from what was loaded
 
     store.write(job)
     store.con.execute("CHECKPOINT")

@@ -1,40 +1,57 @@
-"""Benchmark: closed-loop HTTP load on the workflow server, against a bare Starlette baseline.
+"""Benchmark: closed-loop HTTP load on the workflow server, on DuckDB and on PostgreSQL with one
+and with two server processes, against a bare Starlette baseline, all in one run.
 
 Workload: N concurrent clients (default 16) on loopback, each looping full approval flows on
 the ``parallel-review`` example — dispatch, get execution, ``alice@legal`` approves,
 ``bob@brand`` approves, getEvents (5 requests; the flow is checked to end with
 ``execution.completed``) — for ``--seconds`` (default 10) after ``--warmup`` (default 1 s).
-The server is ``collab serve`` itself, started as a subprocess (one uvicorn worker, default
-settings) on a fresh temporary DuckDB file with a workspace made by ``collab workspace create``.
+The servers are ``collab serve`` itself, started as subprocesses (one uvicorn worker each,
+default settings), each configuration on a fresh database with a workspace made by
+``collab workspace create``:
 
-Baseline, in the same run: the same closed loop — same clients, same request bodies, five
-POSTs per "flow" — against a bare Starlette app with one POST JSON endpoint that parses the
-body and answers ``{"result": {...}}``, served by ``uvicorn.run`` with the same settings.
+- ``duckdb``: one process on a temporary DuckDB file;
+- ``postgres``: one process on a PostgreSQL database;
+- ``postgres2``: two processes on one PostgreSQL database; each client sends each request to
+  the next process in turn (as a load balancer taking requests in turn would), so a flow's
+  five requests are served by both;
+- ``bare``: the same closed loop — same clients, same request bodies, five POSTs per "flow" —
+  against a bare Starlette app with one POST JSON endpoint that parses the body and answers
+  ``{"result": {...}}``, served by ``uvicorn.run`` with the same settings.
+
+PostgreSQL is a durable cluster (fsync on, as DuckDB flushes its WAL on commit) the benchmark
+starts in a temporary directory (benchmarks/pg_bench.py), or the server ``--pg-url`` names.
+Every server runs from the start and first gets 3 s of unmeasured load; then the
+configurations are measured one after another in ``--rounds`` rounds (default 2), so that the
+machine's other load falls on all alike.
+
+Printed per configuration: requests/s, flows/s and p50/p99 latency overall and per endpoint;
+the CPU used in the measured windows by the server processes, by PostgreSQL's processes (all
+of the cluster's, from /proc, ended connections included), by the load generator and by every
+other process on the machine (a run is flagged when others kept more than a quarter core busy:
+throughput and latency then drop, CPU per request much less). Then the comparisons issue 14
+asks for: PostgreSQL with one process ÷ DuckDB (goal >= 1), each backend ÷ bare Starlette
+(goal >= 0.5), p99 at 16 clients (goal < 50 ms), server and database CPU per request, and
+what those project: requests/s per added server core, and the rate at which a PostgreSQL of
+a given number of cores becomes the bound. Exit status 1 only if a request failed or a flow
+did not complete.
 
 ``--only observability`` measures instead what metrics and request logs cost: the same load
-on two `collab serve` processes, one as above (no metrics; ``--log-level warning``, so no
-request log lines) and one with ``--metrics --log-level info --log-format json`` (a JSON line
-per request, to a file, and /metrics scraped every 2 s), measured in alternating rounds
-(``--rounds``, default 2) so that the machine's other load falls on both alike. Printed: the
-throughput ratio on/off (goal >= 0.95: under 5 % of throughput) and server CPU per request;
-then the steadier in-process measure of benchmarks/observability_cost.py (server CPU per
-request, off and on, in alternating batches: ``--batches``, ``--flows``).
+on two `collab serve` processes on DuckDB, one as above (no metrics; ``--log-level warning``,
+so no request log lines) and one with ``--metrics --log-level info --log-format json`` (a JSON
+line per request, to a file, and /metrics scraped every 2 s), measured in alternating rounds.
+Printed: the throughput ratio on/off (goal >= 0.95: under 5 % of throughput) and server CPU
+per request; then the steadier in-process measure of benchmarks/observability_cost.py (server
+CPU per request, off and on, in alternating batches: ``--batches``, ``--flows``).
 
-Printed: requests/s, flows/s and p50/p99 latency overall and per endpoint for both; the CPU
-used in the measured window by each server, by the load generator and by every other process
-on the machine (a run is flagged when others kept more than a quarter core busy: throughput
-and latency then drop, CPU per request much less); the ratio workflow req/s ÷ bare req/s and,
-steadier, the ratio of server CPU per request. Goals: ratio ≥ 0.30 and workflow p99 < 50 ms
-at 16 clients. Exit status 1 only if a request failed or a flow did not complete.
+The load generator runs in this process and shares the machine's cores with the servers and
+PostgreSQL (on a 2-core box it takes most of one); each server is a single process whose
+Python work is bound by one GIL. Clients are threads with one ``httpx.Client`` per server
+process each (``--mode threads``, the default: it loads the server harder than ``--mode
+asyncio`` with ``httpx.AsyncClient``, whose per-request overhead in the client is higher).
 
-The load generator runs in this process and shares the machine's cores with the server
-(on a 2-core box it takes most of one); the server is a single process whose Python work is
-bound by one GIL. Clients are threads with one ``httpx.Client`` each (``--mode threads``,
-the default: it loads the server harder than ``--mode asyncio`` with ``httpx.AsyncClient``,
-whose per-request overhead in the client is higher).
-
-    .venv/bin/python benchmarks/server_load.py [--clients 16] [--seconds 10] [--mode threads|asyncio]
-    .venv/bin/python benchmarks/server_load.py --only workflow --profile /tmp/server.svg   # py-spy flame graph
+    .venv/bin/python benchmarks/server_load.py [--clients 16] [--seconds 10] [--rounds 2] [--pg-url URL]
+    .venv/bin/python benchmarks/server_load.py --only duckdb,bare --seconds 3 --rounds 1
+    .venv/bin/python benchmarks/server_load.py --only postgres --profile /tmp/server.svg   # py-spy flame graph
     .venv/bin/python benchmarks/server_load.py --only observability --seconds 5 --rounds 2
 """
 
@@ -42,23 +59,29 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import itertools
 import json
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import httpx  # noqa: E402
+from pg_bench import Postgres  # noqa: E402
 
 from toolkit import examples  # noqa: E402
 
@@ -67,9 +90,16 @@ DEFINITION = "parallel-review"
 REVIEWERS = {"legal-review": "alice@legal", "brand-review": "bob@brand"}
 ENDPOINTS = ("dispatch", "get", "decide.legal", "decide.brand", "getEvents")
 BARE_PATH = "/bare"
-GOALS = {"ratio": 0.30, "p99_ms": 50.0, "observability": 0.95}
+GOALS = {"bare": 0.5, "postgres": 1.0, "p99_ms": 50.0, "observability": 0.95}
+CONFIGS = {
+    "duckdb": "DuckDB, 1 process",
+    "postgres": "PostgreSQL, 1 process",
+    "postgres2": "PostgreSQL, 2 processes",
+    "bare": "bare Starlette",
+}
 OBSERVED = ("--metrics", "--log-level", "info", "--log-format", "json")  # what --only observability switches on
 SCRAPE_EVERY_S = 2.0
+SETTLE_S = 3.0  # unmeasured load on each server once, after it starts
 NOISY = 0.25  # cores used by other processes above which the run is flagged
 CLI = "import sys; from toolkit.cli import main; sys.exit(main())"
 
@@ -178,62 +208,104 @@ class Server:
                 self.proc.wait()
 
 
-def workflow_server(db: Path, profile: str | None, extra: tuple[str, ...] = (), name: str = "workflow") -> Server:
+def workflow_servers(
+    db: str, processes: int = 1, profile: str | None = None, extra: tuple[str, ...] = (), name: str = "workflow"
+) -> list[Server]:
+    """``processes`` × ``collab serve`` on ``db`` (a DuckDB file or a PostgreSQL URL), one
+    workspace, the definition created; with ``profile``, the first runs under py-spy."""
     created = subprocess.run(
-        [sys.executable, "-c", CLI, "workspace", "create", "--db", str(db), "--json"],
+        [sys.executable, "-c", CLI, "workspace", "create", "--db", db, "--json"],
         cwd=ROOT,
-        check=True,
         capture_output=True,
         text=True,
     )
+    if created.returncode != 0:
+        raise SystemExit(f"collab workspace create --db {db} failed:\n{created.stderr.strip()}")
     creds = json.loads(created.stdout)
-    port = free_port()
-    # One workspace at full speed: its rate and in-flight limits (made for fair shares among
-    # several) would cap the throughput this measures.
-    argv = [
-        sys.executable,
-        "-c",
-        CLI,
-        "serve",
-        "--db",
-        str(db),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-        "--rate-limit",
-        "0",
-        "--max-in-flight",
-        "0",
-        *extra,
-    ]
-    if profile:
-        py_spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
-        if py_spy is None:
-            raise SystemExit("--profile needs py-spy: .venv/bin/pip install py-spy")
-        fmt = "speedscope" if profile.endswith(".json") else "raw" if profile.endswith(".txt") else "flamegraph"
-        argv = [py_spy, "record", "--threads", "--rate", "250", "--format", fmt, "-o", profile, "--"] + argv
-    server = Server(
-        name,
-        argv,
-        f"http://127.0.0.1:{port}",
-        {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]},
-    )
-    server.start(f"{W}/definitions/list", {})
-    with httpx.Client(base_url=server.url, headers=server.headers, timeout=10) as http:
-        answer = http.post(f"{W}/definitions/create", json={"data": examples.load(DEFINITION)}).json()
-        if "result" not in answer:
+    headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
+    servers: list[Server] = []
+    try:
+        for index in range(processes):
+            port = free_port()
+            # One workspace at full speed: its rate and in-flight limits (made for fair shares
+            # among several) would cap the throughput this measures.
+            argv = [
+                sys.executable,
+                "-c",
+                CLI,
+                "serve",
+                "--db",
+                db,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+                "--rate-limit",
+                "0",
+                "--max-in-flight",
+                "0",
+                *extra,
+            ]
+            if profile and index == 0:
+                argv = profiled(argv, profile)
+            label = name if processes == 1 else f"{name} #{index + 1}"
+            servers.append(Server(label, argv, f"http://127.0.0.1:{port}", headers))
+            servers[-1].start(f"{W}/definitions/list", {})
+        with httpx.Client(base_url=servers[0].url, headers=headers, timeout=10) as http:
+            answer = http.post(f"{W}/definitions/create", json={"data": examples.load(DEFINITION)}).json()
+            if "result" not in answer:
+                raise SystemExit(f"creating {DEFINITION} failed: {answer}")
+    except BaseException:
+        for server in servers:
             server.stop()
-            raise SystemExit(f"creating {DEFINITION} failed: {answer}")
-    return server
+        raise
+    return servers
+
+
+def profiled(argv: list[str], profile: str) -> list[str]:
+    """``argv`` under ``py-spy record`` (.svg flame graph, .json speedscope, .txt collapsed stacks)."""
+    py_spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
+    if py_spy is None:
+        raise SystemExit("--profile needs py-spy: .venv/bin/pip install py-spy")
+    fmt = "speedscope" if profile.endswith(".json") else "raw" if profile.endswith(".txt") else "flamegraph"
+    return [py_spy, "record", "--threads", "--rate", "250", "--format", fmt, "-o", profile, "--", *argv]
 
 
 def bare_server() -> Server:
     port = free_port()
     argv = [sys.executable, str(Path(__file__).resolve()), "--serve-bare", "--port", str(port)]
     return Server("bare", argv, f"http://127.0.0.1:{port}").start(BARE_PATH, {"ping": 1})
+
+
+@dataclass
+class Target:
+    """What one configuration's load goes to: its server processes (requests taken in turn)
+    and, on PostgreSQL, the database whose processes' CPU is part of the cost."""
+
+    name: str
+    servers: list[Server]
+    flow_type: type
+    postgres: Postgres | None = None
+
+    @property
+    def urls(self) -> list[str]:
+        return [s.url for s in self.servers]
+
+    @property
+    def headers(self) -> dict:
+        return self.servers[0].headers
+
+    def server_cpu(self) -> float:
+        return sum(cpu_seconds(s.pid) for s in self.servers)
+
+    def database_cpu(self) -> float | None:
+        return None if self.postgres is None else self.postgres.cpu_seconds()
+
+    def stop(self) -> None:
+        for server in self.servers:
+            server.stop()
 
 
 # ---------------------------------------------------------------------------- flows
@@ -350,18 +422,33 @@ class BareFlow(WorkflowFlow):
         return self.index == len(ENDPOINTS)
 
 
-def run_threads(url: str, headers: dict, flow_type, clients: int, start: float, seconds: float) -> Recorder:
-    recorder = Recorder(start, seconds)
-    stop_at = recorder.end
-    gate = threading.Barrier(clients)
+# Plain-HTTP clients never use it, but httpx builds one per client by default, loading the CA
+# bundle each time (0.1 s apiece on a busy machine: 32 clients held up the start by seconds).
+_TLS = ssl.create_default_context()
 
-    def client() -> None:
-        with httpx.Client(base_url=url, headers={**headers, "content-type": "application/json"}, timeout=10) as http:
+
+def run_threads(urls: list[str], headers: dict, flow_type, clients: int, opened: Callable[[], Recorder]) -> Recorder:
+    """Each client thread sends each request to the next of ``urls`` in turn (one
+    ``httpx.Client`` per URL), starting at a different one than its neighbour. The clients
+    are made first; ``opened()`` then fixes the window and gives the recorder."""
+    headers = {**headers, "content-type": "application/json"}
+    with contextlib.ExitStack() as stack:
+        turns = []
+        for offset in range(clients):
+            https = [
+                stack.enter_context(httpx.Client(base_url=u, headers=headers, timeout=10, verify=_TLS)) for u in urls
+            ]
+            turns.append(itertools.cycle(https[offset % len(https) :] + https[: offset % len(https)]))
+        recorder = opened()
+        gate = threading.Barrier(clients)
+
+        def client(turn) -> None:
             gate.wait()
-            while time.perf_counter() < stop_at:
+            while time.perf_counter() < recorder.end:
                 flow = flow_type()
                 while True:
                     label, path, data = flow.next_request()
+                    http = next(turn)
                     began = time.perf_counter()
                     try:
                         result = _result(http.post(path, content=_encode(data)))
@@ -375,27 +462,39 @@ def run_threads(url: str, headers: dict, flow_type, clients: int, start: float, 
                         recorder.flow_done(ended)
                         break
 
-    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+        threads = [threading.Thread(target=client, args=(turn,), daemon=True) for turn in turns]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     return recorder
 
 
-def run_asyncio(url: str, headers: dict, flow_type, clients: int, start: float, seconds: float) -> Recorder:
+def run_asyncio(urls: list[str], headers: dict, flow_type, clients: int, opened: Callable[[], Recorder]) -> Recorder:
     async def main() -> Recorder:
-        recorder = Recorder(start, seconds)
         limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-        async with httpx.AsyncClient(
-            base_url=url, headers={**headers, "content-type": "application/json"}, timeout=10, limits=limits
-        ) as http:
+        async with contextlib.AsyncExitStack() as stack:
+            https = [
+                await stack.enter_async_context(
+                    httpx.AsyncClient(
+                        base_url=u,
+                        headers={**headers, "content-type": "application/json"},
+                        timeout=10,
+                        limits=limits,
+                        verify=_TLS,
+                    )
+                )
+                for u in urls
+            ]
+            recorder = opened()
 
-            async def client() -> None:
+            async def client(offset: int) -> None:
+                turn = itertools.cycle(https[offset % len(https) :] + https[: offset % len(https)])
                 while time.perf_counter() < recorder.end:
                     flow = flow_type()
                     while True:
                         label, path, data = flow.next_request()
+                        http = next(turn)
                         began = time.perf_counter()
                         try:
                             result = _result(await http.post(path, content=_encode(data)))
@@ -409,7 +508,7 @@ def run_asyncio(url: str, headers: dict, flow_type, clients: int, start: float, 
                             recorder.flow_done(ended)
                             break
 
-            await asyncio.gather(*(client() for _ in range(clients)))
+            await asyncio.gather(*(client(i) for i in range(clients)))
         return recorder
 
     return asyncio.run(main())
@@ -427,44 +526,56 @@ def percentile(sorted_values: list[float], q: float) -> float:
 
 @dataclass
 class Summary:
+    """One configuration's measured windows: latency samples and CPU seconds (``database_cpu``
+    None where the database is not a process of its own, or not ours to look at)."""
+
     name: str
     seconds: float
-    rows: dict  # label -> (count, rps, p50 ms, p99 ms)
+    samples: dict  # label -> latencies in seconds
     flows: int
     errors: dict
     first_errors: list
     server_cpu: float
     client_cpu: float
     other_cpu: float
+    database_cpu: float | None = None
+    processes: int = 1
+
+    @property
+    def rows(self) -> dict:
+        """label -> (count, req/s, p50 ms, p99 ms), per endpoint and ``all``."""
+        rows = {}
+        everything: list[float] = []
+        for label in [*ENDPOINTS, "all"]:
+            values = everything if label == "all" else sorted(self.samples.get(label, []))
+            if label == "all":
+                values.sort()
+            else:
+                everything.extend(values)
+            p50, p99 = percentile(values, 50) * 1e3, percentile(values, 99) * 1e3
+            rows[label] = (len(values), len(values) / self.seconds, p50, p99)
+        return rows
 
     @property
     def total(self):
         return self.rows["all"]
 
-
-def summarise(name: str, recorder: Recorder, seconds: float, cpu: tuple[float, float, float]) -> Summary:
-    rows = {}
-    everything = []
-    for label in ENDPOINTS:
-        values = sorted(recorder.samples.get(label, []))
-        everything.extend(values)
-        rows[label] = (len(values), len(values) / seconds, percentile(values, 50) * 1e3, percentile(values, 99) * 1e3)
-    everything.sort()
-    rows["all"] = (
-        len(everything),
-        len(everything) / seconds,
-        percentile(everything, 50) * 1e3,
-        percentile(everything, 99) * 1e3,
-    )
-    return Summary(name, seconds, rows, recorder.flows, dict(recorder.errors), recorder.first_errors, *cpu)
+    def per_request_ms(self, cpu_seconds: float) -> float:
+        return cpu_seconds * 1e3 / max(1, self.total[0])
 
 
 def print_summary(s: Summary) -> None:
+    rows = s.rows
     print(f"\n{s.name}: {s.total[1]:,.0f} req/s, {s.flows / s.seconds:,.1f} flows/s, errors {sum(s.errors.values())}")
-    per_request = 1e3 / max(1, s.total[0])
+    database = (
+        f"PostgreSQL {s.database_cpu / s.seconds:.2f} ({s.per_request_ms(s.database_cpu):.2f} ms a request), "
+        if s.database_cpu is not None
+        else ""
+    )
     print(
-        f"  CPU, in cores busy: server {s.server_cpu / s.seconds:.2f} ({s.server_cpu * per_request:.2f} ms a request), "
-        f"load generator {s.client_cpu / s.seconds:.2f} ({s.client_cpu * per_request:.2f} ms a request), "
+        f"  CPU, in cores busy: server{'s' if s.processes > 1 else ''} {s.server_cpu / s.seconds:.2f} "
+        f"({s.per_request_ms(s.server_cpu):.2f} ms a request), {database}"
+        f"load generator {s.client_cpu / s.seconds:.2f} ({s.per_request_ms(s.client_cpu):.2f} ms a request), "
         f"other processes on the machine {s.other_cpu / s.seconds:.2f}"
     )
     if s.other_cpu / s.seconds > NOISY:
@@ -473,69 +584,85 @@ def print_summary(s: Summary) -> None:
             f"figures are depressed; CPU per request is the steadier measure"
         )
     print(f"  {'endpoint':<14}{'requests':>10}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}")
-    for label, (count, rps, p50, p99) in s.rows.items():
+    for label, (count, rps, p50, p99) in rows.items():
         print(f"  {label:<14}{count:>10,}{rps:>10,.0f}{p50:>10.2f}{p99:>10.2f}")
     for line in s.first_errors:
         print(f"  error: {line}")
 
 
-def measure(server: Server, flow_type, args, scrape: bool = False) -> Summary:
-    """One window of load on ``server``; with ``scrape``, GET /metrics every few seconds as
+def measure(target: Target, args, scrape: bool = False) -> Summary:
+    """One window of load on ``target``; with ``scrape``, GET /metrics every few seconds as
     Prometheus would (its cost is part of what the server does in the window)."""
     runner = run_threads if args.mode == "threads" else run_asyncio
-    me, pid = os.getpid(), server.pid
-    start = time.perf_counter() + 0.3 + args.warmup  # clients connect, then warm up, then the window opens
-    samples = []
+    me = os.getpid()
+    samples: list[tuple[float, float, float | None, float]] = []
+    window: list[float] = []
 
     def sample_cpu() -> None:  # CPU counters at the window's edges only (the warm-up is not counted)
-        for edge in (start, start + args.seconds):
+        for edge in (window[0], window[0] + args.seconds):
             time.sleep(max(0.0, edge - time.perf_counter()))
-            samples.append((cpu_seconds(pid), cpu_seconds(me), busy_seconds()))
+            samples.append((target.server_cpu(), cpu_seconds(me), target.database_cpu(), busy_seconds()))
 
     def scraper() -> None:
-        with httpx.Client(base_url=server.url, timeout=30) as http:
-            while time.perf_counter() < start + args.seconds:
+        with httpx.Client(base_url=target.urls[0], timeout=30) as http:
+            while time.perf_counter() < window[0] + args.seconds:
                 if http.get("/metrics").status_code != 200:
-                    raise SystemExit(f"{server.name}: GET /metrics failed")
+                    raise SystemExit(f"{target.name}: GET /metrics failed")
                 time.sleep(SCRAPE_EVERY_S)
 
     sampler = threading.Thread(target=sample_cpu, daemon=True)
-    sampler.start()
     helpers = [threading.Thread(target=scraper, daemon=True)] if scrape else []
-    for helper in helpers:
-        helper.start()
-    recorder = runner(server.url, server.headers, flow_type, args.clients, start, args.seconds)
+
+    def opened() -> Recorder:
+        window.append(time.perf_counter() + 0.3 + args.warmup)  # clients connect, warm up, then it opens
+        for thread in (sampler, *helpers):
+            thread.start()
+        return Recorder(window[0], args.seconds)
+
+    recorder = runner(target.urls, target.headers, target.flow_type, args.clients, opened)
     sampler.join()
     for helper in helpers:
         helper.join()
-    server_cpu, client_cpu, busy = (a - b for a, b in zip(samples[1], samples[0]))
-    return summarise(
-        server.name, recorder, args.seconds, (server_cpu, client_cpu, max(0.0, busy - server_cpu - client_cpu))
+    (server0, client0, db0, busy0), (server1, client1, db1, busy1) = samples
+    server_cpu, client_cpu, busy = server1 - server0, client1 - client0, busy1 - busy0
+    database_cpu = None if db0 is None or db1 is None else db1 - db0
+    return Summary(
+        target.name,
+        args.seconds,
+        dict(recorder.samples),
+        recorder.flows,
+        dict(recorder.errors),
+        recorder.first_errors,
+        server_cpu,
+        client_cpu,
+        max(0.0, busy - server_cpu - client_cpu - (database_cpu or 0.0)),
+        database_cpu,
+        len(target.servers),
     )
 
 
-def combine(name: str, parts: list[Summary]) -> Summary:
-    """Rounds of one server as one summary (counts and CPU summed; latencies: the worst round's)."""
-    seconds = sum(p.seconds for p in parts)
-    rows = {}
-    for label in parts[0].rows:
-        count = sum(p.rows[label][0] for p in parts)
-        worst = [max(p.rows[label][i] for p in parts) for i in (2, 3)]
-        rows[label] = (count, count / seconds, *worst)
+def combine(parts: list[Summary]) -> Summary:
+    """Rounds of one configuration as one summary (samples, counts and CPU summed)."""
+    samples: dict = defaultdict(list)
     errors: dict = defaultdict(int)
     for p in parts:
+        for label, values in p.samples.items():
+            samples[label].extend(values)
         for k, v in p.errors.items():
             errors[k] += v
+    databases = [p.database_cpu for p in parts]
     return Summary(
-        name,
-        seconds,
-        rows,
+        parts[0].name,
+        sum(p.seconds for p in parts),
+        dict(samples),
         sum(p.flows for p in parts),
         dict(errors),
         [e for p in parts for e in p.first_errors][:5],
         sum(p.server_cpu for p in parts),
         sum(p.client_cpu for p in parts),
         sum(p.other_cpu for p in parts),
+        None if None in databases else sum(d for d in databases if d is not None),
+        parts[0].processes,
     )
 
 
@@ -543,19 +670,27 @@ def observability(args) -> int:
     """The same load with metrics and request logs off and on, in alternating rounds."""
     rounds: dict[str, list[Summary]] = {"off": [], "on": []}
     with tempfile.TemporaryDirectory(prefix="collab-load-") as tmp:
-        servers = {
-            "off": workflow_server(Path(tmp) / "off.duckdb", None, name="metrics and request logs off"),
-            "on": workflow_server(Path(tmp) / "on.duckdb", None, OBSERVED, name="metrics and request logs on"),
+        targets = {
+            "off": Target(
+                "metrics and request logs off",
+                workflow_servers(str(Path(tmp) / "off.duckdb"), name="metrics and request logs off"),
+                WorkflowFlow,
+            ),
+            "on": Target(
+                "metrics and request logs on",
+                workflow_servers(str(Path(tmp) / "on.duckdb"), extra=OBSERVED, name="metrics and request logs on"),
+                WorkflowFlow,
+            ),
         }
         try:
             for _ in range(args.rounds):
-                for key, server in servers.items():
-                    rounds[key].append(measure(server, WorkflowFlow, args, scrape=key == "on"))
-            logged = servers["on"].output()
+                for key, target in targets.items():
+                    rounds[key].append(measure(target, args, scrape=key == "on"))
+            logged = targets["on"].servers[0].output()
         finally:
-            for server in servers.values():
-                server.stop()
-    off, on = combine(servers["off"].name, rounds["off"]), combine(servers["on"].name, rounds["on"])
+            for target in targets.values():
+                target.stop()
+    off, on = combine(rounds["off"]), combine(rounds["on"])
     for summary in (off, on):
         print_summary(summary)
     if '"logger":"collab.access"' not in logged:
@@ -586,24 +721,108 @@ def observability(args) -> int:
     return 1 if off.errors or on.errors else 0
 
 
+# ---------------------------------------------------------------------------- the comparison
+
+
+def start_targets(configs: list[str], tmp: Path, postgres: Postgres | None, profile: str | None) -> list[Target]:
+    """Every configuration's servers, on fresh databases; stopped again if one fails to start."""
+    targets: list[Target] = []
+    try:
+        for config in configs:
+            name = CONFIGS[config]
+            if config == "bare":
+                targets.append(Target(name, [bare_server()], BareFlow))
+                continue
+            # One profile per configuration: the configuration's name goes into the file name.
+            path = str(Path(profile).with_stem(f"{Path(profile).stem}.{config}")) if profile else None
+            if config == "duckdb":
+                servers = workflow_servers(str(tmp / "load.duckdb"), 1, path, name=name)
+                targets.append(Target(name, servers, WorkflowFlow))
+            else:
+                assert postgres is not None
+                processes = 2 if config == "postgres2" else 1
+                servers = workflow_servers(postgres.database(config), processes, path, name=name)
+                targets.append(Target(name, servers, WorkflowFlow, postgres))
+    except BaseException:
+        for target in targets:
+            target.stop()
+        raise
+    return targets
+
+
+def compare(results: dict[str, Summary], clients: int) -> None:
+    """The ratios and projections issue 14 asks for, from the measured summaries."""
+    print()
+    for config, s in results.items():
+        if config != "bare":
+            p99 = s.total[3]
+            print(
+                f"{s.name}: p99 {p99:.1f} ms at {clients} clients (goal < {GOALS['p99_ms']:g} ms): "
+                f"{'met' if p99 < GOALS['p99_ms'] else 'NOT met'}"
+            )
+    rate = {config: s.total[1] for config, s in results.items()}
+    if "postgres" in rate and "duckdb" in rate:
+        ratio = rate["postgres"] / rate["duckdb"]
+        print(
+            f"PostgreSQL 1 process / DuckDB = {rate['postgres']:,.0f} / {rate['duckdb']:,.0f} req/s = {ratio:.2f} "
+            f"(goal >= {GOALS['postgres']:.2f}): {'met' if ratio >= GOALS['postgres'] else 'NOT met'}"
+        )
+    if "postgres2" in rate and "postgres" in rate:
+        print(f"PostgreSQL 2 processes / 1 process = {rate['postgres2'] / rate['postgres']:.2f}")
+    if "bare" in rate:
+        for config in ("duckdb", "postgres", "postgres2"):
+            if config in rate:
+                ratio = rate[config] / rate["bare"]
+                print(
+                    f"{results[config].name} / bare Starlette = {rate[config]:,.0f} / {rate['bare']:,.0f} req/s = "
+                    f"{ratio:.2f} (goal >= {GOALS['bare']:.2f}): {'met' if ratio >= GOALS['bare'] else 'NOT met'}"
+                )
+    print("\nCPU per request (ms): server processes, PostgreSQL, together")
+    for s in results.values():
+        server = s.per_request_ms(s.server_cpu)
+        database = s.per_request_ms(s.database_cpu) if s.database_cpu is not None else None
+        both = server + (database or 0.0)
+        shown = f"{database:.2f}" if database is not None else "-"
+        print(f"  {s.name:<26}{server:>8.2f}{shown:>8}{both:>8.2f}")
+    if "bare" in results:
+        bare = results["bare"].per_request_ms(results["bare"].server_cpu)
+        for config in ("duckdb", "postgres"):
+            if config in results:
+                s = results[config]
+                print(
+                    f"  bare / {s.name} server CPU = {bare / s.per_request_ms(s.server_cpu):.2f} "
+                    f"(the rate ratio if both were bound by server CPU alone)"
+                )
+    pg = results.get("postgres2") or results.get("postgres")
+    if pg is not None and pg.database_cpu:
+        server, database = pg.per_request_ms(pg.server_cpu), pg.per_request_ms(pg.database_cpu)
+        print(
+            f"\nprojection from {pg.name}: each added server core serves about {1e3 / server:,.0f} req/s "
+            f"({server:.2f} ms of server CPU a request); PostgreSQL spends {database:.2f} ms a request, so "
+            f"a database with C cores becomes the bound at about C × {1e3 / database:,.0f} req/s, i.e. when the "
+            f"servers have about {server / database:.1f} cores for each of its cores"
+        )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--clients", type=int, default=16, help="concurrent closed-loop clients (default 16)")
-    parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds per server (default 10)")
+    parser.add_argument("--seconds", type=float, default=10.0, help="measured seconds per window (default 10)")
     parser.add_argument("--warmup", type=float, default=1.0, help="unmeasured seconds first (default 1)")
     parser.add_argument(
         "--mode",
         choices=("threads", "asyncio"),
         default="threads",
-        help="threads with one httpx.Client each (default) or asyncio + httpx.AsyncClient",
+        help="threads with one httpx.Client per server each (default) or asyncio + httpx.AsyncClient",
     )
     parser.add_argument(
         "--only",
-        choices=("both", "workflow", "bare", "observability"),
-        default="both",
-        help="observability: the workflow server with metrics and request logs off, then on",
+        default=",".join(CONFIGS),
+        help=f"comma-separated configurations among {', '.join(CONFIGS)} (default: all), or observability: "
+        "the DuckDB server with metrics and request logs off, then on",
     )
-    parser.add_argument("--rounds", type=int, default=2, help="alternating off/on rounds (observability; default 2)")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds over the configurations (default 2)")
+    parser.add_argument("--pg-url", help="a PostgreSQL server to create the databases on (default: start a cluster)")
     parser.add_argument(
         "--batches",
         type=int,
@@ -614,8 +833,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile",
         metavar="PATH",
-        help="run the workflow server under `py-spy record` (.svg flame graph, .json speedscope, "
-        ".txt collapsed stacks)",
+        help="run each workflow configuration's first server under `py-spy record` (.svg flame graph, "
+        ".json speedscope, .txt collapsed stacks); the configuration's name is added to the file name",
     )
     parser.add_argument("--serve-bare", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
@@ -625,54 +844,43 @@ def main(argv: list[str] | None = None) -> int:
         serve_bare("127.0.0.1", args.port, "warning")
         return 0
 
+    configs = [c.strip() for c in args.only.split(",") if c.strip()]
+    unknown = [c for c in configs if c not in (*CONFIGS, "observability")]
+    if unknown or not configs:
+        parser.error(f"--only: unknown configuration {', '.join(unknown)}; choose among {', '.join(CONFIGS)}")
     cores = os.cpu_count()
     print(
         f"server_load: {args.clients} clients ({args.mode}), {args.warmup:g} s warm-up + {args.seconds:g} s "
-        f"per server, {cores} CPU cores shared by the load generator and the server (one uvicorn worker)"
+        f"per window, {args.rounds} round(s), {cores} CPU cores shared by the load generator, the servers "
+        f"(one uvicorn worker each) and PostgreSQL",
+        flush=True,
     )
-    if args.only == "observability":
+    if "observability" in configs:
         return observability(args)
-    results: dict[str, Summary] = {}
-    with tempfile.TemporaryDirectory(prefix="collab-load-") as tmp:
-        if args.only in ("both", "workflow"):
-            server = workflow_server(Path(tmp) / "load.duckdb", args.profile)
-            try:
-                results["workflow"] = measure(server, WorkflowFlow, args)
-            finally:
-                server.stop()
-            print_summary(results["workflow"])
-            if args.profile:
-                print(f"  profile written to {args.profile}")
-        if args.only in ("both", "bare"):
-            server = bare_server()
-            try:
-                results["bare"] = measure(server, BareFlow, args)
-            finally:
-                server.stop()
-            print_summary(results["bare"])
-
+    rounds: dict[str, list[Summary]] = {c: [] for c in configs}
+    with tempfile.TemporaryDirectory(prefix="collab-load-") as tmp, contextlib.ExitStack() as stack:
+        needs_postgres = any(c.startswith("postgres") for c in configs)
+        postgres = stack.enter_context(Postgres(args.pg_url)) if needs_postgres else None
+        targets = start_targets(configs, Path(tmp), postgres, args.profile)
+        try:
+            # A server's first seconds are not its steady state (pool connections opened,
+            # caches and statement plans filled): each gets a longer warm-up, once.
+            settle = argparse.Namespace(**{**vars(args), "seconds": 0.5, "warmup": max(args.warmup, SETTLE_S)})
+            for target in targets:
+                measure(target, settle)
+            for _ in range(args.rounds):
+                for config, target in zip(configs, targets):
+                    rounds[config].append(measure(target, args))
+        finally:
+            for target in targets:
+                target.stop()
+    results = {config: combine(parts) for config, parts in rounds.items()}
+    for summary in results.values():
+        print_summary(summary)
+    if args.profile:
+        print(f"\nprofiles written next to {args.profile}, one per workflow configuration")
+    compare(results, args.clients)
     failed = any(s.errors for s in results.values())
-    if "workflow" in results:
-        wf = results["workflow"]
-        p99 = wf.total[3]
-        print(
-            f"\nworkflow p99 {p99:.1f} ms (goal < {GOALS['p99_ms']:g} ms at 16 clients): "
-            f"{'met' if p99 < GOALS['p99_ms'] else 'NOT met'}"
-        )
-    if len(results) == 2:
-        ratio = results["workflow"].total[1] / results["bare"].total[1]
-        print(
-            f"ratio workflow req/s / bare req/s = {results['workflow'].total[1]:,.0f} / "
-            f"{results['bare'].total[1]:,.0f} = {ratio:.2f} (goal >= {GOALS['ratio']:.2f}): "
-            f"{'met' if ratio >= GOALS['ratio'] else 'NOT met'}"
-        )
-    if len(results) == 2:
-        wf, bare = results["workflow"], results["bare"]
-        cost = [r.server_cpu / max(1, r.total[0]) for r in (wf, bare)]
-        print(
-            f"server CPU per request: workflow {cost[0] * 1e3:.2f} ms, bare {cost[1] * 1e3:.2f} ms "
-            f"(bare/workflow = {cost[1] / cost[0]:.2f}: the ratio if both were bound by server CPU alone)"
-        )
     if failed:
         print("errors occurred during the load (see above)")
     return 1 if failed else 0

@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from server.admin import admin_routes
-from server.background import Background
+from server.background import LEASE_S, Background
 from server.delivery import DeliverySettings
 from server.envelope import DEFAULT_MAX_BODY, BodyTooLarge, error, ok, parse_data, read_body
 from server.health import Probe, Readiness
@@ -43,6 +43,7 @@ class Settings:
     agent_runner: AgentRunner = field(default_factory=DefaultAgentRunner)
     timers: bool = True
     mirror_every_s: float | None = 5.0  # the Parquet mirror for analysts (None: off)
+    mirror_dir: str | None = None  # its folder (DuckDB: events/ next to the file; PostgreSQL: none unless given)
     delivery: DeliverySettings = field(default_factory=DeliverySettings)  # webhook push delivery
     metrics: bool = False  # GET /metrics (Prometheus text format)
     metrics_listen: tuple[str, int] | None = None  # serve /metrics there instead of on the API's port
@@ -51,6 +52,7 @@ class Settings:
     retention_ms: int | None = None  # prune finished executions older than this (None: keep all)
     maintenance_every_s: float = 3600.0  # how often retention and mirror compaction run
     admin_token: str | None = None  # the operator token of /admin/* (None: those endpoints are off)
+    lease_s: float = LEASE_S  # how long a dead process's agent runs and deliveries wait to be taken over
 
     limits: Limits = field(default_factory=Limits)  # per-workspace rate and concurrency (server.limits)
     quotas: Quotas = field(default_factory=Quotas)  # stored definitions and executions per workspace
@@ -124,10 +126,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
         state.background = Background(
             state.services,
             mirror_every_s=settings.mirror_every_s,
+            mirror_dir=settings.mirror_dir,
             delivery=settings.delivery,
             retention_ms=settings.retention_ms,
             maintenance_every_s=settings.maintenance_every_s,
             stop_within_s=settings.shutdown_timeout_s / 4,
+            lease_s=settings.lease_s,
         )
         app.state.services = probe.services = state.services
         if metrics is not None:

@@ -26,7 +26,7 @@ from starlette.concurrency import run_in_threadpool
 
 from server.webhook_client import WebhookClient, tls_context
 from toolkit.services.context import Services
-from toolkit.services.workflow.deliveries import Delivery, Outcome, due, next_due, record
+from toolkit.services.workflow.deliveries import Delivery, Outcome, claim, due, next_due, record
 from toolkit.webhook_urls import (
     BadUrl,
     IPAddress,
@@ -99,11 +99,16 @@ def describe(exc: BaseException) -> str:
 
 
 class Deliverer:
-    """Runs in the server's event loop; :meth:`wake` may be called from any thread."""
+    """Runs in the server's event loop; :meth:`wake` may be called from any thread.
 
-    def __init__(self, services: Services, settings: DeliverySettings) -> None:
+    With ``lease`` (owner, milliseconds) — a store other processes deliver from — each due
+    delivery is first leased to this process, and its outcome is recorded only while the
+    lease is still this process's; without, the process is the only deliverer of its store."""
+
+    def __init__(self, services: Services, settings: DeliverySettings, lease: tuple[str, int] | None = None) -> None:
         self.services = services
         self.settings = settings
+        self.lease = lease
         self.in_flight: dict[str, str] = {}  # event id -> workspace id
         self.held: dict[str, int] = {}  # event id -> not before (ms): its outcome could not be recorded
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -147,9 +152,16 @@ class Deliverer:
                     busy: dict[str, int] = {}
                     for workspace_id in self.in_flight.values():
                         busy[workspace_id] = busy.get(workspace_id, 0) + 1
-                    batch = await run_in_threadpool(
-                        due, self.services, now, room, [*self.in_flight, *self.held], busy, self.settings.per_workspace
-                    )
+                    skip = [*self.in_flight, *self.held]
+                    if self.lease is None:
+                        batch = await run_in_threadpool(
+                            due, self.services, now, room, skip, busy, self.settings.per_workspace
+                        )
+                    else:
+                        owner, lease_ms = self.lease
+                        batch = await run_in_threadpool(
+                            claim, self.services, owner, lease_ms, now, room, skip, busy, self.settings.per_workspace
+                        )
                 later = await run_in_threadpool(next_due, self.services, now)
             except Exception:  # keep delivering: the rows are safe in the outbox
                 log.exception("could not read the webhook outbox")
@@ -186,7 +198,8 @@ class Deliverer:
                 log.warning("webhook delivery of %s failed unexpectedly", delivery.event_id, exc_info=True)
                 error = describe(exc)
             outcome = Outcome(delivery, self.services.clock.now(), error, permanent)
-            await run_in_threadpool(record, self.services, [outcome], self.settings.retry_delays_ms)
+            owner = None if self.lease is None else self.lease[0]
+            await run_in_threadpool(record, self.services, [outcome], self.settings.retry_delays_ms, owner)
             for observe in self.observers:
                 observe(outcome)
         except Exception:  # not recorded: the row stays pending; hold it back so it cannot spin

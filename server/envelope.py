@@ -31,7 +31,13 @@ def ok(result: Any) -> Response:
 
 
 def error(exc: ApiError, status: int | None = None) -> Response:
-    return render(exc.to_body(), status or exc.code.http_status)
+    """The error envelope; an error that says when to try again (a database that cannot be
+    reached, a rate limit) carries it as ``Retry-After``."""
+    response = render(exc.to_body(), status or exc.code.http_status)
+    retry_after = getattr(exc, "retry_after_s", None)
+    if retry_after is not None:
+        response.headers["retry-after"] = str(retry_after)
+    return response
 
 
 async def read_body(request: Request, limit: int) -> bytes:

@@ -1,8 +1,9 @@
 """``GET /healthz`` (the process answers) and ``GET /readyz`` (it can do its work).
 
 Ready means: the database answers and holds every migration (``Store.problem()``, the one
-thing a store backend provides for this), the single writer commits a no-op job within
-``timeout_s`` and its queue is under its bound, and the webhook outbox backlog is under its
+thing a store backend provides for this), DuckDB's single writer commits a no-op job within
+``timeout_s`` and its queue is under its bound (PostgreSQL has no writer queue: each write
+commits on a pooled connection of its own), and the webhook outbox backlog is under its
 bound. Otherwise 503 with one line saying which of these failed. Neither endpoint needs
 credentials or says anything about any workspace.
 """
@@ -57,6 +58,8 @@ class Probe:
 
     async def _writer(self) -> str | None:
         assert self.services is not None  # problem() checks it before asking
+        if self.services.store.shared:
+            return None  # no writer queue: each job commits on its own connection, and the database answered
         writer = self.services.store.writer
         depth = writer.depth()
         if depth > self.bounds.writer_queue:

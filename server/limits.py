@@ -200,7 +200,10 @@ class LimitsMiddleware:
         if workspace is None and api_key and token:
             try:
                 workspace = await run_in_threadpool(authenticator.authenticate, api_key, token)
-            except ApiError:
+            except ApiError as exc:
+                if exc.code is ErrorCode.UNAVAILABLE:  # the database, not the credentials: 503, not 401
+                    await send_error(send, exc, headers={"retry-after": str(getattr(exc, "retry_after_s", 1))})
+                    return None
                 workspace = None
         if workspace is None:  # the route answers 401 (after its body-size check), not looking again
             await self._run({**scope, WORKSPACE_KEY: False}, receive, send, None)

@@ -125,7 +125,7 @@ class DatabaseGauges(Collector):
     def collect(self):
         store, now = self.services.store, self.services.clock.now()
         writer = getattr(store, "writer", None)
-        if writer is not None:
+        if writer is not None and not store.shared:  # PostgreSQL has no writer queue
             yield GaugeMetricFamily(
                 "collab_writer_queue_depth", "Write jobs queued for the single writer", writer.depth()
             )

@@ -150,6 +150,27 @@ def cmd_simulate(args) -> int:
     return 0
 
 
+def _default_db() -> str:
+    """``--db``'s default for every command: ``$COLLAB_DB`` (as for ``collab serve``), else the
+    server's default file."""
+    from toolkit.store import DEFAULT_PATH
+
+    return os.environ.get("COLLAB_DB") or str(DEFAULT_PATH)
+
+
+DB_HELP = "a DuckDB file or a postgresql:// URL (default $COLLAB_DB, else data/collab.duckdb)"
+READ_HELP = (
+    "a simulation's or a stopped server's DuckDB file (read-only), or a postgresql:// URL (read while "
+    "it serves) (default $COLLAB_DB, else data/collab.duckdb)"
+)
+
+
+def _is_url(db: str) -> bool:
+    from toolkit.store import is_url
+
+    return is_url(db)
+
+
 def _open_store(path: str, hint: str = "is a server running on it? stop it first"):
     """The store ``--db`` names (a DuckDB file or a PostgreSQL URL); a file another process
     holds, or a database that cannot be reached, is one line and exit status 1."""
@@ -250,11 +271,11 @@ def _add_credential_commands(wsub, default_db: str) -> None:
 
     stopped = " on a stopped server's database (prints JSON)"
     c = wsub.add_parser("rotate-key", help="give a workspace a new API key; the old one stops working" + stopped)
-    c.add_argument("--db", default=default_db)
+    c.add_argument("--db", default=default_db, help=DB_HELP)
     workspace_named(c)
     c.set_defaults(func=cmd_workspace_rotate_key)
     c = wsub.add_parser("revoke-token", help="revoke an auth token: it stops working at once" + stopped)
-    c.add_argument("--db", default=default_db)
+    c.add_argument("--db", default=default_db, help=DB_HELP)
     c.add_argument("--token", required=True, help="the auth token to revoke (at_…)")
     c.add_argument("--issue-new", action="store_true", help="also issue the workspace a new auth token")
     c.add_argument(
@@ -266,7 +287,7 @@ def _add_credential_commands(wsub, default_db: str) -> None:
         help="give a workspace a new user-token signing secret; the old one is "
         "still accepted for a grace period" + stopped,
     )
-    c.add_argument("--db", default=default_db)
+    c.add_argument("--db", default=default_db, help=DB_HELP)
     workspace_named(c)
     c.add_argument(
         "--grace-hours",
@@ -314,6 +335,7 @@ def cmd_serve(args) -> int:
         db=args.db,
         delivery=delivery,
         admin_token=args.admin_token or None,
+        mirror_dir=args.mirror,
         retention_ms=args.retention,
         maintenance_every_s=args.maintenance_every,
         limits=limits,
@@ -341,6 +363,7 @@ def _operations_settings(args) -> dict:
             writer_queue=args.ready_writer_queue, outbox_backlog=args.ready_outbox_backlog, timeout_s=args.ready_timeout
         ),
         "shutdown_timeout_s": args.shutdown_timeout,
+        "lease_s": args.lease_seconds,
     }
 
 
@@ -362,6 +385,14 @@ def _add_operations_flags(p: argparse.ArgumentParser) -> None:
         default=30.0,
         metavar="SECONDS",
         help="on SIGTERM, finish requests in flight and drain within this many seconds, else exit 1 (default 30)",
+    )
+    ops.add_argument(
+        "--lease-seconds",
+        type=_positive_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="with several processes on PostgreSQL: how long the agent runs and webhook deliveries of a process "
+        "that died wait before another takes them over (default 30; renewed every third of it while alive)",
     )
     ops.add_argument(
         "--ready-writer-queue",
@@ -481,7 +512,7 @@ def _delays(text: str) -> tuple[int, ...]:
 
 def _existing_store(path: str):
     """An operator command's database: it must exist (a mistyped path must not create one)."""
-    if not Path(path).is_file():
+    if not _is_url(path) and not Path(path).is_file():
         raise SystemExit(_usage_error(f"no database at {path}"))
     return _open_store(path)
 
@@ -505,10 +536,10 @@ def cmd_deliveries_change(args) -> int:
     """`collab deliveries dead-letter|purge`: an operator empties one workspace's outbox."""
     from toolkit.services.context import Services
     from toolkit.services.workflow.deliveries import dead_letter_outbox, purge_outbox
+    from toolkit.store.workspaces import workspace_by_id
 
     with _existing_store(args.db) as store:
-        known = store.read("SELECT count(*) FROM workspaces WHERE workspace_id = ?", [args.workspace]).fetchone()[0]
-        if not known:
+        if workspace_by_id(store.read, args.workspace) is None:
             return _usage_error(f"no workspace {args.workspace} in {args.db} (collab deliveries summary lists them)")
         change = dead_letter_outbox if args.deliveries_command == "dead-letter" else purge_outbox
         count = change(Services(store), args.workspace, args.execution)
@@ -523,15 +554,23 @@ def cmd_deliveries_change(args) -> int:
 
 def _open_log(args):
     """A read-only DuckDB connection with the analytics views: ``--mirror FOLDER`` (a running
-    server's Parquet mirror) or ``--db FILE`` (a simulation's or a stopped server's database)."""
+    server's Parquet mirror), ``--db FILE`` (a simulation's or a stopped server's database) or
+    ``--db postgresql://…`` (a snapshot of the database, served or not)."""
     import duckdb
 
-    from toolkit.analytics import open_db, open_mirror
+    from toolkit.analytics import open_db, open_mirror, open_postgres
+    from toolkit.errors import ApiError
 
     try:
         if getattr(args, "mirror", None):
             return open_mirror(args.mirror)
+        if _is_url(args.db):
+            return open_postgres(args.db)
         return open_db(args.db)
+    except ApiError as exc:  # PostgreSQL unreachable (the message hides the password)
+        raise SystemExit(_usage_error(exc.message)) from None
+    except LookupError as exc:
+        raise SystemExit(_usage_error(f"cannot read {args.db}: {exc.args[0]}")) from None
     except FileNotFoundError as exc:
         raise SystemExit(_usage_error(str(exc))) from None
     except (duckdb.IOException, duckdb.ConnectionException) as exc:
@@ -623,7 +662,7 @@ def _deliveries_parser(sub, default_db) -> None:
     )
     dsub = p.add_subparsers(dest="deliveries_command", required=True)
     c = dsub.add_parser("summary", help="pending, dead and delivered counts per workspace")
-    c.add_argument("--db", default=str(default_db))
+    c.add_argument("--db", default=str(default_db), help=DB_HELP)
     c.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     c.set_defaults(func=cmd_deliveries_summary)
     for name, text in (
@@ -631,7 +670,7 @@ def _deliveries_parser(sub, default_db) -> None:
         ("purge", "delete a workspace's undelivered (pending and dead) deliveries"),
     ):
         c = dsub.add_parser(name, help=text)
-        c.add_argument("--db", default=str(default_db))
+        c.add_argument("--db", default=str(default_db), help=DB_HELP)
         c.add_argument("--workspace", required=True, help="the workspace id (ws_…)")
         c.add_argument("--execution", help="only this execution's deliveries")
         c.set_defaults(func=cmd_deliveries_change)
@@ -647,8 +686,9 @@ def cmd_prune(args) -> int:
     except ValueError as exc:
         return _usage_error(str(exc))
     with _open_store(args.db, hint="a running server prunes by itself: collab serve --retention AGE") as store:
-        folder = Path(args.db).parent / "events"  # the server's mirror, kept in step when there is one
-        mirror = Mirror(store, folder) if (folder / "_mirror.json").exists() and not args.dry_run else None
+        # A stopped DuckDB server's mirror is kept in step; PostgreSQL's belongs to its servers.
+        folder = None if store.shared else Path(args.db).parent / "events"
+        mirror = Mirror(store, folder) if folder and (folder / "_mirror.json").exists() and not args.dry_run else None
         try:
             report = prune(
                 store,
@@ -678,8 +718,16 @@ def cmd_prune(args) -> int:
     return 0
 
 
+PG_DUMP = "collab: back up PostgreSQL with pg_dump: pg_dump --format=custom --file=FILE URL (see README)"
+PG_RESTORE = "collab: restore PostgreSQL with pg_restore: pg_restore --dbname=URL FILE (see README)"
+
+
 def cmd_backup(args) -> int:
     from toolkit.store.backup import BackupError, backup_file, fetch_backup
+
+    if not args.server and _is_url(args.db):
+        print(PG_DUMP, file=sys.stderr)
+        return 2
 
     try:
         if args.server:
@@ -695,6 +743,9 @@ def cmd_backup(args) -> int:
 def cmd_restore(args) -> int:
     from toolkit.store.backup import BackupError, restore
 
+    if _is_url(args.db):
+        print(PG_RESTORE, file=sys.stderr)
+        return 2
     try:
         counts = restore(args.source, args.db)
     except BackupError as exc:
@@ -730,18 +781,24 @@ def _add_serve_data_flags(p) -> None:
         help="how often retention and the mirror's compaction run (default 3600)",
     )
     data.add_argument("--admin-token", metavar="TOKEN", help="operator token for POST /admin/backup (off without one)")
+    data.add_argument(
+        "--mirror",
+        metavar="DIR",
+        help="write the Parquet mirror analysts query here (DuckDB: default events/ next to the file; "
+        "PostgreSQL: no mirror unless given, and one process at a time writes it)",
+    )
 
 
 def _add_data_commands(sub, default_db: str) -> None:
     """prune, backup and restore (issue 16)."""
     p = sub.add_parser(
         "prune",
-        help="remove finished executions older than a cut-off (a stopped server's file)",
+        help="remove finished executions older than a cut-off (a stopped server's file, or PostgreSQL while it serves)",
         description="Removes completed, failed and cancelled executions whose end is older than "
         "--older-than, with their events, commands and deliveries; running ones stay. "
-        "The server's mirror next to the file (events/) is kept in step.",
+        "On a DuckDB file, the server's mirror next to it (events/) is kept in step.",
     )
-    p.add_argument("--db", default=default_db, help=f"database file (default {default_db})")
+    p.add_argument("--db", default=default_db, help=DB_HELP)
     p.add_argument("--older-than", required=True, metavar="AGE", help="e.g. 90d, 12h, 30m, 45s")
     p.add_argument(
         "--archive", metavar="DIR", help="first write them as Parquet to DIR, which `collab sql --mirror DIR` queries"
@@ -757,7 +814,7 @@ def _add_data_commands(sub, default_db: str) -> None:
         "running server makes the copy (POST /admin/backup, authenticated with the "
         "operator token it was started with).",
     )
-    p.add_argument("--db", default=default_db, help=f"database file (default {default_db})")
+    p.add_argument("--db", default=default_db, help=DB_HELP)
     p.add_argument("--to", required=True, metavar="FILE", help="the backup file to write (must not exist)")
     p.add_argument("--server", metavar="URL", help="the running server's base URL, e.g. http://127.0.0.1:8787")
     p.add_argument(
@@ -778,6 +835,8 @@ def _calibration_source(args):
     from pathlib import Path
 
     path = Path(args.mirror or args.db)
+    if not args.mirror and _is_url(args.db):
+        return _open_log(args)
     if not path.exists():
         raise SystemExit(_usage_error(f"no {'mirror folder' if args.mirror else 'database file'} {path}"))
     return _open_log(args)
@@ -853,14 +912,9 @@ def cmd_whatif(args) -> int:
 
 def _add_log_source(p) -> None:
     """The recorded log calibrate and whatif read: a database file or a mirror, and a definition."""
-    from toolkit.store import DEFAULT_PATH
 
     source = p.add_mutually_exclusive_group()
-    source.add_argument(
-        "--db",
-        default=str(DEFAULT_PATH),
-        help=f"a stopped server's or a simulation's database, read-only (default {DEFAULT_PATH})",
-    )
+    source.add_argument("--db", default=_default_db(), help=READ_HELP)
     source.add_argument("--mirror", help="a running server's Parquet mirror folder")
     p.add_argument("--definition", required=True, help="the recorded executions' definition id")
 
@@ -971,16 +1025,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_limit_flags(p)
     p.set_defaults(func=cmd_serve)
     serve_parser = p
-    _deliveries_parser(sub, DEFAULT_PATH)
+    _deliveries_parser(sub, _default_db())
 
     p = sub.add_parser("workspace", help="manage workspaces")
     wsub = p.add_subparsers(dest="workspace_command", required=True)
     c = wsub.add_parser("create", help="create a workspace and print its API key and auth token (once)")
-    c.add_argument("--db", default=str(DEFAULT_PATH))
+    c.add_argument("--db", default=_default_db(), help=DB_HELP)
     c.add_argument("--label", default="default")
     c.add_argument("--json", action="store_true", help='print exactly {"apiKey": ..., "authToken": ...}')
     c.set_defaults(func=cmd_workspace_create)
-    _add_credential_commands(wsub, str(DEFAULT_PATH))
+    _add_credential_commands(wsub, _default_db())
 
     formats = ("table", "csv", "json", "parquet")
     p = sub.add_parser(
@@ -992,11 +1046,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("query", help='SQL, e.g. "SELECT * FROM execution_summary LIMIT 10"')
     source = p.add_mutually_exclusive_group()
-    source.add_argument(
-        "--db",
-        default=str(DEFAULT_PATH),
-        help=f"a simulation's or a stopped server's database, opened read-only (default {DEFAULT_PATH})",
-    )
+    source.add_argument("--db", default=_default_db(), help=READ_HELP)
     source.add_argument("--mirror", help="a running server's Parquet mirror folder (e.g. data/events)")
     p.add_argument("--format", choices=formats, default="table", help="output format (default table)")
     p.add_argument("--out", help="write to this file instead of standard output (required for parquet)")
@@ -1008,9 +1058,7 @@ def build_parser() -> argparse.ArgumentParser:
         "export", help="export executions' events: parquet, csv, XES or OCEL 2.0 JSON (pm4py reads both)"
     )
     source = c.add_mutually_exclusive_group()
-    source.add_argument(
-        "--db", default=str(DEFAULT_PATH), help=f"database file, opened read-only (default {DEFAULT_PATH})"
-    )
+    source.add_argument("--db", default=_default_db(), help=READ_HELP)
     source.add_argument("--mirror", help="a running server's Parquet mirror folder")
     which = c.add_mutually_exclusive_group(required=True)
     which.add_argument("--execution", help="one execution id")
@@ -1023,16 +1071,14 @@ def build_parser() -> argparse.ArgumentParser:
         "replay", help="replay a definition's recorded executions against another version and diff outcomes"
     )
     source = p.add_mutually_exclusive_group()
-    source.add_argument(
-        "--db", default=str(DEFAULT_PATH), help=f"server database file, opened read-only (default {DEFAULT_PATH})"
-    )
+    source.add_argument("--db", default=_default_db(), help=READ_HELP)
     source.add_argument("--mirror", help="a running server's Parquet mirror folder")
     p.add_argument("--definition", required=True, help="the recorded executions' definition id")
     p.add_argument("--against", required=True, help="the other version: a definition file (JSON create body)")
     p.add_argument("--workspace", help="only this workspace's executions")
     p.add_argument("--json", action="store_true", help="print the diff as JSON")
     p.set_defaults(func=cmd_replay)
-    _add_data_commands(sub, str(DEFAULT_PATH))
+    _add_data_commands(sub, _default_db())
     _add_calibrate(sub)
     _add_whatif(sub)
     bind_environment(serve_parser)  # last: every serve flag, whoever added it, gets its variable

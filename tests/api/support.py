@@ -229,6 +229,18 @@ class Server:
                 os.kill(proc.pid, signal.SIGKILL)
         self._reap()
 
+    def kill9_one(self, index: int) -> None:
+        """SIGKILL one of several processes; the others keep serving (``restart_one`` starts it again)."""
+        proc = self.procs[index]
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    def restart_one(self, index: int, timeout: float = 60.0) -> None:
+        """Start the process ``index`` again, on a new port, after ``kill9_one``."""
+        self._start_one(timeout)
+        self.procs[index], self.ports[index] = self.procs.pop(), self.ports.pop()
+
     def terminate(self, timeout: float = 60.0) -> int | None:
         """SIGTERM, then wait for the processes to end by themselves: the first one's exit
         status (None when it was still running after ``timeout`` seconds, and then killed)."""
@@ -274,19 +286,28 @@ def _end(proc: subprocess.Popen) -> None:
 
 class RoundRobin(httpx.BaseTransport):
     """Sends each request to the next server process in turn (a load balancer in miniature),
-    so that nothing passes that depends on landing on the process that made or cached a thing."""
+    so that nothing passes that depends on landing on the process that made or cached a thing.
+    As a load balancer does, it sends a request whose connection is refused (a process that
+    died) to the next process; ``ports`` is the server's own list, so a restarted process's new
+    port is used."""
 
     def __init__(self, ports: list[int], limits: httpx.Limits) -> None:
-        self.ports = list(ports)
+        self.ports = ports
         self.transport = httpx.HTTPTransport(limits=limits)
         self.turn = itertools.count()
         self.lock = threading.Lock()
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         with self.lock:
-            port = self.ports[next(self.turn) % len(self.ports)]
-        request.url = request.url.copy_with(port=port)
-        return self.transport.handle_request(request)
+            first = next(self.turn)
+        for i in range(len(self.ports)):
+            request.url = request.url.copy_with(port=self.ports[(first + i) % len(self.ports)])
+            try:
+                return self.transport.handle_request(request)
+            except httpx.ConnectError:
+                if i == len(self.ports) - 1:
+                    raise
+        raise AssertionError("no server process to send to")
 
     def close(self) -> None:
         self.transport.close()

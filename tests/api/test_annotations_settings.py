@@ -2,31 +2,41 @@
 a workspace with `advancedQueries` off gets FAILED_PRECONDITION from count, and NOT_FOUND —
 without deleting anything — from delete with agent filters, while everything else works.
 
-A second server runs for this module on its own database: the workspace is created with the
-command line, its setting switched off in the file before the server opens it (no endpoint
-changes workspace settings)."""
+A second server runs for this module on its own database (DuckDB file or PostgreSQL, as the
+run's backend): the workspace is created with the command line, its setting switched off in
+the database before the server opens it (no endpoint changes workspace settings)."""
 
 from __future__ import annotations
 
 import duckdb
+import psycopg
 import pytest
 
-from api.support import Api, Server, create_workspace, uid
+from api.support import Api, Server, create_workspace, fresh_db, is_url, uid
 
 ADD, GET, COUNT = "/v2/commentannotations/add", "/v2/commentannotations/get", "/v2/commentannotations/count/get"
 DELETE, MARK_READ = "/v2/commentannotations/delete", "/v2/commentannotations/markread"
 
 
+def switch_off_advanced_queries(db) -> None:
+    sql = "UPDATE workspaces SET advanced_queries = false"
+    if is_url(db):
+        with psycopg.connect(str(db)) as con:
+            con.execute(sql)
+    else:
+        con = duckdb.connect(str(db))
+        try:
+            con.execute(sql)
+        finally:
+            con.close()
+
+
 @pytest.fixture(scope="module")
 def basic(tmp_path_factory):
     root = tmp_path_factory.mktemp("basic-server")
-    db = root / "basic.duckdb"
+    db = fresh_db(root, "basic")
     creds = create_workspace(db)
-    con = duckdb.connect(str(db))
-    try:
-        con.execute("UPDATE workspaces SET advanced_queries = false")
-    finally:
-        con.close()
+    switch_off_advanced_queries(db)
     srv = Server(db, root / "server.log").start()
     try:
         with srv.client(creds) as client:

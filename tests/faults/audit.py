@@ -1,8 +1,11 @@
-"""The database file of the killed server, read while it is down (read-only: the restarted
-server still replays the write-ahead log itself).
+"""The database of the killed server, read before it restarts: the DuckDB file, read-only (the
+restarted server still replays the write-ahead log itself), or one snapshot of the PostgreSQL
+database the other server processes keep serving.
 
 These checks see what no endpoint shows: internal events (which take ``seq`` numbers too),
 the command log and the summary tables. Each query lists offending rows; none is the answer.
+The queries are written once for both backends (no ``GROUP BY ALL``, an alias on every
+subquery); only reading a field of the JSON state differs (:func:`invariants`).
 """
 
 from __future__ import annotations
@@ -22,41 +25,58 @@ PRIMARY_KEYS = {
     "agents": "workspace_id, agent_id",
 }
 
-_EVENT_SPAN = (
-    "SELECT x.execution_id, e.n, e.lo, e.hi, CAST(json_extract_string(x.state, '$.last_seq') AS BIGINT) "
-    "AS last FROM executions x LEFT JOIN (SELECT execution_id, count(*) AS n, min(seq) AS lo, "
-    "max(seq) AS hi FROM events GROUP BY 1) e USING (execution_id)"
-)
+# The execution state's last seq, as each backend reads a field of JSON text.
+LAST_SEQ = {
+    "duckdb": "CAST(json_extract_string(x.state, '$.last_seq') AS BIGINT)",
+    "postgres": "CAST(x.state::jsonb ->> 'last_seq' AS BIGINT)",
+}
 
-# (what went wrong, how to report it, the query listing the rows where it did)
+
+def invariants(dialect: str) -> list[tuple[str, str, str]]:
+    """(what went wrong, how to report it, the query listing the rows where it did), for the
+    database of ``dialect`` ("duckdb" or "postgres")."""
+    span = (
+        f"SELECT x.execution_id, e.n, e.lo, e.hi, {LAST_SEQ[dialect]} AS last_seq FROM executions x "
+        "LEFT JOIN (SELECT execution_id, count(*) AS n, min(seq) AS lo, max(seq) AS hi FROM events "
+        "GROUP BY execution_id) e USING (execution_id)"
+    )
+    return [
+        (
+            "events missing: fewer than the execution's last seq",
+            "loss",
+            f"SELECT execution_id, n, hi, last_seq FROM ({span}) s WHERE n IS NULL OR n < last_seq OR hi < last_seq",
+        ),
+        (
+            "events beyond the execution's last seq, or not starting at 1",
+            "problem",
+            f"SELECT execution_id, n, lo, hi, last_seq FROM ({span}) s WHERE n > last_seq OR hi > last_seq OR lo <> 1",
+        ),
+        *INVARIANTS,
+    ]
+
+
+# (what went wrong, how to report it, the query listing the rows where it did), on either backend
 INVARIANTS = [
     (
         "an event seq used twice in one execution",
         "duplicate",
-        "SELECT execution_id, seq, count(*) FROM events GROUP BY ALL HAVING count(*) > 1",
+        "SELECT execution_id, seq, count(*) FROM events GROUP BY execution_id, seq HAVING count(*) > 1",
     ),
-    ("an event id used twice", "duplicate", "SELECT event_id, count(*) FROM events GROUP BY ALL HAVING count(*) > 1"),
+    (
+        "an event id used twice",
+        "duplicate",
+        "SELECT event_id, count(*) FROM events GROUP BY event_id HAVING count(*) > 1",
+    ),
     (
         "a step id twice in one execution",
         "duplicate",
-        "SELECT execution_id, step_id, count(*) FROM steps GROUP BY ALL HAVING count(*) > 1",
+        "SELECT execution_id, step_id, count(*) FROM steps GROUP BY execution_id, step_id HAVING count(*) > 1",
     ),
     (
         "two executions for one idempotency key",
         "duplicate",
         "SELECT definition_id, idempotency_key, count(*) FROM executions WHERE idempotency_key IS NOT NULL "
         "GROUP BY workspace_id, definition_id, idempotency_key HAVING count(*) > 1",
-    ),
-    # seq runs 1..last_seq with no gap: the state and every event it counted were written together
-    (
-        "events missing: fewer than the execution's last seq",
-        "loss",
-        f"SELECT execution_id, n, hi, last FROM ({_EVENT_SPAN}) WHERE n IS NULL OR n < last OR hi < last",
-    ),
-    (
-        "events beyond the execution's last seq, or not starting at 1",
-        "problem",
-        f"SELECT execution_id, n, lo, hi, last FROM ({_EVENT_SPAN}) WHERE n > last OR hi > last OR lo <> 1",
     ),
     (
         "events of an execution that does not exist",
@@ -74,7 +94,7 @@ INVARIANTS = [
     (
         "a user creation number used twice",
         "duplicate",
-        "SELECT workspace_id, seq, count(*) FROM users GROUP BY ALL HAVING count(*) > 1",
+        "SELECT workspace_id, seq, count(*) FROM users GROUP BY workspace_id, seq HAVING count(*) > 1",
     ),
     (
         "a membership whose user number is not its user's",
@@ -85,19 +105,21 @@ INVARIANTS = [
     (
         "an annotation creation number used twice",
         "duplicate",
-        "SELECT workspace_id, seq, count(*) FROM annotations GROUP BY ALL HAVING count(*) > 1",
+        "SELECT workspace_id, seq, count(*) FROM annotations GROUP BY workspace_id, seq HAVING count(*) > 1",
     ),
     (
         "an activity creation number used twice",
         "duplicate",
-        "SELECT workspace_id, seq, count(*) FROM activities GROUP BY ALL HAVING count(*) > 1",
+        "SELECT workspace_id, seq, count(*) FROM activities GROUP BY workspace_id, seq HAVING count(*) > 1",
     ),
     (
         "annotation counts disagree with the annotations",
         "problem",
         "WITH truth AS (SELECT workspace_id, organization_id, document_id, status_id, visibility_type, "
         "coalesce(visibility_org, '') AS visibility_org, count(*) AS n FROM annotations "
-        "WHERE visibility_type <> 'restricted' GROUP BY ALL) "
+        "WHERE visibility_type <> 'restricted' "
+        "GROUP BY workspace_id, organization_id, document_id, status_id, visibility_type, "
+        "coalesce(visibility_org, '')) "
         "SELECT document_id, status_id, truth.n, t.n FROM truth FULL JOIN annotation_tallies t "
         "USING (workspace_id, organization_id, document_id, status_id, visibility_type, visibility_org) "
         "WHERE truth.n IS DISTINCT FROM t.n AND NOT (truth.n IS NULL AND t.n = 0)",
@@ -106,7 +128,7 @@ INVARIANTS = [
     (
         f"a {table} primary key twice",
         "duplicate",
-        f"SELECT {key}, count(*) FROM {table} GROUP BY ALL HAVING count(*) > 1",
+        f"SELECT {key}, count(*) FROM {table} GROUP BY {key} HAVING count(*) > 1",
     )
     for table, key in PRIMARY_KEYS.items()
 ]
@@ -115,7 +137,7 @@ INVARIANTS = [
 @check("offline")
 def store_invariants(ctx: Ctx) -> None:
     """No row twice, no event without its state, no summary out of step with its table."""
-    for what, kind, query in INVARIANTS:
+    for what, kind, query in invariants(ctx.run.dialect):
         rows = ctx.run.sql(query + " LIMIT 10")
         if rows:
             message = f"in the database file: {what}: {rows}"

@@ -2,6 +2,15 @@
 workers across every endpoint family, SIGKILL at random moments, a restart on the same file,
 and checks after each restart.
 
+On PostgreSQL (``Config(backend="postgres", processes=2)``) several server processes share one
+database and the load goes through all of them, each request to the next process in turn. A
+kill takes one of them at a random moment while the load runs; a request whose connection is
+refused goes to another process (as a load balancer would send it), one that was in flight on
+the killed process leaves its worker unsure, and that worker waits for the next checks. The
+others carry on through the survivors for a while (they must keep serving), then the load
+pauses, the checks run (the offline ones on one snapshot of the database), the killed process
+starts again and the load resumes.
+
 Timeline of one run (``Harness(Config(...)).run()`` returns the :class:`~faults.ledger.Report`)::
 
     create a workspace, start the server, start the workers
@@ -31,17 +40,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
+import psycopg
 from api.receiver import Receiver
 from api.support import Server, create_workspace
+from postgres import PostgresCluster
 
 from faults import hostile
 from faults.context import Ctx, ServerGone
 from faults.ledger import Ledger, Report
 from faults.registry import CHECKS, FAMILIES, OPERATIONS
 from faults.workflow_load import create_definition_of, dispatch_record
+from toolkit.store.postgres.sql import pyformat
 
 for _family in FAMILIES:
     importlib.import_module(_family)
+
+
+# After a kill, the other processes must acknowledge a write within this long.
+SURVIVOR_PATIENCE_S = 10.0
 
 
 @dataclass
@@ -67,6 +83,12 @@ class Config:
     hostile: bool = False
     poison_urls: bool = True  # the hostile worker dispatches with unparseable webhook URLs
     maximal_predicates: bool = True  # … and the largest regex predicates the linter admits
+    # "duckdb": one process on a file; "postgres": ``processes`` processes on one database of
+    # ``cluster`` (started, and stopped at the end, by the harness when None).
+    backend: str = "duckdb"
+    processes: int = 1
+    cluster: PostgresCluster | None = None
+    survivors_s: tuple[float, float] = (1.0, 3.0)  # how long the others serve alone after a kill
 
 
 class Run:
@@ -74,13 +96,13 @@ class Run:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.db = Path(config.root) / "faults.duckdb"
+        self.db: Path | str = Path(config.root) / "faults.duckdb"  # or a PostgreSQL URL (Harness.run)
         self.report = Report()
         self.ledger = Ledger(self.report)
         self.owners: list = list(range(config.workers)) + ["h"]
         self.creds: dict = {}
         self.server: Server | None = None
-        self.con: duckdb.DuckDBPyConnection | None = None  # open during the offline checks only
+        self.con: duckdb.DuckDBPyConnection | psycopg.Connection | None = None  # during the offline checks only
         # An HTTPS receiver for the executions dispatched with a webhook (faults.webhooks).
         self.receiver: Receiver | None = None
         self.webhook_records: list = []
@@ -92,8 +114,14 @@ class Run:
         the normal workers' latency is sampled with and without it all through the run."""
         return self.config.hostile and int(time.monotonic() / hostile.WINDOW_S) % 2 == 1
 
+    @property
+    def dialect(self) -> str:
+        return self.config.backend
+
     def sql(self, query: str, params: list | None = None) -> list[tuple]:
-        """Rows of a query on the database file (offline checks only)."""
+        """Rows of a query (DuckDB's placeholders) on the database (offline checks only)."""
+        if isinstance(self.con, psycopg.Connection):
+            return self.con.execute(pyformat(query) if params else query, params or None).fetchall()
         return self.con.execute(query, params or []).fetchall()
 
 
@@ -109,12 +137,20 @@ class Harness:
         self.cond = threading.Condition()
         self.restarts = 0
         self.me: Ctx | None = None  # the harness's own requests: its SLA dispatches and the checks
+        self.kill_times: list[float] = []  # monotonic
+        self.generation = 0  # how many times the load resumed after checks
+        self.started_cluster: PostgresCluster | None = None
 
     # ------------------------------------------------------------------ the run
 
     def run(self) -> Report:
         run, config = self.run_state, self.config
         Path(config.root).mkdir(parents=True, exist_ok=True)
+        if config.backend == "postgres":
+            cluster = config.cluster
+            if cluster is None:
+                cluster = self.started_cluster = PostgresCluster.start()
+            run.db = cluster.create_database(f"faults_{config.seed}_{random.randrange(10**9)}")
         run.receiver = Receiver(Path(config.root)).start()
         run.creds = create_workspace(run.db)
         if config.hostile:
@@ -153,7 +189,11 @@ class Harness:
             if run.server is not None:
                 run.server.stop()
             run.receiver.stop()
-        self._offline()
+        try:
+            self._offline()
+        finally:
+            if self.started_cluster is not None:
+                self.started_cluster.stop()
         if config.hostile:
             hostile.judge(self.report)
         self._say(f"done after {time.monotonic() - started:.0f} s\n{self.report.summary()}")
@@ -174,7 +214,8 @@ class Harness:
             str(self.run_state.receiver.port),
         )
         limits = hostile.SERVER_ARGS if self.config.hostile else ()
-        return Server(self.run_state.db, log, extra_args=hooks + limits + self.config.server_args).start()
+        args = hooks + limits + self.config.server_args
+        return Server(self.run_state.db, log, extra_args=args, processes=self.config.processes).start()
 
     def _say(self, message: str) -> None:
         if self.config.progress is not None:
@@ -193,10 +234,10 @@ class Harness:
                 except ServerGone as exc:
                     self.report.problem(f"the harness's SLA dispatch failed while the server was up: {exc}")
                 sla_at = float("inf")
-            if self.run_state.server.proc.poll() is not None:
+            exited = [p.returncode for p in self.run_state.server.procs if p.poll() is not None]
+            if exited:
                 self.report.problem(
-                    f"the server exited by itself (code {self.run_state.server.proc.returncode}); "
-                    f"log: {self.run_state.server.log()[-2000:]}"
+                    f"a server process exited by itself (code {exited[0]}); log: {self.run_state.server.log()[-2000:]}"
                 )
                 return
             time.sleep(0.05)
@@ -204,6 +245,9 @@ class Harness:
             self.report.problem(f"no write was acknowledged in {seconds:.1f} s of load")
 
     def _kill_and_restart(self) -> None:
+        if self.config.processes > 1:
+            self._kill_one_and_restart()
+            return
         run = self.run_state
         self.up.clear()
         if self.config.stop == "term":  # requests in flight are answered, then the server drains and exits 0
@@ -234,14 +278,69 @@ class Harness:
         )
         self._resume()
 
+    def _kill_one_and_restart(self) -> None:
+        """Kill one process under load; the others serve alone for a while; then pause, check,
+        start the killed one again and resume."""
+        run = self.run_state
+        victim = self.rng.randrange(self.config.processes)
+        self.kill_times.append(time.monotonic())
+        run.server.kill9_one(victim)
+        killed, acked = time.monotonic(), self.report.acknowledged
+        time.sleep(self.rng.uniform(*self.config.survivors_s))
+        patience = time.monotonic() + SURVIVOR_PATIENCE_S
+        while self.report.acknowledged == acked and time.monotonic() < patience:
+            time.sleep(0.05)
+        if self.report.acknowledged == acked:
+            self.report.problem(
+                f"no write was acknowledged in {time.monotonic() - killed:.0f} s after process {victim} was "
+                "killed: the others stopped serving"
+            )
+        self._pause()
+        self._offline()
+        if self.config.while_down is not None:
+            self.config.while_down(run)
+        audited = time.monotonic()
+        run.server.restart_one(victim)
+        restarted = time.monotonic()
+        self._checks("online")
+        self.report.kills += 1
+        self._say(
+            f"kill {self.report.kills} (process {victim} of {self.config.processes}): {self.report.sent} requests, "
+            f"{self.report.acknowledged} acknowledged, {self.report.unknown} in flight at kills; others alone and "
+            f"offline checks {audited - killed:.1f} s, restart {restarted - audited:.1f} s, online checks "
+            f"{time.monotonic() - restarted:.1f} s; lost {len(self.report.lost)}, "
+            f"duplicated {len(self.report.duplicated)}, problems {len(self.report.problems)}"
+        )
+        self._resume()
+
     def _offline(self) -> None:
         run = self.run_state
+        if run.dialect == "postgres":
+            self._offline_postgres()
+            return
         try:
             run.con = duckdb.connect(str(run.db), read_only=True)
         except duckdb.Error as exc:
             self.report.problem(f"the database file does not open after the kill: {exc}")
             return
         try:
+            self._checks("offline")
+        finally:
+            run.con.close()
+            run.con = None
+
+    def _offline_postgres(self) -> None:
+        """The offline checks on one snapshot of the database (other processes may still be
+        firing timers and delivering)."""
+        run = self.run_state
+        try:
+            run.con = psycopg.connect(str(run.db), connect_timeout=10)
+        except psycopg.Error as exc:
+            self.report.problem(f"the database does not answer after the kill: {exc}")
+            return
+        try:
+            run.con.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            run.con.read_only = True
             self._checks("offline")
         finally:
             run.con.close()
@@ -276,10 +375,15 @@ class Harness:
                     time.sleep(0.05)
                     continue
                 op = ctx.rng.choices(operations, weights)[0]
+                began = time.monotonic()
                 try:
                     op.fn(ctx)
                 except ServerGone as exc:
-                    if self.up.is_set():
+                    if self.config.processes > 1 and any(t >= began - 1.0 for t in self.kill_times):
+                        # one process was killed with this request in flight: what it did is
+                        # known after the next checks; until then this worker waits
+                        self._park(until=self.generation + 1)
+                    elif self.up.is_set():
                         self.report.problem(f"worker {owner}, {op.name}: {exc} while the server was up")
                         time.sleep(0.5)
                 except Exception:  # noqa: BLE001 - an answer of the wrong shape: report it, carry on
@@ -287,12 +391,13 @@ class Harness:
         finally:
             ctx.close()
 
-    def _park(self) -> None:
+    def _park(self, until: int = 0) -> None:
+        """Wait while the load is paused (and until it resumed ``until`` times in all)."""
         with self.cond:
             self.parked += 1
             self.cond.notify_all()
-        while not self.up.wait(0.1) and not self.stopping:
-            pass
+        while not self.stopping and not (self.up.wait(0.1) and self.generation >= until):
+            time.sleep(0.05)
         with self.cond:
             self.parked -= 1
             self.cond.notify_all()
@@ -311,6 +416,7 @@ class Harness:
         self._wait_parked()
 
     def _resume(self) -> None:
+        self.generation += 1
         self.up.set()
         with self.cond:
             self.cond.wait_for(lambda: self.parked == 0, timeout=30)

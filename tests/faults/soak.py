@@ -2,10 +2,14 @@
 
     .venv/bin/python tests/faults/soak.py [--seconds N] [--workers N] [--seed N] [--keep DIR]
                                           [--hostile [--poison-urls] [--maximal-predicates]]
+                                          [--backend duckdb|postgres] [--processes N]
 
 SOAK_SECONDS and SOAK_SEED set the defaults of --seconds and --seed (the seed is random when
-neither is given, and printed). Exit status 1 when anything was lost or duplicated or a check
-failed; the findings are printed, and the database and server logs are kept for a look.
+neither is given, and printed), SOAK_BACKEND and SOAK_PROCESSES those of --backend and
+--processes: on PostgreSQL (a throw-away server in a temporary directory) N processes serve
+one database and each kill takes one of them while the others keep serving. Exit status 1
+when anything was lost or duplicated or a check failed; the findings are printed, and the
+database and server logs are kept for a look.
 """
 
 from __future__ import annotations
@@ -41,12 +45,20 @@ def main(argv: list[str] | None = None) -> int:
         default=True,
         help="… with the largest regex predicates the linter admits (default on)",
     )
+    parser.add_argument("--backend", choices=("duckdb", "postgres"), default=os.environ.get("SOAK_BACKEND") or "duckdb")
+    parser.add_argument("--processes", type=int, default=int(os.environ.get("SOAK_PROCESSES") or 1))
     parser.add_argument(
         "--keep", type=Path, help="directory for the database and server logs (default: a new temporary one)"
     )
     args = parser.parse_args(argv)
+    if args.processes > 1 and args.backend != "postgres":
+        parser.error("several processes need --backend postgres (a DuckDB file admits one)")
     root = args.keep or Path(tempfile.mkdtemp(prefix="collab-soak-"))
-    print(f"soak: {args.seconds:.0f} s, {args.workers} workers, seed {args.seed}, files in {root}", flush=True)
+    print(
+        f"soak: {args.seconds:.0f} s, {args.workers} workers, seed {args.seed}, {args.backend} with "
+        f"{args.processes} process(es), files in {root}",
+        flush=True,
+    )
     started = time.strftime("%H:%M:%S")
     config = Config(
         root=root,
@@ -57,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
         hostile=args.hostile,
         poison_urls=args.poison_urls,
         maximal_predicates=args.maximal_predicates,
+        backend=args.backend,
+        processes=args.processes,
         progress=lambda line: print(f"[{time.strftime('%H:%M:%S')}] {line}", flush=True),
     )
     report = Harness(config).run()

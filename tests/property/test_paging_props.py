@@ -9,7 +9,8 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolkit.services.paging import FIRST_WINDOW, Filters, keyset_page
+from toolkit.services.paging import Filters, keyset_page
+from toolkit.store.paging import FIRST_WINDOW
 
 # Keys with small and huge gaps (several windows wide), owned by one of three workspaces.
 rows = st.lists(

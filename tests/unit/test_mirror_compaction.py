@@ -88,7 +88,7 @@ def _insert_events(store: Store, start: int, n: int) -> None:
     store.write(
         lambda tx: tx.execute(
             "INSERT INTO events SELECT NULL, 'ws', 'x' || (i % 7), i, 'ev' || i, 'step.completed', "
-            "NULL, i, 'c', true, '{}' "
+            "NULL, i, 'c', true, '{}', NULL "
             "FROM range(?, ?) t(i)",
             [start, start + n],
         )

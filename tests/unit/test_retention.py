@@ -93,7 +93,7 @@ def test_prune_keeps_the_mirror_in_step_even_when_rowids_are_renumbered(tmp_path
     r.store.write(
         lambda tx: tx.execute(
             "INSERT INTO events SELECT NULL, 'ws', CASE WHEN i % 3 <> 0 THEN ? ELSE ? END, 1000 + i, 'fill' || i, "
-            "'step.started', NULL, i, 'c', false, '{}' FROM range(300000) t(i)",
+            "'step.started', NULL, i, 'c', false, '{}', NULL FROM range(300000) t(i)",
             [ids["old-done"], ids["old-waiting"]],
         )
     )

@@ -1,4 +1,4 @@
-"""Parsed statements (toolkit.services.statements): one parse per text, then any parameters,
+"""Parsed statements (toolkit.store.statements): one parse per text, then any parameters,
 any cursor, any thread — with the same answers as the text itself."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from toolkit.services.statements import parsed
 from toolkit.store import Store
+from toolkit.store.statements import parsed
 
 SQL = "SELECT count(*), min(i) FROM range(100) t(i) WHERE i >= $low AND list_contains($odd::BIGINT[], i % 2)"
 

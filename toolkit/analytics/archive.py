@@ -41,14 +41,19 @@ def archive_executions(cur: duckdb.DuckDBPyConnection, folder: str | Path, ids: 
     )
     written: list[tuple[Path, Path]] = []
     counts: dict[str, int] = {}
+
+    def public(table: str) -> str:  # the mirror's columns of the table
+        return ", ".join(r[0] for r in cur.execute(f"DESCRIBE main.{table}").fetchall() if r[0] not in PRIVATE_COLUMNS)
+
     try:
-        columns = ", ".join(
-            r[0] for r in cur.execute("DESCRIBE main.executions").fetchall() if r[0] not in PRIVATE_COLUMNS
-        )
+        columns = public("executions")
+        archived = "WHERE execution_id IN (SELECT execution_id FROM _archived_ids)"
         queries = {
-            "definition_versions": _new_definition_versions(cur, folder, state),
-            "commands": "SELECT * FROM commands WHERE execution_id IN (SELECT execution_id FROM _archived_ids)",
-            "events": "SELECT * FROM events WHERE execution_id IN (SELECT execution_id FROM _archived_ids)",
+            "definition_versions": _new_definition_versions(
+                cur, folder, state, ", ".join(f"d.{c}" for c in public("definition_versions").split(", "))
+            ),
+            "commands": f"SELECT {public('commands')} FROM commands {archived}",
+            "events": f"SELECT {public('events')} FROM events {archived}",
             "outbox": "SELECT * FROM outbox WHERE execution_id IN (SELECT execution_id FROM _archived_ids)",
             "steps": "SELECT s.*, x.version FROM steps s JOIN temp.executions x USING (execution_id)",
             "executions": f"SELECT {columns} FROM temp.executions",
@@ -73,10 +78,10 @@ def archive_executions(cur: duckdb.DuckDBPyConnection, folder: str | Path, ids: 
     return counts
 
 
-def _new_definition_versions(cur, folder: Path, state: dict) -> str:
+def _new_definition_versions(cur, folder: Path, state: dict, columns: str) -> str:
     """The definition versions the archived executions ran that the archive does not hold yet."""
     used = (
-        "SELECT d.* FROM definition_versions d JOIN (SELECT DISTINCT workspace_id, definition_id, "
+        f"SELECT {columns} FROM definition_versions d JOIN (SELECT DISTINCT workspace_id, definition_id, "
         "definition_version AS version FROM temp.executions) u USING (workspace_id, definition_id, version)"
     )
     held = table_files(folder, state, "definition_versions")

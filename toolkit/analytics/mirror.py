@@ -65,13 +65,15 @@ from toolkit.analytics.manifest import (
 )
 from toolkit.analytics.views import attach
 
-__all__ = ["Mirror", "MirrorError", "MirrorConnection", "open_mirror", "TABLES", "PRIVATE_COLUMNS"]
+__all__ = ["Mirror", "MirrorError", "MirrorConnection", "open_mirror", "server_mirror", "TABLES", "PRIVATE_COLUMNS"]
 
 # Export order: an execution's newest row goes last, after the rows that reference it.
 APPEND_ONLY = ("definition_versions", "commands", "events")
 SNAPSHOTS = ("steps", "executions")
 TABLES = APPEND_ONLY + SNAPSHOTS
-PRIVATE_COLUMNS = ("state", "webhook_secret")  # engine state (large) and a secret stay out of the mirror
+# Engine state (large) and a secret stay out of the mirror, and so does the bookkeeping of the
+# PostgreSQL mirror (which transaction wrote a row).
+PRIVATE_COLUMNS = ("state", "webhook_secret", "txid")
 # What identifies a row of each append-only table (its fingerprint).
 ROW_KEYS = {
     "definition_versions": ("workspace_id", "definition_id", "version"),
@@ -103,11 +105,14 @@ class Mirror:
         con = source.con if hasattr(source, "con") and hasattr(source, "writer") else source
         if not isinstance(con, duckdb.DuckDBPyConnection):
             raise TypeError(f"Mirror needs a Store or a DuckDB connection, not {type(source).__name__}")
+        self._cursor = con.cursor()
+        self._open_folder(folder)
+
+    def _open_folder(self, folder: str | Path) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         for table in TABLES:
             (self.folder / table).mkdir(exist_ok=True)
-        self._cursor = con.cursor()
         self._lock = threading.Lock()  # held by a sync and by each change of the state
         self._compacting = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -233,7 +238,7 @@ class Mirror:
                         f"{table} has {hi} rows but {lo} were mirrored: {self.folder} was made from "
                         "another database (move the folder away to start a new mirror)"
                     )
-                query = f"SELECT * FROM {table} WHERE rowid >= {lo} AND rowid < {hi}"
+                query = f"SELECT {self._columns(cur, table)} FROM {table} WHERE rowid >= {lo} AND rowid < {hi}"
                 n = self._copy(cur, table, query, batch, hi > lo, written)
                 # Rowids are dense until a prune deletes rows: then rows deleted at the end
                 # leave gaps past the mark (their numbers are not reused).
@@ -437,3 +442,21 @@ def open_mirror(folder: str | Path) -> MirrorConnection:
             "the server writes it; a first sync creates it"
         )
     return MirrorConnection(folder)
+
+
+def server_mirror(store, folder: str | Path | None = None) -> Mirror | None:
+    """The mirror a server keeps of its store, not started: on DuckDB in ``folder``, by default
+    ``events/`` next to the database file (none for ``:memory:``); on PostgreSQL only when a
+    ``folder`` is given, written by one process at a time
+    (:class:`toolkit.analytics.shared_mirror.SharedMirror`)."""
+    if store.dialect == "postgres":
+        if folder is None:
+            return None
+        from toolkit.analytics.shared_mirror import SharedMirror  # psycopg is the `postgres` extra
+
+        return SharedMirror(store.url, folder)
+    if folder is None:
+        if str(store.path) == ":memory:":
+            return None
+        folder = Path(store.path).parent / "events"
+    return Mirror(store, folder)

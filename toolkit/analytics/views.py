@@ -22,7 +22,7 @@ from pathlib import Path
 
 import duckdb
 
-__all__ = ["VIEWS", "attach", "open_db", "views_sql", "to_arrow"]
+__all__ = ["VIEWS", "attach", "open_db", "open_postgres", "views_sql", "to_arrow"]
 
 VIEWS = (
     "step_durations",
@@ -102,6 +102,26 @@ def open_db(path: str | Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect(str(path), read_only=True)
     con.execute("SET enable_progress_bar = false")
     try:
+        return attach(con)
+    except BaseException:
+        con.close()
+        raise
+
+
+def open_postgres(url: str) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection holding one snapshot of the event log of the PostgreSQL
+    database at ``url`` — tables ``executions`` (without ``state`` and ``webhook_secret``),
+    ``steps``, ``events``, ``commands`` and ``definition_versions`` — with the views: the
+    analyst's SQL is DuckDB's whichever backend served the log. The tables are copied whole;
+    for a large live log, query the server's mirror (``collab serve --mirror DIR``) instead.
+    ``StoreUnavailable`` when the database cannot be reached, ``LookupError`` when it holds
+    no event log."""
+    from toolkit.store.postgres.eventlog import read_log  # psycopg is the `postgres` extra
+
+    con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
+    try:
+        read_log(url, con)
         return attach(con)
     except BaseException:
         con.close()

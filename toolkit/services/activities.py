@@ -14,20 +14,10 @@ import secrets
 from toolkit.jsonio import dumps
 from toolkit.model import activities as m
 from toolkit.services.context import Services
-from toolkit.services.paging import Filters, keyset_page
+from toolkit.services.paging import decode_cursor, encode_cursor, fitting
 from toolkit.services.workspaces import Workspace
+from toolkit.store import activities as stored
 
-COLUMNS = (
-    "workspace_id",
-    "organization_id",
-    "activity_id",
-    "seq",
-    "document_id",
-    "target_entity_id",
-    "created_at",
-    "last_updated",
-    "body",
-)
 # the fields an update may change (api-v2 §4.15), wire name -> Python attribute
 UPDATABLE = {
     "changes": "changes",
@@ -51,11 +41,8 @@ def new_activity_id() -> str:
 def activity_rows(tx, workspace_id: str, organization_id: str, records: list[dict], now: int) -> list[tuple]:
     """Rows for :func:`append_rows`; each record is the wire-form record with its ``id``.
     Adds ``organizationId`` (null without organization), ``createdAt`` and ``lastUpdated``."""
-    if not records:
-        return []
-    seqs = [s for (s,) in tx.execute("SELECT nextval('activity_seq') FROM range(?)", [len(records)]).fetchall()]
     rows = []
-    for seq, record in zip(sorted(seqs), records):
+    for seq, record in zip(stored.next_seqs(tx, len(records)), records):
         record = {**record, "organizationId": organization_id or None, "createdAt": now, "lastUpdated": now}
         rows.append(
             (
@@ -74,16 +61,7 @@ def activity_rows(tx, workspace_id: str, organization_id: str, records: list[dic
 
 
 def append_rows(tx, rows: list[tuple]) -> None:
-    tx.append("activities", COLUMNS, rows)
-
-
-def _existing(tx, workspace_id: str, organization_id: str, ids: list[str]) -> dict[str, str]:
-    rows = tx.execute(
-        "SELECT activity_id, body FROM activities WHERE workspace_id = ? AND organization_id = ? "
-        "AND activity_id IN (SELECT unnest(?::VARCHAR[]))",
-        [workspace_id, organization_id, ids],
-    )
-    return dict(rows.fetchall())
+    stored.append(tx, rows)
 
 
 def add_activities(services: Services, workspace: Workspace, request: m.AddActivities) -> dict:
@@ -93,7 +71,7 @@ def add_activities(services: Services, workspace: Workspace, request: m.AddActiv
 
     def job(tx):
         tx.flush()  # records added earlier in this commit group must be seen as existing
-        existing = _existing(tx, ws, org, [i for i, _ in items])
+        existing = stored.bodies(tx.execute, ws, org, [i for i, _ in items])
         now = services.clock.now()
         records, out = [], {}
         for activity_id, item in items:
@@ -115,22 +93,21 @@ def add_activities(services: Services, workspace: Workspace, request: m.AddActiv
 
 
 def get_activities(services: Services, workspace: Workspace, request: m.GetActivities) -> dict:
-    filters = Filters(
-        "workspace_id = ? AND organization_id = ?", workspace.workspace_id, request.organization_id or ""
-    ).equal(document_id=request.document_id, target_entity_id=request.target_entity_id)
-    rows, next_token = keyset_page(
+    """Newest first, a page at a time; one row more than the page tells whether another follows."""
+    rows = stored.newest_first(
         services.store.read,
-        "body, seq FROM activities",
-        filters,
-        "seq",
-        request.page_token,
-        request.page_size,
-        field="pageToken",
-        descending=True,
-        size_of=lambda row: len(row[0]),
+        workspace.workspace_id,
+        request.organization_id or "",
+        request.document_id,
+        request.target_entity_id,
+        decode_cursor(request.page_token, "pageToken"),
+        request.page_size + 1,
     )
+    size = fitting(len(body) for body, _ in rows[: request.page_size])  # PAGE_MAX_BYTES, as stored JSON
+    more = len(rows) > size
+    rows = rows[:size]
     result = bulk(f"{len(rows)} activities", [json.loads(body) for body, _ in rows])
-    result["nextPageToken"] = next_token
+    result["nextPageToken"] = encode_cursor(rows[-1][1]) if more else None
     return result
 
 
@@ -142,7 +119,7 @@ def update_activities(services: Services, workspace: Workspace, request: m.Updat
 
     def job(tx):
         tx.flush()
-        existing = _existing(tx, ws, org, [item.id for item in request.activities])
+        existing = stored.bodies(tx.execute, ws, org, [item.id for item in request.activities])
         now = services.clock.now()
         changed, out = [], {}
         for item in request.activities:
@@ -155,14 +132,7 @@ def update_activities(services: Services, workspace: Workspace, request: m.Updat
             record["lastUpdated"] = now
             changed.append((item.id, dumps(record)))
             out[item.id] = {"success": True, "message": "activity updated"}
-        if changed:  # one set-based statement for every changed record
-            tx.execute(
-                "UPDATE activities SET body = c.body, last_updated = ? FROM (SELECT "
-                "unnest(?::VARCHAR[]) AS activity_id, unnest(?::VARCHAR[]) AS body) c "
-                "WHERE activities.workspace_id = ? AND activities.organization_id = ? "
-                "AND activities.activity_id = c.activity_id",
-                [now, [c[0] for c in changed], [c[1] for c in changed], ws, org],
-            )
+        stored.update_bodies(tx, ws, org, now, changed)
         return out
 
     out = services.store.write(job)
@@ -173,24 +143,10 @@ def update_activities(services: Services, workspace: Workspace, request: m.Updat
 def delete_activities(services: Services, workspace: Workspace, request: m.DeleteActivities) -> dict:
     """Delete the records every given filter matches (filters intersect)."""
     ws, org = workspace.workspace_id, request.organization_id
-    where = ["workspace_id = ?", "organization_id = ?"]
-    params: list = [ws, org]
-    for column, value in (("document_id", request.document_id), ("target_entity_id", request.target_entity_id)):
-        if value is not None:
-            where.append(f"{column} = ?")
-            params.append(value)
-    if request.activity_ids is not None:
-        where.append("activity_id IN (SELECT unnest(?::VARCHAR[]))")
-        params.append(request.activity_ids)
 
     def job(tx):
         tx.flush()
-        return [
-            r[0]
-            for r in tx.execute(
-                f"DELETE FROM activities WHERE {' AND '.join(where)} RETURNING activity_id", params
-            ).fetchall()
-        ]
+        return stored.delete(tx, ws, org, request.document_id, request.target_entity_id, request.activity_ids)
 
     deleted = services.store.write(job)
     out = {activity_id: {"success": True, "message": "activity deleted"} for activity_id in deleted}

@@ -21,6 +21,7 @@ from toolkit.model.agents import CreateAgent, GetAgent, UpdateAgent, UpdateAgent
 from toolkit.services.context import Services
 from toolkit.services.paging import decode_cursor, encode_cursor, fitting
 from toolkit.services.workspaces import Workspace
+from toolkit.store import agents as stored
 
 DEFAULT_PAGE_SIZE = 100
 
@@ -71,15 +72,6 @@ _BY_ID = {b.agent_id: b for b in BUILT_IN}
 # Built-ins sort before custom agents: their list keys are negative, in catalogue order.
 _BUILT_IN_KEY = {b.agent_id: i - len(BUILT_IN) for i, b in enumerate(BUILT_IN)}
 
-_COLUMNS = (
-    "a.agent_id, a.built_in, a.name, a.description, a.enabled, a.version, a.created_at, a.updated_at, "
-    "v.instructions, v.config, a.list_key"
-)
-_JOIN = (
-    "FROM agents a LEFT JOIN agent_versions v ON v.workspace_id = a.workspace_id "
-    "AND v.agent_id = a.agent_id AND v.version = {version}"
-)
-
 
 def _success(message: str, data, **extra) -> dict:
     return {"status": "success", "message": message, "data": data, **extra}
@@ -128,26 +120,13 @@ def _default_row(agent_id: str, workspace_created: int) -> tuple:
     )
 
 
-def _workspace_created(read, workspace_id: str) -> int:
-    row = read("SELECT created_at FROM workspaces WHERE workspace_id = ?", [workspace_id]).fetchone()
-    return row[0] if row else 0
-
-
-def _row(read, workspace_id: str, agent_id: str, version: int | None = None):
-    return read(
-        f"SELECT {_COLUMNS} {_JOIN.format(version='coalesce(?, a.version)')} "
-        "WHERE a.workspace_id = ? AND a.agent_id = ?",
-        [version, workspace_id, agent_id],
-    ).fetchone()
-
-
 # ------------------------------------------------------------------ registry
 
 
 def registered_agent_ids(read, workspace_id: str) -> set[str]:
     """Agent ids a workflow node may name without the ``agent-not-registered`` warning: the
     enabled built-ins and every custom agent. ``read`` is ``store.read`` or ``tx.execute``."""
-    rows = read("SELECT agent_id, built_in, enabled FROM agents WHERE workspace_id = ?", [workspace_id]).fetchall()
+    rows = stored.registry(read, workspace_id)
     disabled = {agent_id for agent_id, built_in, enabled in rows if built_in and not enabled}
     custom = {agent_id for agent_id, built_in, _ in rows if not built_in}
     return {b.agent_id for b in BUILT_IN if b.agent_id not in disabled} | custom
@@ -159,13 +138,16 @@ def create_agent(services: Services, workspace: Workspace, request: CreateAgent)
     config = None if request.config is None else json.dumps(request.config)
 
     def job(tx):
-        now = services.clock.now()
-        tx.execute(
-            "INSERT INTO agents VALUES (?, ?, false, ?, ?, ?, 1, ?, ?, nextval('agent_list_keys'))",
-            [ws, agent_id, request.name, request.description, request.enabled, now, now],
-        )
-        tx.execute(
-            "INSERT INTO agent_versions VALUES (?, ?, 1, ?, ?, ?)", [ws, agent_id, request.instructions, config, now]
+        stored.create(
+            tx,
+            ws,
+            agent_id,
+            request.name,
+            request.description,
+            request.enabled,
+            request.instructions,
+            config,
+            services.clock.now(),
         )
 
     services.store.write(job)
@@ -177,9 +159,9 @@ def get_agent(services: Services, workspace: Workspace, request: GetAgent) -> di
         return _list_agents(services, workspace, request)
     ws, agent_id = workspace.workspace_id, request.agent_id
     read = services.store.read
-    row = _row(read, ws, agent_id, request.version)
+    row = stored.agent(read, ws, agent_id, request.version)
     if row is None and agent_id in _BY_ID:
-        row = _default_row(agent_id, _workspace_created(read, ws))
+        row = _default_row(agent_id, stored.workspace_created(read, ws))
     if row is None:
         raise _not_found(agent_id)
     current = row[5]
@@ -203,26 +185,17 @@ def _list_agents(services: Services, workspace: Workspace, request: GetAgent) ->
         raise ApiError(ErrorCode.INVALID_ARGUMENT, "data.pageToken: not a cursor this API returned")
     rows = []
     if after < 0:
-        stored = {
-            r[0]: r
-            for r in read(
-                f"SELECT {_COLUMNS} {_JOIN.format(version='a.version')} WHERE a.workspace_id = ? AND a.built_in", [ws]
-            ).fetchall()
-        }
-        missing = [b.agent_id for b in BUILT_IN if b.agent_id not in stored]
-        created = _workspace_created(read, ws) if missing else 0
+        changed = {r[0]: r for r in stored.built_ins(read, ws)}
+        missing = [b.agent_id for b in BUILT_IN if b.agent_id not in changed]
+        created = stored.workspace_created(read, ws) if missing else 0
         rows = [
-            stored.get(b.agent_id) or _default_row(b.agent_id, created)
+            changed.get(b.agent_id) or _default_row(b.agent_id, created)
             for b in BUILT_IN
             if _BUILT_IN_KEY[b.agent_id] > after
         ]
         rows = [r[:-1] + (_BUILT_IN_KEY[r[0]],) for r in rows]
     if len(rows) <= size:
-        rows += read(
-            f"SELECT {_COLUMNS} {_JOIN.format(version='a.version')} "
-            "WHERE a.workspace_id = ? AND NOT a.built_in AND a.list_key > ? ORDER BY a.list_key LIMIT ?",
-            [ws, max(after, 0), size + 1 - len(rows)],
-        ).fetchall()
+        rows += stored.custom_page(read, ws, max(after, 0), size + 1 - len(rows))
     views = [_view(r) for r in rows[:size]]
     size = fitting(len(json.dumps(v, separators=(",", ":"))) for v in views)  # PAGE_MAX_BYTES
     more = len(rows) > size
@@ -247,41 +220,12 @@ def update_agent(services: Services, workspace: Workspace, request: UpdateAgent)
     def job(tx):
         now = services.clock.now()
         if built_in:
-            created = _workspace_created(tx.execute, ws)
-            # A workspace that never touched this built-in has it enabled since the workspace began.
-            tx.execute(
-                "INSERT INTO agents VALUES (?, ?, true, ?, ?, ?, 1, ?, ?, ?) ON CONFLICT (workspace_id, agent_id) "
-                "DO UPDATE SET updated_at = CASE WHEN agents.enabled = excluded.enabled THEN agents.updated_at "
-                "ELSE ? END, enabled = excluded.enabled",
-                [
-                    ws,
-                    agent_id,
-                    _BY_ID[agent_id].name,
-                    _BY_ID[agent_id].description,
-                    request.enabled,
-                    created,
-                    created if request.enabled else now,
-                    _BUILT_IN_KEY[agent_id],
-                    now,
-                ],
+            catalogue = _BY_ID[agent_id]
+            stored.set_built_in_enabled(
+                tx, ws, agent_id, catalogue.name, catalogue.description, _BUILT_IN_KEY[agent_id], request.enabled, now
             )
-            return
-        row = tx.execute(
-            "SELECT name, description, enabled FROM agents WHERE workspace_id = ? AND agent_id = ?", [ws, agent_id]
-        ).fetchone()
-        if row is None:
+        elif not stored.update_identity(tx, ws, agent_id, request.name, request.description, request.enabled, now):
             raise _not_found(agent_id)
-        wanted = (
-            request.name if request.name is not None else row[0],
-            request.description if request.description is not None else row[1],
-            request.enabled if request.enabled is not None else row[2],
-        )
-        if wanted != tuple(row):
-            tx.execute(
-                "UPDATE agents SET name = ?, description = ?, enabled = ?, updated_at = ? "
-                "WHERE workspace_id = ? AND agent_id = ?",
-                [*wanted, now, ws, agent_id],
-            )
 
     services.store.write(job)
     nothing = request.name is None and request.description is None and request.enabled is None
@@ -294,12 +238,12 @@ def update_agent_version(services: Services, workspace: Workspace, request: Upda
     built_in = agent_id in _BY_ID
 
     def job(tx):
-        row = _row(tx.execute, ws, agent_id)
+        row = stored.agent(tx.execute, ws, agent_id)
         if row is None and not built_in:
             raise _not_found(agent_id)
         now = services.clock.now()
         if row is None:
-            row = _default_row(agent_id, _workspace_created(tx.execute, ws))
+            row = _default_row(agent_id, stored.workspace_created(tx.execute, ws))
         current, instructions, config = row[5], row[8], row[9]
         if built_in and current == 1 and instructions is None and config is None:
             instructions = _BY_ID[agent_id].instructions
@@ -308,18 +252,9 @@ def update_agent_version(services: Services, workspace: Workspace, request: Upda
         if request.config is not None:
             config = json.dumps(request.config)
         version = current + 1
-        values = [(ws, agent_id, version, instructions, config, now)]
-        if built_in and current == 1:  # keep version 1 (the catalogue's) next to version 2
-            values.insert(0, (ws, agent_id, 1, _BY_ID[agent_id].instructions, None, row[6]))
-        tx.execute(
-            "INSERT OR IGNORE INTO agent_versions VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(values)),
-            [v for value in values for v in value],
-        )
-        tx.execute(
-            "INSERT INTO agents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (workspace_id, agent_id) "
-            "DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at",
-            [ws, agent_id, built_in, row[2], row[3], row[4], version, row[6], now, row[10]],
-        )
+        # a built-in's first change keeps version 1 (the catalogue's) next to version 2
+        catalogue = _BY_ID[agent_id].instructions if built_in and current == 1 else None
+        stored.add_version(tx, ws, row, version, instructions, config, now, catalogue)
         return version
 
     version = services.store.write(job)

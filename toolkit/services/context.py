@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolkit.engine import AgentRunner, DefaultAgentRunner
-from toolkit.services.quotas import Quotas
+from toolkit.services.quotas import ExecutionCounts, Quotas
 from toolkit.services.runtime import SystemClock, SystemIds
 from toolkit.store import Store
 from toolkit.webhook_urls import WebhookPolicy
@@ -41,13 +41,19 @@ class Services:
     ids: Any = field(default_factory=SystemIds)
     runner: AgentRunner = field(default_factory=DefaultAgentRunner)
     plans: dict = field(default_factory=dict)  # (workspace, definition, version) -> (Plan, view)
-    states: dict = field(default_factory=dict)  # execution id -> ExecutionState (writer thread only)
-    heads: dict = field(default_factory=dict)  # (workspace, definition) -> current row (writer only)
+    # execution id -> (ExecutionState, version, workspace, webhook url): touched only by a job
+    # holding the execution (DuckDB's writer; on PostgreSQL the job holding its row lock),
+    # and checked against the stored version on a shared store
+    states: dict = field(default_factory=dict)
+    heads: dict = field(default_factory=dict)  # (workspace, definition) -> current row (DuckDB's writer only)
     listeners: list = field(default_factory=list)  # callables(CommitNotice)
     quotas: Quotas = field(default_factory=Quotas)  # what one workspace may store
-    stored: dict = field(default_factory=dict)  # workspace -> executions stored (writer only)
+    stored: ExecutionCounts = field(default_factory=ExecutionCounts)  # executions stored per workspace
     lock: threading.Lock = field(default_factory=threading.Lock)
     webhook_policy: WebhookPolicy = field(default_factory=WebhookPolicy)  # where dispatch lets webhooks go
+    # (tx, execution id, agent requests): called inside a command that starts background agent
+    # runs, to lease them to this process in the same transaction (set on a shared store)
+    lease_agent_runs: Any = None
 
     @property
     def runs_agents_inline(self) -> bool:

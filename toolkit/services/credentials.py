@@ -18,7 +18,7 @@ import secrets
 from typing import Any
 
 from toolkit.services.workspaces import _hash, credentials_changed
-from toolkit.store import Store
+from toolkit.store import Store, workspaces
 from toolkit.tokens import LIFETIME_S, UserTokenError, verify_user_token
 
 DEFAULT_GRACE_MS = LIFETIME_S * 1000  # every token signed with the old secret expires within it
@@ -33,30 +33,26 @@ def find_workspace(store: Store, *, workspace_id: str | None = None, api_key: st
     if (workspace_id is None) == (api_key is None):
         raise CredentialError("name the workspace by its id or by its API key (one of the two)")
     if workspace_id is not None:
-        row = store.read("SELECT workspace_id FROM workspaces WHERE workspace_id = ?", [workspace_id]).fetchone()
+        found = workspaces.workspace_by_id(store.read, workspace_id)
     else:
-        row = store.read("SELECT workspace_id FROM workspaces WHERE api_key_hash = ?", [_hash(api_key)]).fetchone()
-    if row is None:
+        found = workspaces.workspace_by_key(store.read, _hash(api_key or ""))
+    if found is None:
         raise CredentialError("no such workspace" if api_key is None else "no workspace has this API key")
-    return row[0]
+    return found
 
 
 def token_workspace(store: Store, auth_token: str) -> str:
     """The id of the workspace an auth token belongs to."""
-    row = store.read("SELECT workspace_id FROM auth_tokens WHERE token_hash = ?", [_hash(auth_token)]).fetchone()
-    if row is None:
+    found = workspaces.token_owner(store.read, _hash(auth_token))
+    if found is None:
         raise CredentialError("no workspace has this auth token")
-    return row[0]
+    return found
 
 
 def rotate_key(store: Store, workspace_id: str) -> str:
     """A new API key for the workspace, returned once; the old one stops working at once."""
     api_key = "ak_" + secrets.token_urlsafe(24)
-    store.write(
-        lambda tx: tx.execute(
-            "UPDATE workspaces SET api_key_hash = ? WHERE workspace_id = ?", [_hash(api_key), workspace_id]
-        )
-    )
+    store.write(lambda tx: workspaces.set_key(tx, workspace_id, _hash(api_key)))
     credentials_changed(store)
     return api_key
 
@@ -64,12 +60,7 @@ def rotate_key(store: Store, workspace_id: str) -> str:
 def issue_token(store: Store, workspace_id: str, *, now_ms: int) -> str:
     """One more auth token for the workspace, returned once."""
     auth_token = "at_" + secrets.token_urlsafe(32)
-    store.write(
-        lambda tx: tx.execute(
-            "INSERT INTO auth_tokens (token_hash, workspace_id, created_at) VALUES (?, ?, ?)",
-            [_hash(auth_token), workspace_id, now_ms],
-        )
-    )
+    store.write(lambda tx: workspaces.add_token(tx, _hash(auth_token), workspace_id, now_ms))
     return auth_token
 
 
@@ -79,17 +70,16 @@ def revoke_token(store: Store, auth_token: str, *, allow_last: bool = False) -> 
     token_hash = _hash(auth_token)
 
     def job(tx):
-        row = tx.execute("SELECT workspace_id FROM auth_tokens WHERE token_hash = ?", [token_hash]).fetchone()
-        if row is None:
+        owner = workspaces.token_owner(tx.execute, token_hash)
+        if owner is None:
             raise CredentialError("no workspace has this auth token")
-        (left,) = tx.execute("SELECT count(*) FROM auth_tokens WHERE workspace_id = ?", [row[0]]).fetchone()
-        if left == 1 and not allow_last:
+        if workspaces.token_count(tx.execute, owner) == 1 and not allow_last:
             raise CredentialError(
-                f"this is the last auth token of workspace {row[0]}: issue a new one first "
+                f"this is the last auth token of workspace {owner}: issue a new one first "
                 "(or revoke it anyway, leaving the workspace without access)"
             )
-        tx.execute("DELETE FROM auth_tokens WHERE token_hash = ?", [token_hash])
-        return row[0]
+        workspaces.delete_token(tx, token_hash)
+        return owner
 
     workspace_id = store.write(job)
     credentials_changed(store)
@@ -105,14 +95,7 @@ def rotate_secret(store: Store, workspace_id: str, *, now_ms: int, grace_ms: int
     secret = secrets.token_urlsafe(48)
     until = now_ms + grace_ms
 
-    def job(tx):
-        (old,) = tx.execute("SELECT jwt_secret FROM workspaces WHERE workspace_id = ?", [workspace_id]).fetchone()
-        tx.execute("INSERT INTO retired_secrets VALUES (?, ?, ?, ?)", [workspace_id, old, now_ms, until])
-        tx.execute("UPDATE workspaces SET jwt_secret = ? WHERE workspace_id = ?", [secret, workspace_id])
-        # Secrets past their grace are of no use to anyone: do not keep them.
-        tx.execute("DELETE FROM retired_secrets WHERE workspace_id = ? AND accepted_until <= ?", [workspace_id, now_ms])
-
-    store.write(job)
+    store.write(lambda tx: workspaces.replace_secret(tx, workspace_id, secret, now_ms, until))
     credentials_changed(store)  # the remembered workspaces carry the old secret
     return {"jwtSecret": secret, "previousAcceptedUntil": until}
 
@@ -120,13 +103,7 @@ def rotate_secret(store: Store, workspace_id: str, *, now_ms: int, grace_ms: int
 def verification_secrets(store: Store, workspace_id: str, *, now_ms: int) -> list[str]:
     """The secrets a user token of this workspace may be signed with at ``now_ms``: the
     current one first, then retired ones still in their grace period, newest first."""
-    rows = store.read(
-        "SELECT jwt_secret FROM (SELECT jwt_secret, 9223372036854775807 AS k FROM workspaces WHERE workspace_id = ? "
-        "UNION ALL SELECT jwt_secret, retired_at FROM retired_secrets WHERE workspace_id = ? AND accepted_until > ?) "
-        "ORDER BY k DESC",
-        [workspace_id, workspace_id, now_ms],
-    ).fetchall()
-    return [secret for (secret,) in rows]
+    return workspaces.verification_secrets(store.read, workspace_id, now_ms)
 
 
 def verify_workspace_token(store: Store, workspace_id: str, token: str, *, now_ms: int) -> dict[str, Any]:

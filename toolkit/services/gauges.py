@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from toolkit.services.context import Services
+from toolkit.store import deliveries
+from toolkit.store import gauges as aggregates
 
 
 class Gauges(NamedTuple):
@@ -22,19 +24,17 @@ class Gauges(NamedTuple):
 
 def pending_deliveries(services: Services) -> int:
     """Webhook deliveries pending (due or waiting to retry), over every workspace."""
-    return services.store.read("SELECT count(*) FROM outbox WHERE status = 'pending'").fetchone()[0]
+    return deliveries.pending_count(services.store.read)
 
 
 def gauges(services: Services, now_ms: int) -> Gauges:
     """Read every gauge at ``now_ms`` (one read each; the database is not locked between them)."""
     read = services.store.read
-    by_status = dict(read("SELECT status, count(*) FROM executions GROUP BY status").fetchall())
-    waiting = read(
-        "SELECT count(*) FROM (SELECT unnest(json_extract_string(state, '$.steps[*].status')) AS s "
-        "FROM executions WHERE status = 'running') WHERE s = 'waiting'"
-    ).fetchone()[0]
-    due = read("SELECT count(*) FROM executions WHERE status = 'running' AND next_deadline <= ?", [now_ms]).fetchone()[
-        0
-    ]
-    pending, oldest = read("SELECT count(*), min(created_at) FROM outbox WHERE status = 'pending'").fetchone()
-    return Gauges(by_status, waiting, due, pending, oldest)
+    pending, oldest = aggregates.outbox_pending(read)
+    return Gauges(
+        aggregates.executions_by_status(read),
+        aggregates.steps_waiting(read, services.store.dialect),
+        aggregates.timers_due(read, now_ms),
+        pending,
+        oldest,
+    )

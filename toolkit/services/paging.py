@@ -1,5 +1,6 @@
 """Opaque cursors and bounded pages: callers cannot read or forge meaning into cursors, but
-we can decode them; a page is bounded by its item count and by its size in bytes.
+we can decode them; a page is bounded by its item count and by its size in bytes. The rows
+themselves are read by :mod:`toolkit.store.paging`.
 
 A cursor is ``base64url("k<key>")``. A well-formed one this API did not hand out is taken as a
 position in the list, but only a key a list can hold: ``0 <= key <=``
@@ -15,6 +16,7 @@ from collections.abc import Iterable
 
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.limits import MAX_CURSOR_KEY, PAGE_MAX_BYTES
+from toolkit.store.paging import Filters, keyset
 
 _KEY = re.compile(r"k(-?[0-9]{1,19})")
 
@@ -68,31 +70,22 @@ def fitting(sizes: Iterable[int], limit: int = PAGE_MAX_BYTES) -> int:
     return count
 
 
-class Filters:
-    """A WHERE clause built from optional equality filters: ``None`` values are left out.
+def page_of(rows: list, page_size: int, size_of=None) -> tuple[list, str | None]:
+    """The page of ``rows`` (read one past ``page_size`` to know whether more exist) and the
+    cursor after it (None on the last page). With ``size_of(row)`` (its size in bytes as
+    answered), the page also stops at :data:`PAGE_MAX_BYTES`. The key is the last column.
 
-    >>> f = Filters("workspace_id = ?", "ws1").equal(status="running", definition_id=None)
-    >>> f.sql, f.params
-    ('workspace_id = ? AND status = ?', ['ws1', 'running'])
+    >>> page_of([(1,), (2,), (3,)], 2)
+    ([(1,), (2,)], 'azI')
+    >>> page_of([(1,), (2,)], 2)
+    ([(1,), (2,)], None)
     """
-
-    def __init__(self, clause: str, *params) -> None:
-        self.clauses, self.params = [clause], list(params)
-
-    def add(self, clause: str, *params) -> Filters:
-        self.clauses.append(clause)
-        self.params.extend(params)
-        return self
-
-    def equal(self, **columns) -> Filters:
-        for column, value in columns.items():
-            if value is not None:
-                self.add(f"{column} = ?", value)
-        return self
-
-    @property
-    def sql(self) -> str:
-        return " AND ".join(self.clauses)
+    size = min(page_size, len(rows))
+    if size_of is not None:
+        size = fitting(size_of(r) for r in rows[:size])
+    more = len(rows) > size
+    rows = rows[:size]
+    return rows, encode_cursor(rows[-1][-1]) if more else None
 
 
 def keyset_page(
@@ -109,45 +102,8 @@ def keyset_page(
     last_key: int | None = None,
 ) -> tuple[list, str | None]:
     """One page of ``SELECT {select} WHERE {filters}`` in ``key`` order, after ``cursor``; the
-    key must be the last selected column. Returns ``(rows, next cursor or None)``: one row
-    more than the page is read to know whether another page exists. With ``size_of(row)``
-    (its size in bytes as answered), the page also stops at :data:`PAGE_MAX_BYTES`. With
-    ``last_key`` (the largest key handed out), an ascending page is read window by window of
-    keys."""
+    key must be the last selected column. Returns ``(rows, next cursor or None)``, as
+    :func:`page_of`; ``last_key`` as :func:`toolkit.store.paging.keyset`."""
     after = decode_cursor(cursor, field)
-    if last_key is not None and not descending:
-        rows = _in_windows(read, select, filters, key, after or 0, page_size + 1, last_key)
-    else:
-        if after is not None:
-            filters.add(f"{key} {'<' if descending else '>'} ?", after)
-        rows = read(
-            f"SELECT {select} WHERE {filters.sql} ORDER BY {key}{' DESC' if descending else ''} LIMIT ?",
-            filters.params + [page_size + 1],
-        ).fetchall()
-    size = min(page_size, len(rows))
-    if size_of is not None:
-        size = fitting(size_of(r) for r in rows[:size])
-    more = len(rows) > size
-    rows = rows[:size]
-    return rows, encode_cursor(rows[-1][-1]) if more else None
-
-
-FIRST_WINDOW = 4096
-
-
-def _in_windows(read, select: str, filters: Filters, key: str, after: int, limit: int, last_key: int) -> list:
-    """Up to ``limit`` rows with keys above ``after``, in key order, read through windows of
-    keys that grow fourfold. Keys are handed out in insertion order, so a window's rows sit in
-    a few row groups, and DuckDB skips every other group by its min/max key: a page costs the
-    rows it passes over, not the whole table (a plain ORDER BY … LIMIT reads a row group at
-    least, and more when the filter is selective)."""
-    rows: list = []
-    low, width = after, FIRST_WINDOW
-    while len(rows) < limit and low < last_key:
-        high = low + width
-        rows += read(
-            f"SELECT {select} WHERE {filters.sql} AND {key} > ? AND {key} <= ? ORDER BY {key} LIMIT ?",
-            filters.params + [low, high, limit - len(rows)],
-        ).fetchall()
-        low, width = high, width * 4
-    return rows
+    rows = keyset(read, select, filters, key, after, page_size + 1, descending=descending, last_key=last_key)
+    return page_of(rows, page_size, size_of)

@@ -1,18 +1,24 @@
 """How much one workspace may store: definitions and executions. A write that would go over
 is refused with ``RESOURCE_EXHAUSTED`` (429) before anything is written.
 
-Both checks run inside the write job on the writer thread, so two concurrent creates cannot
-both take the last place. Executions are counted once per workspace from the database, then
-kept in ``services.stored`` (a dispatch adds one, a rolled-back one takes it back); at the
-limit the count is read again, in case executions were removed behind the counter's back.
+Both checks run inside the write job. On DuckDB that is the writer thread, so two concurrent
+creates cannot both take the last place. Executions are counted once per workspace from the
+database, then kept in ``services.stored`` (a dispatch adds one, a rolled-back one takes it
+back); at the limit the count is read again, in case executions were removed behind the
+counter's back. On a shared store (several processes) the count is also read again once it
+is :data:`SHARED_COUNT_MAX_AGE_S` old: dispatch stays one cheap check, and the limit can be
+passed by what other processes dispatched within that time.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from toolkit.errors import ApiError, ErrorCode
+from toolkit.store import definitions, executions
 
 if TYPE_CHECKING:  # pragma: no cover
     from toolkit.services.context import Services
@@ -34,13 +40,47 @@ def _exhausted(what: str, limit: int) -> ApiError:
 
 
 def check_definition_quota(services: Services, tx, workspace_id: str) -> None:
-    """Raise RESOURCE_EXHAUSTED when the workspace already stores ``max_definitions``."""
+    """Raise RESOURCE_EXHAUSTED when the workspace already stores ``max_definitions``. On a
+    shared store the count holds the workspace's row, so creates in several processes count
+    one after the other (creating definitions is rare; exactness is cheap there)."""
     limit = services.quotas.max_definitions
     if limit <= 0:
         return
-    stored = tx.execute("SELECT count(*) FROM definitions WHERE workspace_id = ?", [workspace_id]).fetchone()[0]
-    if stored >= limit:
+    if definitions.count(tx.execute, workspace_id, lock=services.store.shared) >= limit:
         raise _exhausted("definitions", limit)
+
+
+class ExecutionCounts:
+    """Executions stored per workspace, as this process knows them: counted from the
+    database, then one more per dispatch (one less when the dispatch rolls back). With
+    ``max_age`` seconds (a shared store), a count older than that is read again, so what
+    other processes dispatched is seen within that time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, list] = {}  # workspace -> [count, monotonic time it was read]
+
+    def get(self, workspace_id: str, max_age: float | None = None) -> int | None:
+        with self._lock:
+            entry = self._counts.get(workspace_id)
+        if entry is None or (max_age is not None and time.monotonic() - entry[1] > max_age):
+            return None
+        return entry[0]
+
+    def set(self, workspace_id: str, count: int) -> None:
+        with self._lock:
+            self._counts[workspace_id] = [count, time.monotonic()]
+
+    def add(self, workspace_id: str, delta: int) -> None:
+        with self._lock:
+            entry = self._counts.get(workspace_id)
+            if entry is not None:
+                entry[0] += delta
+
+
+# How stale a shared store's count may be: other processes' dispatches of the last seconds
+# may go past the limit (see docs/decisions.md, "wf").
+SHARED_COUNT_MAX_AGE_S = 2.0
 
 
 def take_execution_quota(services: Services, tx, workspace_id: str) -> None:
@@ -48,16 +88,13 @@ def take_execution_quota(services: Services, tx, workspace_id: str) -> None:
     limit = services.quotas.max_executions
     if limit <= 0:
         return
-    stored = services.stored.get(workspace_id)
+    counts = services.stored
+    stored = counts.get(workspace_id, SHARED_COUNT_MAX_AGE_S if services.store.shared else None)
     if stored is None or stored >= limit:
         tx.flush()  # executions dispatched earlier in this group commit are still buffered
-        stored = tx.execute("SELECT count(*) FROM executions WHERE workspace_id = ?", [workspace_id]).fetchone()[0]
+        stored = executions.count_stored(tx.execute, workspace_id)
+        counts.set(workspace_id, stored)
     if stored >= limit:
-        services.stored[workspace_id] = stored
         raise _exhausted("executions", limit)
-    services.stored[workspace_id] = stored + 1
-
-    def give_back() -> None:
-        services.stored[workspace_id] -= 1
-
-    tx.on_rollback(give_back)
+    counts.add(workspace_id, 1)
+    tx.on_rollback(lambda: counts.add(workspace_id, -1))

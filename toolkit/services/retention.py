@@ -1,13 +1,14 @@
 """Retention: remove finished executions older than a cut-off, with everything keyed by them.
 
-:func:`prune` is what ``collab prune`` runs on a stopped server's file and what the server's
-background loop runs with ``collab serve --retention 90d`` (DuckDB admits one process per
-file). It never touches a running execution (one waiting for a reviewer, an agent or a timer):
-only ``completed``, ``failed`` and ``cancelled`` ones whose end is older than the cut-off, and
-not while one of their webhook deliveries is still pending.
+:func:`prune` is what ``collab prune`` runs on a stopped server's file (DuckDB admits one
+process per file) or on a PostgreSQL database while its servers run, and what the server's
+background loop runs with ``collab serve --retention 90d``. It never touches a running
+execution (one waiting for a reviewer, an agent or a timer): only ``completed``, ``failed``
+and ``cancelled`` ones whose end is older than the cut-off, and not while one of their
+webhook deliveries is still pending.
 
-Each round runs on the store's writer thread between two commits (``Writer.exclusive``), so no
-request writes meanwhile: the Parquet mirror is synced first (everything committed is
+On DuckDB each round runs on the store's writer thread between two commits
+(``Writer.exclusive``), so no request writes meanwhile: the Parquet mirror is synced first (everything committed is
 mirrored), the round's executions are archived (``archive``), deleted in one transaction, the
 database checkpointed (DuckDB vacuums the deleted rows now, renumbering rowids while the mirror
 knows why) and the mirror's marks moved to the new ends. Rounds hold at most ``round_size``
@@ -94,11 +95,15 @@ def prune(
         raise ValueError("older_than_ms must be positive")
     report = PruneReport(cutoff_ms=now_ms - older_than_ms, dry_run=dry_run)
     if dry_run:
-        cur = store.cursor()
-        ids = sql.finished_before(cur, report.cutoff_ms)
+        ids = sql.finished_before(store.read, report.cutoff_ms)
         report.executions, report.execution_ids = len(ids), ids
-        report.rows = sql.count_rows(cur, ids) if ids else {}
+        if ids:
+            report.rows = (
+                sql.count_rows_shared(store.read, ids) if store.shared else sql.count_rows(store.cursor(), ids)
+            )
         return report
+    if store.shared:
+        return _prune_shared(store, report, archive, round_size)
     pruned: list[str] = []
     while True:
         ids = store.writer.exclusive(lambda con: _round(con, report, archive, mirror, round_size))
@@ -116,7 +121,7 @@ def _round(con: duckdb.DuckDBPyConnection, report: PruneReport, archive, mirror,
         mirror.sync()
     cur = con.cursor()
     try:
-        ids = sql.finished_before(cur, report.cutoff_ms, limit=round_size)
+        ids = sql.finished_before(cur.execute, report.cutoff_ms, limit=round_size)
         if not ids:
             return []
         steps = sql.count_rows(cur, ids)["steps"]
@@ -135,3 +140,38 @@ def _round(con: duckdb.DuckDBPyConnection, report: PruneReport, archive, mirror,
     if mirror is not None:
         mirror.rebase()
     return ids
+
+
+def _prune_shared(store, report: PruneReport, archive, round_size: int) -> PruneReport:
+    """Prune a database other processes write (PostgreSQL): each round is one write job, which
+    locks its executions (a prune running at once takes others) and their deliveries, archives
+    them from inside its transaction, and deletes them. The mirror is left as it is: it is the
+    history the servers' analysts read (see docs/decisions.md)."""
+    while True:
+        ids, deleted, archived = store.write(lambda tx: _shared_round(tx, report.cutoff_ms, archive, round_size))
+        if not ids:
+            return report
+        report.executions += len(ids)
+        report.add(deleted, report.rows)
+        report.add(archived, report.archived)
+
+
+def _shared_round(tx, cutoff_ms: int, archive, round_size: int) -> tuple[list[str], dict, dict]:
+    from toolkit.store.postgres import eventlog  # psycopg is the `postgres` extra
+
+    ids = sql.claim_finished(tx, cutoff_ms, round_size)
+    if not ids:
+        return [], {}, {}
+    steps = sql.count_rows_shared(tx.execute, ids)["steps"]
+    archived: dict[str, int] = {}
+    if archive is not None:
+        # Read in this transaction, so the archive holds exactly what the job deletes.
+        con = duckdb.connect()
+        try:
+            eventlog.pull(tx.con, con, ids=ids, extra=("outbox",))
+            archived = archive_executions(con, archive, ids)
+        finally:
+            con.close()
+    deleted = sql.delete_claimed(tx, ids)
+    deleted["steps"] = steps
+    return ids, deleted, archived

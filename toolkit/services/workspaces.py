@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import time
 import weakref
 from dataclasses import dataclass
 
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.store import Store
+from toolkit.store import workspaces as stored
 
 DEV_LABEL = "development (not for production)"
 
@@ -48,24 +50,19 @@ def create_workspace(store: Store, label: str = "default", *, dev: bool = False,
     api_key = "ak_" + secrets.token_urlsafe(24)
     auth_token = "at_" + secrets.token_urlsafe(32)
 
-    def job(tx):
-        tx.execute(
-            "INSERT INTO workspaces (workspace_id, api_key_hash, label, dev, jwt_secret, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [workspace_id, _hash(api_key), DEV_LABEL if dev else label, dev, secrets.token_urlsafe(48), now_ms],
+    label = DEV_LABEL if dev else label
+    secret = secrets.token_urlsafe(48)
+    store.write(
+        lambda tx: stored.insert_workspace(
+            tx, workspace_id, _hash(api_key), label, dev, secret, _hash(auth_token), now_ms
         )
-        tx.execute(
-            "INSERT INTO auth_tokens (token_hash, workspace_id, created_at) VALUES (?, ?, ?)",
-            [_hash(auth_token), workspace_id, now_ms],
-        )
-
-    store.write(job)
+    )
     credentials_changed(store)
     return Credentials(workspace_id, api_key, auth_token)
 
 
 def has_dev_workspace(store: Store) -> bool:
-    return store.read("SELECT count(*) FROM workspaces WHERE dev").fetchone()[0] > 0
+    return stored.has_dev_workspace(store.read)
 
 
 def unauthenticated() -> ApiError:
@@ -88,66 +85,79 @@ def credentials_changed(store: Store) -> None:
     _EPOCHS[store] = _EPOCHS.get(store, 0) + 1
 
 
+# On a database other processes write to (PostgreSQL), how long a pair the database confirmed
+# is trusted before it is looked up again: the bound on how long a key rotated, a token revoked
+# or a secret replaced by another process (the CLI, another server) goes on working here.
+RECHECK_S = 1.0
+
+
 class Authenticator:
     """Maps the two service headers to a workspace.
 
     A lookup in the database does the same work whatever it finds: two lookups, one per
     hash, each fetching a row whether or not the hash is stored (see ``_anchors``), then
     constant-time comparisons (against dummies when the key or the token is unknown), so the
-    time taken tells neither whether the key exists nor which header was wrong. A pair the database confirmed is
-    remembered (by its hashes) until :func:`credentials_changed` is called for the store — every change in
-    :mod:`toolkit.services.credentials` calls it once committed — so a rotated key or a
-    revoked token stops working with the next request. Only whole, valid pairs are
-    remembered: a guess never is, and always takes the database path."""
+    time taken tells neither whether the key exists nor which header was wrong. Only whole,
+    valid pairs are remembered (by their hashes): a guess never is, and always takes the
+    database path. A remembered pair is forgotten when :func:`credentials_changed` is called
+    for the store — every change in :mod:`toolkit.services.credentials` calls it once
+    committed — so a key rotated or a token revoked through this process stops working with
+    the next request. On a shared store (``store.shared``: other processes change credentials
+    too) a remembered pair is also looked up again once it is ``recheck_s`` old
+    (:data:`RECHECK_S`), so a change made elsewhere takes effect here within that bound."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, recheck_s: float | None = None) -> None:
         self.store = store
-        self._confirmed: dict[tuple[str, str], tuple[int, Workspace]] = {}
-        self._anchor, self._anchored = (_NO_KEY, _NO_TOKEN), None
+        self.recheck_s = recheck_s if recheck_s is not None else (RECHECK_S if store.shared else None)
+        self._confirmed: dict[tuple[str, str], tuple[int, float, Workspace]] = {}
+        self._anchor = (_NO_KEY, _NO_TOKEN)
+        self._anchored: tuple[int, float] | None = None
 
-    def _anchors(self, epoch: int) -> tuple[str, str]:
+    def _fresh(self, epoch: int, at: float) -> bool:
+        """Whether what was read from the database at ``at`` (monotonic), in credential epoch
+        ``epoch``, may still be used."""
+        if epoch != _EPOCHS.get(self.store, 0):
+            return False
+        return self.recheck_s is None or time.monotonic() - at < self.recheck_s
+
+    def _anchors(self, epoch: int, at: float) -> tuple[str, str]:
         """A stored key hash and a stored token hash (dummies when there are none), read again
         after every credential change."""
-        if self._anchored != epoch:
-            key = self.store.read("SELECT min(api_key_hash) FROM workspaces").fetchone()[0]
-            token = self.store.read("SELECT min(token_hash) FROM auth_tokens").fetchone()[0]
+        if self._anchored is None or not self._fresh(*self._anchored):
+            key, token = stored.anchors(self.store.read)
             self._anchor = (key or _NO_KEY, token or _NO_TOKEN)
-            self._anchored = epoch
+            self._anchored = (epoch, at)
         return self._anchor
 
     def remembered(self, api_key: str | None, auth_token: str | None) -> Workspace | None:
-        """The workspace of a pair confirmed since the last credential change, else None
-        (cheap: two SHA-256s and a dict lookup, no database)."""
+        """The workspace of a pair confirmed since the last credential change (and, on a
+        shared store, less than ``recheck_s`` ago), else None (cheap: two SHA-256s and a dict
+        lookup, no database)."""
         if not api_key or not auth_token:
             return None
         hit = self._confirmed.get((_hash(api_key), _hash(auth_token)))
-        if hit is None or hit[0] != _EPOCHS.get(self.store, 0):
+        if hit is None or not self._fresh(hit[0], hit[1]):
             return None
-        return hit[1]
+        return hit[2]
 
     def authenticate(self, api_key: str | None, auth_token: str | None) -> Workspace:
         known = self.remembered(api_key, auth_token)
         if known is not None:
             return known
-        epoch = _EPOCHS.get(self.store, 0)  # read before the database: a change after it voids the entry
+        # Taken before the database is read: a change after this voids the entry.
+        epoch, at = _EPOCHS.get(self.store, 0), time.monotonic()
         key_hash, token_hash = _hash(api_key or ""), _hash(auth_token or "")
-        key_anchor, token_anchor = self._anchors(epoch)
+        key_anchor, token_anchor = self._anchors(epoch, at)
         # Two lookups, both run whatever the first finds, each by its hash and by an anchor: a
         # hash some row has. A row is fetched whether or not the caller's hash is stored (a
         # fetched row costs DuckDB far more than a miss), so a known key takes no longer.
-        keys = self.store.read(
-            "SELECT workspace_id, label, dev, jwt_secret, advanced_queries, api_key_hash "
-            "FROM workspaces WHERE api_key_hash IN (?, ?)",
-            [key_hash, key_anchor],
-        ).fetchall()
-        tokens = self.store.read(
-            "SELECT workspace_id, token_hash FROM auth_tokens WHERE token_hash IN (?, ?)", [token_hash, token_anchor]
-        ).fetchall()
-        row = (None,) * 6
+        keys = stored.workspaces_by_key(self.store.read, key_hash, key_anchor)
+        tokens = stored.tokens_by_hash(self.store.read, token_hash, token_anchor)
+        row: tuple = (None,) * 6
         for candidate in keys:
             if hmac.compare_digest(candidate[5], key_hash):
                 row = candidate
-        token = (None, None)
+        token: tuple = (None, None)
         for candidate in tokens:
             if hmac.compare_digest(candidate[1], token_hash):
                 token = candidate
@@ -156,7 +166,8 @@ class Authenticator:
         token_ok = hmac.compare_digest(row[7] or _NO_TOKEN, token_hash)
         same = hmac.compare_digest(row[0] or "key", row[6] or "token")  # the token is this workspace's
         if not (key_ok & token_ok & same) or not api_key or not auth_token:
+            self._confirmed.pop((key_hash, token_hash), None)  # a pair revoked elsewhere
             raise unauthenticated()
         workspace = Workspace(*row[:5])
-        self._confirmed[(key_hash, token_hash)] = (epoch, workspace)
+        self._confirmed[(key_hash, token_hash)] = (epoch, at, workspace)
         return workspace

@@ -38,7 +38,7 @@ StatementObserver = Callable[[str, float], None]
 Params = Sequence[Any] | Mapping[str, Any]
 # A stored row: its columns' values, as DuckDB returns them.
 Row = tuple[Any, ...]
-# SQL text, or a statement parsed once (toolkit.services.statements) for a hot read path.
+# SQL text, or a statement parsed once (toolkit.store.statements) for a hot read path.
 Sql = str | duckdb.Statement
 
 T = TypeVar("T")

@@ -18,9 +18,9 @@ left at the default ``organizationPrivate`` takes the access type of its folder 
 inherits takes its parent's, up the chain; a chain that inherits to the top ends at
 ``organizationPrivate``).
 
-``read`` is a ``store.read``-like callable (``read(sql, params)`` returning fetched rows); every
-statement here starts with ``SELECT``, so a writer job may pass ``tx.execute`` and still raise
-an ``ApiError`` afterwards. Two to three statements per call, whatever the number of users.
+``read`` is ``store.read`` or a write job's ``tx.execute`` (every statement it runs is a
+``SELECT``, from :mod:`toolkit.store.access_effective`, so a writer job may still raise an
+``ApiError`` afterwards). Two to three statements per call, whatever the number of users.
 """
 
 from __future__ import annotations
@@ -28,39 +28,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Literal
 
+from toolkit.store.access_effective import counted_memberships, document, folder_chain
+
 Role = Literal["editor", "viewer"]
-MAX_FOLDER_DEPTH = 64
-
-_DOCUMENT = (
-    "SELECT disabled, access_type, folder_id FROM documents "
-    "WHERE workspace_id = ? AND organization_id = ? AND document_id = ?"
-)
-
-# The document's folder and its ancestors, nearest first.
-_CHAIN = """
-SELECT depth, folder_id, access_type, inherit_from_parent FROM (
-    WITH RECURSIVE chain(depth, folder_id, parent_folder_id, access_type, inherit_from_parent) AS (
-        SELECT 0, folder_id, parent_folder_id, access_type, inherit_from_parent FROM folders
-        WHERE workspace_id = $ws AND organization_id = $org AND folder_id = $folder
-        UNION ALL
-        SELECT c.depth + 1, f.folder_id, f.parent_folder_id, f.access_type, f.inherit_from_parent
-        FROM chain c JOIN folders f ON f.workspace_id = $ws AND f.organization_id = $org
-                                    AND f.folder_id = c.parent_folder_id
-        WHERE c.depth < $max_depth
-    )
-    SELECT * FROM chain
-) ORDER BY depth
-"""
-
-_MEMBERSHIPS = """
-SELECT user_id, resource_type, resource_id, access_role FROM memberships
-WHERE workspace_id = $ws AND organization_id = $org AND user_id IN (SELECT unnest($users::VARCHAR[]))
-  AND (expires_at IS NULL OR expires_at > $now)
-  AND (resource_type = 'organization'
-       OR (resource_type = 'document' AND resource_id = $doc)
-       OR (resource_type = 'folder' AND list_contains($folders::VARCHAR[], resource_id))
-       OR $any_membership)
-"""
 
 
 def effective_roles(
@@ -80,17 +50,11 @@ def effective_roles(
     org = organization_id or ""
     if not users:
         return out
-    doc = read(_DOCUMENT, [workspace_id, org, document_id]).fetchone()
+    doc = document(read, workspace_id, org, document_id)
     if doc is None or doc[0]:
         return out
     _, doc_type, folder_id = doc
-    chain = (
-        []
-        if folder_id is None
-        else read(
-            _CHAIN, {"ws": workspace_id, "org": org, "folder": folder_id, "max_depth": MAX_FOLDER_DEPTH}
-        ).fetchall()
-    )
+    chain = [] if folder_id is None else folder_chain(read, workspace_id, org, folder_id)
     # Folders whose memberships count: the document's folder, then parents while a folder inherits.
     counted: list[str] = []
     for _, fid, _, inherits in chain:
@@ -98,18 +62,7 @@ def effective_roles(
         if not inherits:
             break
     access_type = doc_type if doc_type != "organizationPrivate" else folder_access_type(chain)
-    rows = read(
-        _MEMBERSHIPS,
-        {
-            "ws": workspace_id,
-            "org": org,
-            "users": users,
-            "now": now_s,
-            "doc": document_id,
-            "folders": counted,
-            "any_membership": access_type == "public",
-        },
-    ).fetchall()
+    rows = counted_memberships(read, workspace_id, org, users, now_s, document_id, counted, access_type == "public")
     by_user: dict[str, dict[tuple[str, str], str]] = {}
     for user_id, rtype, rid, role in rows:
         by_user.setdefault(user_id, {})[(rtype, rid)] = role

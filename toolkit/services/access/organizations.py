@@ -12,44 +12,21 @@ from toolkit.model.access import (
     UpdateDocumentAccess,
     UpdateFolderAccess,
 )
-from toolkit.services.access.common import (
-    V,
-    ensure_organizations,
-    existing,
-    item,
-    not_found,
-    now_ms,
-    ok,
-    require_scope,
-    users_by_id,
-)
+from toolkit.services.access.common import item, not_found, now_ms, ok, require_scope
 from toolkit.services.context import Services
 from toolkit.services.workspaces import Workspace
-
-
-def _ids(read, sql: str, params: list) -> set[str]:
-    return {r[0] for r in read(sql, params).fetchall()}
-
-
-def _present(read, table: str, column: str, workspace_id: str, organization_id: str, ids: list[str]) -> set[str]:
-    """Which of ``ids`` already exist in the organization's ``table`` (keyed by ``column``)."""
-    return _ids(
-        read,
-        f"SELECT {column} FROM {table} WHERE workspace_id = ? AND organization_id = ? AND {column} IN (SELECT {V})",
-        [workspace_id, organization_id, ids],
-    )
-
-
-def _insert(
-    tx, table: str, columns: tuple[str, ...], workspace_id: str, organization_id: str, rows: list[tuple], now: int
-) -> None:
-    """Insert ``rows`` (values of ``columns``) into the organization's ``table``: one statement."""
-    if rows:
-        tx.execute(
-            f"INSERT INTO {table} (workspace_id, organization_id, {', '.join(columns)}, created_at, "
-            f"updated_at) SELECT ?, ?, {', '.join([V] * len(columns))}, ?, ?",
-            [workspace_id, organization_id, *[list(c) for c in zip(*rows)], now, now],
-        )
+from toolkit.store.access import (
+    add_group_members,
+    ensure_organizations,
+    existing,
+    group_members,
+    insert_rows,
+    present,
+    set_documents,
+    set_folder_access,
+    upsert_user_groups,
+)
+from toolkit.store.access_members import users_by_id
 
 
 def _add_new(
@@ -75,7 +52,7 @@ def _add_new(
             accepted.append(row)
         results[row[0]] = item(True, added) if reason is None else item(False, reason)
     ensure_organizations(tx, workspace_id, [organization_id], now)
-    _insert(tx, table, columns, workspace_id, organization_id, accepted, now)
+    insert_rows(tx, table, columns, workspace_id, organization_id, accepted, now)
     return results
 
 
@@ -94,9 +71,7 @@ def add_folders(services: Services, workspace: Workspace, request: AddFolders) -
         if not has_org and request.create_organization is False:
             raise not_found("organization", org)
         rows = [(f.folder_id, f.folder_name, f.parent_folder_id) for f in request.folders]
-        known = _present(
-            tx.execute, "folders", "folder_id", ws, org, [r[0] for r in rows] + [r[2] for r in rows if r[2] is not None]
-        )
+        known = present(tx.execute, "folders", ws, org, [r[0] for r in rows] + [r[2] for r in rows if r[2] is not None])
         return _add_new(
             tx,
             "folders",
@@ -126,7 +101,7 @@ def add_documents(services: Services, workspace: Workspace, request: AddDocument
         if request.folder_id is not None and not has_folder:
             raise not_found("folder", request.folder_id, org)
         rows = [(d.document_id, d.document_name, request.folder_id) for d in request.documents]
-        known = _present(tx.execute, "documents", "document_id", ws, org, [r[0] for r in rows])
+        known = present(tx.execute, "documents", ws, org, [r[0] for r in rows])
         return _add_new(
             tx,
             "documents",
@@ -170,14 +145,7 @@ def update_folder_access(services: Services, workspace: Workspace, request: Upda
     def job(tx):
         now = now_ms(services)
         require_scope(tx.execute, ws, org)
-        folders = {
-            r[0]
-            for r in tx.execute(
-                f"SELECT folder_id FROM folders WHERE workspace_id = ? AND organization_id = ? "
-                f"AND folder_id IN (SELECT {V})",
-                [ws, org, request.folder_ids],
-            ).fetchall()
-        }
+        folders = present(tx.execute, "folders", ws, org, request.folder_ids)
         results, changed = {}, []
         for fid in request.folder_ids:
             if fid not in folders:
@@ -186,11 +154,7 @@ def update_folder_access(services: Services, workspace: Workspace, request: Upda
                 changed.append(fid)
                 results[fid] = item(True, "Folder access updated.", accessType=access_type, **extra)
         if changed:
-            tx.execute(
-                f"UPDATE folders SET access_type = ?, inherit_from_parent = ?, updated_at = ? "
-                f"WHERE workspace_id = ? AND organization_id = ? AND folder_id IN (SELECT {V})",
-                [access_type, inherit, now, ws, org, changed],
-            )
+            set_folder_access(tx, ws, org, changed, access_type, inherit, now)
         return results
 
     return ok("Folder access processed.", services.store.write(job))
@@ -244,12 +208,7 @@ def _set_documents(
 
     def job(tx):
         require_scope(tx.execute, ws, organization_id)
-        changed = _ids(
-            tx.execute,
-            f"UPDATE documents SET {column} = ?, updated_at = ? WHERE workspace_id = ? "
-            f"AND organization_id = ? AND document_id IN (SELECT {V}) RETURNING document_id",
-            [value, now_ms(services), ws, organization_id, document_ids],
-        )
+        changed = set_documents(tx, ws, organization_id, document_ids, column, value, now_ms(services))
         return {
             d: item(True, done, **{field: value})
             if d in changed
@@ -271,13 +230,8 @@ def add_user_groups(services: Services, workspace: Workspace, request: AddUserGr
     def job(tx):
         now = now_ms(services)
         require_scope(tx.execute, ws, org)
-        known = _present(tx.execute, "user_groups", "group_id", ws, org, [g.group_id for g in groups])
-        tx.execute(
-            f"INSERT INTO user_groups (workspace_id, organization_id, group_id, group_name, created_at, "
-            f"updated_at) SELECT ?, ?, {V}, {V}, ?, ? "
-            f"ON CONFLICT DO UPDATE SET group_name = excluded.group_name, updated_at = excluded.updated_at",
-            [ws, org, [g.group_id for g in groups], [g.group_name for g in groups], now, now],
-        )
+        known = present(tx.execute, "user_groups", ws, org, [g.group_id for g in groups])
+        upsert_user_groups(tx, ws, org, [(g.group_id, g.group_name) for g in groups], now)
         return {
             g.group_id: item(True, "User group updated." if g.group_id in known else "User group added.")
             for g in groups
@@ -294,25 +248,11 @@ def add_user_group_users(services: Services, workspace: Workspace, request: AddU
     def job(tx):
         now = now_ms(services)
         require_scope(tx.execute, ws, org)
-        if not tx.execute(
-            "SELECT count(*) FROM user_groups WHERE workspace_id = ? AND organization_id = ? AND group_id = ?",
-            [ws, org, group],
-        ).fetchone()[0]:
+        if not present(tx.execute, "user_groups", ws, org, [group]):
             raise not_found("user group", group, org)
         known = users_by_id(tx.execute, ws, request.user_ids)
-        members = _ids(
-            tx.execute,
-            f"SELECT user_id FROM user_group_members WHERE workspace_id = ? "
-            f"AND organization_id = ? AND group_id = ? AND user_id IN (SELECT {V})",
-            [ws, org, group, request.user_ids],
-        )
-        new = [u for u in request.user_ids if u in known and u not in members]
-        if new:
-            tx.execute(
-                f"INSERT INTO user_group_members (workspace_id, organization_id, group_id, user_id, created_at) "
-                f"SELECT ?, ?, ?, {V}, ?",
-                [ws, org, group, new, now],
-            )
+        members = group_members(tx.execute, ws, org, group, request.user_ids)
+        add_group_members(tx, ws, org, group, [u for u in request.user_ids if u in known and u not in members], now)
         return {
             u: item(False, f"user {u} not found")
             if u not in known

@@ -7,20 +7,11 @@ the stored memberships that effective access (:mod:`.effective`) reads.
 from __future__ import annotations
 
 from toolkit.model.access import AddPermissions, GenerateToken, RemovePermissions
-from toolkit.services.access.common import (
-    derive_initial,
-    ensure_organizations,
-    grant,
-    item,
-    new_internal_id,
-    now_ms,
-    now_s,
-    ok,
-    upsert_users,
-    users_by_id,
-)
+from toolkit.services.access.common import derive_initial, item, new_internal_id, now_ms, now_s, ok
 from toolkit.services.context import Services
 from toolkit.services.workspaces import Workspace
+from toolkit.store.access import ensure_organizations, existing_pairs
+from toolkit.store.access_members import grant, revoke, upsert_users, users_by_id
 from toolkit.tokens import sign_user_token
 
 
@@ -48,7 +39,7 @@ def add_permissions(services: Services, workspace: Workspace, request: AddPermis
         now = now_ms(services)
         docs = {(r.organization_id, r.id) for r in resources if r.type == "document"}
         folders = {(r.organization_id, r.id) for r in resources if r.type == "folder"}
-        found = _existing_pairs(tx.execute, ws, docs, folders)
+        found = existing_pairs(tx.execute, ws, docs, folders)
         known = users_by_id(tx.execute, ws, [user_id])
         results, grants = {}, []
         for r in resources:
@@ -81,17 +72,12 @@ def remove_permissions(services: Services, workspace: Workspace, request: Remove
     resources = request.permissions.resources
 
     def job(tx):
-        types = [r.type for r in resources]
-        ids = [r.id for r in resources]
-        orgs = [r.id if r.type == "organization" else r.organization_id for r in resources]
-        removed = tx.execute(
-            "DELETE FROM memberships m USING (SELECT unnest(?::VARCHAR[]) AS t, unnest(?::VARCHAR[]) AS rid, "
-            "unnest(?::VARCHAR[]) AS org) r "
-            "WHERE m.workspace_id = ? AND m.user_id = ? AND m.resource_type = r.t AND m.resource_id = r.rid "
-            "AND (r.org IS NULL OR m.organization_id = r.org) RETURNING m.resource_type, m.resource_id",
-            [types, ids, orgs, ws, user_id],
-        ).fetchall()
-        gone = set(removed)
+        gone = revoke(
+            tx,
+            ws,
+            user_id,
+            [(r.type, r.id, r.id if r.type == "organization" else r.organization_id) for r in resources],
+        )
         return {
             r.id: item(True, f"Permission removed from {r.type} {r.id}.")
             if (r.type, r.id) in gone
@@ -100,20 +86,3 @@ def remove_permissions(services: Services, workspace: Workspace, request: Remove
         }
 
     return ok("Permissions processed.", services.store.write(job))
-
-
-def _existing_pairs(read, ws: str, docs: set, folders: set) -> set[tuple[str, str, str]]:
-    """{(type, organization_id, id)} of the given documents and folders that exist."""
-    if not docs and not folders:
-        return set()
-    d, f = sorted(docs), sorted(folders)
-    rows = read(
-        "SELECT 'document', d.organization_id, d.document_id FROM documents d "
-        "JOIN (SELECT unnest(?::VARCHAR[]) AS o, unnest(?::VARCHAR[]) AS i) k "
-        "ON d.organization_id = k.o AND d.document_id = k.i WHERE d.workspace_id = ? "
-        "UNION ALL SELECT 'folder', f.organization_id, f.folder_id FROM folders f "
-        "JOIN (SELECT unnest(?::VARCHAR[]) AS o, unnest(?::VARCHAR[]) AS i) k "
-        "ON f.organization_id = k.o AND f.folder_id = k.i WHERE f.workspace_id = ?",
-        [[o for o, _ in d], [i for _, i in d], ws, [o for o, _ in f], [i for _, i in f], ws],
-    ).fetchall()
-    return {tuple(r) for r in rows}

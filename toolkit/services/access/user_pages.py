@@ -1,17 +1,8 @@
 """Get users (api-v2 §4.4; semantics §8): one page at a time, every filter combined with AND.
 
-Every membership has a place in its list — the organization's contact list, or the members of
-one folder or document: ``list_pos``, handed out 1, 2, 3 … as members are added and never
-reused (migration 006). A list is paged by position, so paging returns everyone exactly once,
-and a member added while a client pages comes after every page already served.
-
-Speed (``benchmarks/collab_queries.py``): a list's positions are usually dense, so the page
-after position ``p`` is the members at positions ``p+1 … p+n+1`` — a plain range scan of one
-table, with no sort and no join (each membership carries a copy of its member's name, email
-and initial). One more row than the page proves there is a next page. Only when that window
-holds fewer live members (some left or expired, or the list ends in it) does the general query
-run: the first ``n+1`` positions after ``p``, then their rows.
-
+A list (the organization's contact list, or the members of one folder or document) is paged by
+each member's position in it, so paging returns everyone exactly once, and a member added
+while a client pages comes after every page already served (:mod:`toolkit.store.access_pages`).
 With ``allDocuments`` there is no single list: the document-level members of every document,
 each user once in creation order, or per document (by document id, then position) with
 ``groupByDocumentId``.
@@ -27,19 +18,12 @@ from toolkit.limits import MAX_CURSOR_KEY
 from toolkit.model.access import GetUsers
 from toolkit.services.access.common import now_s, ok, require_scope, scope_of
 from toolkit.services.context import Services
-from toolkit.services.statements import parsed
 from toolkit.services.workspaces import Workspace
+from toolkit.store.access_pages import Page, grouped_page, list_page, users_once_page
 
 # Page tokens name the kind of query they continue: "p" a list ([position]), "d" all documents
 # grouped ([document id, position]), "u" all documents once per user ([user seq]).
 _KEY_TYPES = {"p": (int,), "d": (str, int), "u": (int,)}
-
-_ROW = "m.list_pos, m.user_id, m.name, m.email, m.initial, m.access_role"
-_LIVE = "(m.expires_at IS NULL OR m.expires_at > $now)"
-_LIST = "m.workspace_id = $ws AND m.organization_id = $org AND m.resource_type = $rtype AND m.resource_id = $rid"
-
-# The fast path: the window of positions right after the token's.
-_WINDOW = f"SELECT {_ROW} FROM memberships m WHERE {_LIST} AND m.list_pos BETWEEN $first AND $last AND {_LIVE}"
 
 
 def get_users(services: Services, workspace: Workspace, request: GetUsers) -> dict:
@@ -55,18 +39,31 @@ def get_users(services: Services, workspace: Workspace, request: GetUsers) -> di
             ErrorCode.FAILED_PRECONDITION,
             "get users requires the advancedQueries workspace setting; it is disabled for this workspace",
         )
-    params: dict = {
-        "ws": workspace.workspace_id,
-        "org": request.organization_id,
-        "now": now_s(services),
-        "limit": request.page_size + 1,
-    }
+    page = Page(
+        workspace.workspace_id,
+        request.organization_id,
+        now_s(services),
+        request.page_size + 1,
+        request.user_ids,
+        request.organization_user_group_ids,
+    )
+    read = services.store.read
     if request.all_documents and request.group_by_document_id:
-        rows, data = _grouped(services, request, params)
+        after = _decode_token(request.page_token, "d")
+        rows = grouped_page(read, page, None if after is None else (after[0], after[1]))
+        data: list | dict = _by_document(rows[: request.page_size])
     elif request.all_documents:
-        rows, data = _each_user_once(services, request, params)
+        after = _decode_token(request.page_token, "u")
+        rows = users_once_page(read, page, None if after is None else after[0])
+        data = [{"userId": r[1], "name": r[2], "email": r[3], "initial": r[4]} for r in rows[: request.page_size]]
     else:
-        rows, data = _list_page(services, request, params)
+        after = _decode_token(request.page_token, "p")
+        rtype, rid = scope_of(request.organization_id, request.document_id, request.folder_id)
+        rows = list_page(read, page, rtype, rid, after[0] if after else 0)
+        data = [
+            {"userId": r[1], "name": r[2], "email": r[3], "initial": r[4], "accessRole": r[5]}
+            for r in rows[: request.page_size]
+        ]
     if not rows:
         require_scope(
             services.store.read, workspace.workspace_id, request.organization_id, request.document_id, request.folder_id
@@ -74,94 +71,13 @@ def get_users(services: Services, workspace: Workspace, request: GetUsers) -> di
     return ok("Users retrieved successfully.", data, nextPageToken=_next_token(request, rows))
 
 
-def _filters(request: GetUsers, params: dict, alias: str = "m") -> str:
-    """The ``userIds`` and ``organizationUserGroupIds`` conditions, or ''."""
-    out = ""
-    if request.user_ids is not None:
-        out += f" AND {alias}.user_id IN (SELECT unnest($uids::VARCHAR[]))"
-        params["uids"] = request.user_ids
-    if request.organization_user_group_ids is not None:
-        out += (
-            f" AND {alias}.user_id IN (SELECT user_id FROM user_group_members WHERE workspace_id = $ws "
-            "AND organization_id = $org AND group_id IN (SELECT unnest($gids::VARCHAR[])))"
-        )
-        params["gids"] = request.organization_user_group_ids
-    return out
-
-
-def _documents_where(request: GetUsers, params: dict) -> str:
-    """The live document-level memberships of the organization that the filters admit."""
-    return f"m.workspace_id = $ws AND m.organization_id = $org AND m.resource_type = 'document' AND {_LIVE}" + _filters(
-        request, params
-    )
-
-
-def _list_page(services: Services, request: GetUsers, params: dict) -> tuple[list, list]:
-    read = services.store.read
-    rtype, rid = scope_of(request.organization_id, request.document_id, request.folder_id)
-    after = _decode_token(request.page_token, "p")
-    params.update(rtype=rtype, rid=rid, after=after[0] if after else 0)
-    filters = _filters(request, params)
-    rows = None
-    if not filters:
-        params.update(first=params["after"] + 1, last=params["after"] + request.page_size + 1)
-        window = read(parsed(_WINDOW), {k: params[k] for k in ("ws", "org", "rtype", "rid", "first", "last", "now")})
-        if len(window) == params["limit"]:
-            rows = window
-    if rows is None:
-        # The first `limit` live positions after the token's (integers only), then their rows.
-        rows = read(
-            parsed(
-                f"SELECT {_ROW} FROM memberships m WHERE {_LIST}{filters} AND m.list_pos IN ("
-                f"SELECT m.list_pos FROM memberships m WHERE {_LIST} AND m.list_pos > $after AND {_LIVE}{filters} "
-                "ORDER BY m.list_pos LIMIT $limit)"
-            ),
-            {k: v for k, v in params.items() if k not in ("first", "last")},
-        )
-    rows.sort()
-    return rows, [
-        {"userId": r[1], "name": r[2], "email": r[3], "initial": r[4], "accessRole": r[5]}
-        for r in rows[: request.page_size]
-    ]
-
-
-def _grouped(services: Services, request: GetUsers, params: dict) -> tuple[list, dict]:
-    after = _decode_token(request.page_token, "d")
-    where = _documents_where(request, params)
-    if after is not None:
-        where += " AND (m.resource_id > $after_doc OR (m.resource_id = $after_doc AND m.list_pos > $after_pos))"
-        params.update(after_doc=after[0], after_pos=after[1])
-    rows = services.store.read(
-        f"SELECT m.resource_id, {_ROW} FROM memberships m JOIN (SELECT m.resource_id AS doc, m.list_pos AS pos "
-        f"FROM memberships m WHERE {where} ORDER BY m.resource_id, m.list_pos LIMIT $limit) k "
-        "ON m.resource_id = k.doc AND m.list_pos = k.pos "
-        "WHERE m.workspace_id = $ws AND m.organization_id = $org AND m.resource_type = 'document'",
-        params,
-    )
-    rows.sort()
-    data: dict = {}
-    for r in rows[: request.page_size]:
-        data.setdefault(r[0], []).append(
+def _by_document(rows: list[tuple]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for r in rows:
+        out.setdefault(r[0], []).append(
             {"userId": r[2], "name": r[3], "email": r[4], "initial": r[5], "accessRole": r[6]}
         )
-    return rows, data
-
-
-def _each_user_once(services: Services, request: GetUsers, params: dict) -> tuple[list, list]:
-    after = _decode_token(request.page_token, "u")
-    where = _documents_where(request, params)
-    if after is not None:
-        where += " AND m.user_seq > $after_seq"
-        params["after_seq"] = after[0]
-    # A top-N over integers (a user with many documents counts once), then the users' rows.
-    rows = services.store.read(
-        f"SELECT k.user_seq, u.user_id, u.name, u.email, u.initial FROM (SELECT m.user_seq FROM memberships m "
-        f"WHERE {where} GROUP BY m.user_seq ORDER BY m.user_seq LIMIT $limit) k "
-        "JOIN users u ON u.workspace_id = $ws AND u.seq = k.user_seq",
-        params,
-    )
-    rows.sort()
-    return rows, [{"userId": r[1], "name": r[2], "email": r[3], "initial": r[4]} for r in rows[: request.page_size]]
+    return out
 
 
 def _next_token(request: GetUsers, rows: list) -> str | None:

@@ -10,11 +10,7 @@ from __future__ import annotations
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model.access import AddUsers, DeleteUsers, UpdateUsers
 from toolkit.services.access.common import (
-    V,
     derive_initial,
-    ensure_organizations,
-    existing,
-    grant,
     item,
     new_internal_id,
     not_found,
@@ -22,11 +18,11 @@ from toolkit.services.access.common import (
     ok,
     require_scope,
     scope_of,
-    upsert_users,
-    users_by_id,
 )
 from toolkit.services.context import Services
 from toolkit.services.workspaces import Workspace
+from toolkit.store.access import ensure_organizations, existing, insert_rows, leave_groups
+from toolkit.store.access_members import grant, members_at, remove_members, set_roles, upsert_users, users_by_id
 
 
 def add_users(services: Services, workspace: Workspace, request: AddUsers) -> dict:
@@ -68,17 +64,9 @@ def add_users(services: Services, workspace: Workspace, request: AddUsers) -> di
         # Everything is checked: from here on, write.
         ensure_organizations(tx, ws, [org], now)
         if request.document_id is not None and not has_doc:
-            tx.execute(
-                "INSERT INTO documents (workspace_id, organization_id, document_id, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [ws, org, request.document_id, now, now],
-            )
+            insert_rows(tx, "documents", ("document_id",), ws, org, [(request.document_id,)], now)
         if request.folder_id is not None and not has_folder:
-            tx.execute(
-                "INSERT INTO folders (workspace_id, organization_id, folder_id, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [ws, org, request.folder_id, now, now],
-            )
+            insert_rows(tx, "folders", ("folder_id",), ws, org, [(request.folder_id,)], now)
         ids = upsert_users(tx, ws, rows, now, known)
         grant(
             tx, ws, [(u.user_id, rtype, rid, org, u.access_role, None, ids[u.user_id][1]) for u in request.users], now
@@ -99,14 +87,7 @@ def update_users(services: Services, workspace: Workspace, request: UpdateUsers)
         require_scope(tx.execute, ws, org, request.document_id, request.folder_id)
         user_ids = [u.user_id for u in request.users]
         known = users_by_id(tx.execute, ws, user_ids)
-        members = {
-            r[0]
-            for r in tx.execute(
-                f"SELECT user_id FROM memberships WHERE workspace_id = ? AND organization_id = ? AND resource_type = ? "
-                f"AND resource_id = ? AND (expires_at IS NULL OR expires_at > ?) AND user_id IN (SELECT {V})",
-                [ws, org, rtype, rid, now // 1000, user_ids],
-            ).fetchall()
-        }
+        members = members_at(tx.execute, ws, org, rtype, rid, user_ids, now // 1000)
         results, rows, roles = {}, [], []
         for u in request.users:
             if u.user_id not in known:
@@ -127,14 +108,7 @@ def update_users(services: Services, workspace: Workspace, request: UpdateUsers)
                 roles.append((u.user_id, u.access_role))
             results[u.user_id] = item(True, "User updated.", id=internal)
         upsert_users(tx, ws, rows, now, known)
-        if roles:
-            tx.execute(
-                f"UPDATE memberships SET access_role = r.role, updated_at = ? "
-                f"FROM (SELECT {V} AS uid, {V} AS role) r "
-                f"WHERE memberships.workspace_id = ? AND memberships.organization_id = ? "
-                f"AND memberships.resource_type = ? AND memberships.resource_id = ? AND memberships.user_id = r.uid",
-                [now, [u for u, _ in roles], [r for _, r in roles], ws, org, rtype, rid],
-            )
+        set_roles(tx, ws, org, rtype, rid, roles, now)
         return results
 
     return ok("Users processed.", services.store.write(job))
@@ -150,21 +124,9 @@ def delete_users(services: Services, workspace: Workspace, request: DeleteUsers)
 
     def job(tx):
         require_scope(tx.execute, ws, org, request.document_id, request.folder_id)
-        scope = "" if whole_org else " AND resource_type = ? AND resource_id = ?"
-        removed = {
-            r[0]
-            for r in tx.execute(
-                f"DELETE FROM memberships WHERE workspace_id = ? AND organization_id = ?{scope} "
-                f"AND user_id IN (SELECT {V}) RETURNING user_id",
-                [ws, org, *([] if whole_org else [rtype, rid]), request.user_ids],
-            ).fetchall()
-        }
+        removed = remove_members(tx, ws, org, None if whole_org else (rtype, rid), request.user_ids)
         if whole_org:
-            tx.execute(
-                f"DELETE FROM user_group_members WHERE workspace_id = ? AND organization_id = ? "
-                f"AND user_id IN (SELECT {V})",
-                [ws, org, request.user_ids],
-            )
+            leave_groups(tx, ws, org, request.user_ids)
         return {
             u: item(True, f"User removed from {rtype} {rid}.")
             if u in removed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from toolkit.errors import ApiError, ErrorCode
+from toolkit.store import annotations as stored
 
 
 def org_key(organization_id: str | None) -> str:
@@ -16,18 +17,8 @@ def describe(organization_id: str, document_id: str) -> str:
     return f"document {document_id} (without organization)"
 
 
-def document_exists(read, workspace_id: str, organization_id: str, document_id: str) -> bool:
-    return (
-        read(
-            "SELECT count(*) FROM documents WHERE workspace_id = ? AND organization_id = ? AND document_id = ?",
-            [workspace_id, organization_id, document_id],
-        ).fetchone()[0]
-        > 0
-    )
-
-
 def require_document(read, workspace_id: str, organization_id: str, document_id: str) -> None:
-    if not document_exists(read, workspace_id, organization_id, document_id):
+    if not stored.document_exists(read, workspace_id, organization_id, document_id):
         hint = "" if organization_id else " (give organizationId for a document of an organization)"
         raise ApiError(ErrorCode.NOT_FOUND, f"{describe(organization_id, document_id)} not found{hint}")
 

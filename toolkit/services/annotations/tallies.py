@@ -1,7 +1,7 @@
-"""The count summary tables (migration 003): deltas computed in Python, applied with one
-upsert per table.
+"""The count summary tables (migration 003): the deltas of a write, computed in Python and
+applied by :func:`toolkit.store.annotation_counts.apply` with one upsert per table.
 
-Every write that adds or removes annotations, or marks them seen, calls :func:`apply` in the
+Every write that adds or removes annotations, or marks them seen, applies its deltas in the
 same job, so the tallies always agree with ``annotations`` and ``annotation_seen``:
 
 - ``annotation_tallies``: +1 per public / organizationPrivate annotation at (document,
@@ -15,7 +15,7 @@ same job, so the tallies always agree with ``annotations`` and ``annotation_seen
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import NamedTuple
 
 
@@ -44,53 +44,3 @@ def seen_deltas(pairs: Iterable[tuple[Counted, str]], sign: int, user: Counter) 
     for a, user_id in pairs:
         if a.visibility_type != "restricted" or user_id in (a.visibility_users or ()):
             user[(user_id, a.document_id, "seen", a.status_id, a.visibility_type, a.visibility_org or "")] += sign
-
-
-def apply(tx, workspace_id: str, organization_id: str, doc: Mapping[tuple, int], user: Mapping[tuple, int]) -> None:
-    """Upsert the non-zero deltas: one statement per table that changes."""
-    doc = {k: v for k, v in doc.items() if v}
-    user = {k: v for k, v in user.items() if v}
-    if doc:
-        columns = list(zip(*doc))
-        tx.execute(
-            "INSERT INTO annotation_tallies SELECT ?, ?, unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
-            "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::BIGINT[]) "
-            "ON CONFLICT DO UPDATE SET n = n + excluded.n",
-            [workspace_id, organization_id, *map(list, columns), list(doc.values())],
-        )
-    if user:
-        columns = list(zip(*user))
-        tx.execute(
-            "INSERT INTO annotation_user_tallies SELECT ?, ?, unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
-            "unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), unnest(?::VARCHAR[]), "
-            "unnest(?::BIGINT[]) ON CONFLICT DO UPDATE SET n = n + excluded.n",
-            [workspace_id, organization_id, *map(list, columns), list(user.values())],
-        )
-
-
-REBUILD_SQL = [
-    "DELETE FROM annotation_tallies WHERE workspace_id = $ws",
-    "INSERT INTO annotation_tallies SELECT workspace_id, organization_id, document_id, status_id, visibility_type, "
-    "coalesce(visibility_org, ''), count(*) FROM annotations "
-    "WHERE workspace_id = $ws AND visibility_type <> 'restricted' GROUP BY ALL",
-    "DELETE FROM annotation_user_tallies WHERE workspace_id = $ws",
-    "INSERT INTO annotation_user_tallies "
-    "SELECT workspace_id, organization_id, user_id, document_id, 'audience', status_id, 'restricted', '', count(*) "
-    "FROM (SELECT DISTINCT workspace_id, organization_id, document_id, annotation_id, status_id, "
-    "      unnest(visibility_users) AS user_id FROM annotations "
-    "      WHERE workspace_id = $ws AND visibility_type = 'restricted') GROUP BY ALL "
-    "UNION ALL "
-    "SELECT a.workspace_id, a.organization_id, s.user_id, a.document_id, 'seen', a.status_id, a.visibility_type, "
-    "coalesce(a.visibility_org, ''), count(*) FROM annotation_seen s "
-    "JOIN annotations a USING (workspace_id, organization_id, document_id, annotation_id) "
-    "WHERE a.workspace_id = $ws "
-    "AND (a.visibility_type <> 'restricted' OR list_contains(a.visibility_users, s.user_id)) "
-    "GROUP BY ALL",
-]
-
-
-def rebuild(tx, workspace_id: str) -> None:
-    """Recompute a workspace's tallies from ``annotations`` and ``annotation_seen`` (after a
-    bulk load straight into those tables, or to repair)."""
-    for sql in REBUILD_SQL:
-        tx.execute(sql, {"ws": workspace_id})

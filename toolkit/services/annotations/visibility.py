@@ -8,8 +8,8 @@ semantics §8) and its visibility admits them: ``public`` — everyone with acce
 Effective access is defined by the access area (``toolkit.services.access.effective``). Its
 ``effective_role`` answers for one document with two or three statements, so counting 30
 documents with it would cost up to 90. :func:`access_facts` instead fetches, in ONE plain
-statement, the requested documents, the user's live memberships and the organization's
-folders, then applies the access area's own decision
+statement (:func:`toolkit.store.annotation_counts.facts`), the requested documents, the
+user's live memberships and the organization's folders, then applies the access area's own decision
 (``decide_role``, ``folder_access_type``) to each document in Python, walking folder chains
 exactly as its recursive query does. ``benchmarks/collab_queries.py`` checks that the
 result equals ``effective_role`` for every document of its workload; ``verifyUserPermissions``
@@ -18,57 +18,18 @@ result equals ``effective_role`` for every document of its workload; ``verifyUse
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-from toolkit.services.statements import parsed
-from toolkit.store.writer import Rows
+from toolkit.store import annotation_counts
+from toolkit.store.annotation_counts import Read
 
-Read = Callable[..., Rows]  # Store.read or Tx.execute
 MAX_FOLDER_DEPTH = 64  # as toolkit.services.access.effective: a parent cycle stops here
-
-# Rows (kind, key, a, b, c, flag, n) — the documents, the user's live memberships (every
-# organization), and the organization's folders (all of them: a plain scan of a small table
-# is cheaper than working out which chains the documents need). Statements that need more
-# facts (count) append rows of other kinds with UNION ALL.
-_DOCUMENTS = """
-SELECT 'document' AS kind, document_id AS key, folder_id AS a, access_type AS b, NULL::VARCHAR AS c,
-       disabled AS flag, NULL::BIGINT AS n
-FROM documents
-WHERE workspace_id = $ws AND organization_id = $org AND {which}
-"""
-_MEMBERSHIPS_AND_FOLDERS = """
-UNION ALL
-SELECT 'membership:' || resource_type, resource_id, organization_id, access_role, NULL, NULL, NULL FROM memberships
-WHERE workspace_id = $ws AND user_id = $user AND (expires_at IS NULL OR expires_at > $now)
-UNION ALL
-SELECT 'folder', folder_id, parent_folder_id, access_type, NULL, inherit_from_parent, NULL FROM folders
-WHERE workspace_id = $ws AND organization_id = $org
-"""
-# $docs: the documents, or NULL for every document of the organization
-FACTS_SQL = (
-    _DOCUMENTS.format(which="($docs IS NULL OR list_contains($docs::VARCHAR[], document_id))")
-    + _MEMBERSHIPS_AND_FOLDERS
-)
-# $docs: the documents (not NULL) — a semi-join on the list, cheaper than a list_contains per row
-GIVEN_FACTS_SQL = _DOCUMENTS.format(which="document_id IN (SELECT unnest($docs::VARCHAR[]))") + _MEMBERSHIPS_AND_FOLDERS
 
 
 class Access(NamedTuple):
     roles: dict[str, str]  # accessible document id -> "editor" | "viewer"
     member_orgs: set[str]  # organizations where the user holds any live membership
-
-
-def facts_params(
-    workspace_id: str, user_id: str, organization_id: str, document_ids: Iterable[str] | None, now_s: float
-) -> dict:
-    return {
-        "ws": workspace_id,
-        "org": organization_id,
-        "user": user_id,
-        "now": now_s,
-        "docs": None if document_ids is None else list(document_ids),
-    }
 
 
 def access_facts(
@@ -77,13 +38,13 @@ def access_facts(
     """The user's role on each accessible document of ``organization_id`` ('' for documents
     without organization) — the given ones, or all of them when ``document_ids`` is None —
     and the organizations they are a member of. One statement."""
-    sql = FACTS_SQL if document_ids is None else GIVEN_FACTS_SQL
-    rows = read(parsed(sql), facts_params(workspace_id, user_id, organization_id, document_ids, now_s)).fetchall()
-    return decide(rows, organization_id)
+    return decide(
+        annotation_counts.facts(read, workspace_id, user_id, organization_id, document_ids, now_s), organization_id
+    )
 
 
 def decide(rows: Iterable[tuple], organization_id: str) -> Access:
-    """:class:`Access` from the rows of :data:`FACTS_SQL` (rows of other kinds are skipped),
+    """:class:`Access` from the facts rows (:mod:`toolkit.store.annotation_counts`; rows of other kinds are skipped),
     by the access area's own decision rules."""
     from toolkit.services.access.effective import decide_role, folder_access_type
 
@@ -141,20 +102,3 @@ def effective_roles(
     from toolkit.services.access.effective import effective_roles as roles_of
 
     return roles_of(read, workspace_id, user_ids, document_id, organization_id, now_s)
-
-
-# Organizations in which the user holds any unexpired membership. Parameters: $ws, $user, $now.
-MEMBER_ORGS_SQL = (
-    "SELECT DISTINCT organization_id FROM memberships WHERE workspace_id = $ws AND user_id = $user "
-    "AND (expires_at IS NULL OR expires_at > $now)"
-)
-
-
-def visible_sql(alias: str = "a") -> str:
-    """SQL condition: annotation ``alias`` admits ``$user`` by its visibility (named parameters
-    $ws, $user, $now)."""
-    return (
-        f"({alias}.visibility_type = 'public' "
-        f"OR ({alias}.visibility_type = 'organizationPrivate' AND {alias}.visibility_org IN ({MEMBER_ORGS_SQL})) "
-        f"OR ({alias}.visibility_type = 'restricted' AND list_contains({alias}.visibility_users, $user)))"
-    )

@@ -16,44 +16,16 @@ from toolkit.jsonio import dumps
 from toolkit.model import annotations as m
 from toolkit.services import activities
 from toolkit.services.annotations import tallies
-from toolkit.services.annotations.common import (
-    bulk,
-    describe,
-    document_exists,
-    now_seconds,
-    org_key,
-    require_document,
-)
+from toolkit.services.annotations.common import bulk, describe, now_seconds, org_key, require_document
 from toolkit.services.annotations.tallies import Counted
 from toolkit.services.annotations.urls import normalise_page_url, page_urls
 from toolkit.services.annotations.visibility import effective_roles
 from toolkit.services.context import Services
 from toolkit.services.workspaces import Workspace
+from toolkit.store import annotation_counts
+from toolkit.store import annotations as stored
 
 DEFAULT_STATUS = {"id": "OPEN", "name": "Open", "type": "default"}
-TERMINAL = "terminal"
-COLUMNS = (
-    "workspace_id",
-    "organization_id",
-    "document_id",
-    "annotation_id",
-    "seq",
-    "status_id",
-    "status_type",
-    "visibility_type",
-    "visibility_org",
-    "visibility_users",
-    "authors",
-    "location_id",
-    "agent_ids",
-    "agent_urls",
-    "is_agent",
-    "has_suggestion",
-    "created_at",
-    "last_updated",
-    "body",
-)
-SEEN_COLUMNS = ("workspace_id", "organization_id", "document_id", "annotation_id", "user_id", "how", "seen_at")
 
 
 def new_annotation_id() -> str:
@@ -153,7 +125,7 @@ class _Item:
     def activity_records(self, document_id: str) -> list[dict]:
         """An activity per comment with ``triggerActivities: true`` (semantics §9)."""
         records = []
-        for comment, stored in zip(self.model.comment_data, self.body["commentData"]):
+        for comment, kept in zip(self.model.comment_data, self.body["commentData"]):
             if comment.trigger_activities:
                 record: dict[str, object] = {
                     "id": activities.new_activity_id(),
@@ -162,9 +134,9 @@ class _Item:
                     "featureType": "comment",
                     "actionType": "comment.add",
                 }
-                if "from" in stored:
-                    record["actionUser"] = stored["from"]
-                record["entityData"] = {"annotationId": self.annotation_id, **stored}
+                if "from" in kept:
+                    record["actionUser"] = kept["from"]
+                record["entityData"] = {"annotationId": self.annotation_id, **kept}
                 records.append(record)
         return records
 
@@ -173,18 +145,12 @@ def _ensure_document(services, tx, workspace_id: str, request: m.AddAnnotations,
     """Check (and with the create flags, create) the organization and the document.
     Raises NOT_FOUND before writing anything."""
     document_id = request.document_id
-    org_missing = (
-        bool(org)
-        and tx.execute(
-            "SELECT count(*) FROM organizations WHERE workspace_id = ? AND organization_id = ?", [workspace_id, org]
-        ).fetchone()[0]
-        == 0
-    )
+    org_missing = bool(org) and not stored.organization_exists(tx.execute, workspace_id, org)
     if org_missing and not request.create_organization:
         raise ApiError(
             ErrorCode.NOT_FOUND, f"organization {org} not found (send createOrganization: true to create it)"
         )
-    doc_missing = org_missing or not document_exists(tx.execute, workspace_id, org, document_id)
+    doc_missing = org_missing or not stored.document_exists(tx.execute, workspace_id, org, document_id)
     if doc_missing and not request.create_document:
         raise ApiError(
             ErrorCode.NOT_FOUND,
@@ -193,17 +159,9 @@ def _ensure_document(services, tx, workspace_id: str, request: m.AddAnnotations,
         )
     now = services.clock.now()
     if org_missing:
-        tx.execute(
-            "INSERT INTO organizations (workspace_id, organization_id, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            [workspace_id, org, now, now],
-        )
+        stored.create_organization(tx, workspace_id, org, now)
     if doc_missing:
-        tx.execute(
-            "INSERT INTO documents (workspace_id, organization_id, document_id, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            [workspace_id, org, document_id, now, now],
-        )
+        stored.create_document(tx, workspace_id, org, document_id, now)
 
 
 def add_annotations(services: Services, workspace: Workspace, data: dict) -> dict:
@@ -216,20 +174,13 @@ def add_annotations(services: Services, workspace: Workspace, data: dict) -> dic
         _ensure_document(services, tx, ws, request, org)
         now = services.clock.now()
         items = [_Item(a, raw, org, document_id, now) for a, raw in zip(request.comment_annotations, raws)]
-        existing = {
-            r[0]
-            for r in tx.execute(
-                "SELECT annotation_id FROM annotations WHERE workspace_id = ? AND organization_id = ? "
-                "AND document_id = ? AND annotation_id IN (SELECT unnest(?::VARCHAR[]))",
-                [ws, org, document_id, [i.annotation_id for i in items]],
-            ).fetchall()
-        }
+        existing = stored.existing(tx.execute, ws, org, document_id, [i.annotation_id for i in items])
         editors: dict[str, bool] = {}
         if request.verify_user_permissions:
             authors = [u for i in items for u in i.authors]
             roles = effective_roles(tx.execute, ws, authors, document_id, org, now_seconds(now))
             editors = {user_id: role == "editor" for user_id, role in roles.items()}
-        out, stored = {}, []
+        out, added = {}, []
         for item in items:
             denied = [u for u in item.authors if not editors.get(u, True)]
             if item.annotation_id in existing:
@@ -238,30 +189,27 @@ def add_annotations(services: Services, workspace: Workspace, data: dict) -> dic
                 message, ok = (f"user {denied[0]} does not have editor access to {describe(org, document_id)}", False)
             else:
                 message, ok = "annotation added", True
-                stored.append(item)
+                added.append(item)
             out[item.annotation_id] = {
                 "success": ok,
                 "annotationId": item.annotation_id,
                 "commentIds": item.comment_ids if ok else [],
                 "message": message,
             }
-        if stored:
-            seqs = sorted(
-                s for (s,) in tx.execute("SELECT nextval('annotation_seq') FROM range(?)", [len(stored)]).fetchall()
-            )
-            tx.append("annotations", COLUMNS, [i.row(ws, org, document_id, s) for i, s in zip(stored, seqs)])
-            # the authors have seen their own annotations; the count tallies follow
-            tx.append(
-                "annotation_seen",
-                SEEN_COLUMNS,
-                [(ws, org, document_id, i.annotation_id, u, "authored", now) for i in stored for u in i.authors],
+        if added:
+            seqs = stored.next_seqs(tx, len(added))
+            stored.append(
+                tx,
+                [i.row(ws, org, document_id, s) for i, s in zip(added, seqs)],
+                # the authors have seen their own annotations; the count tallies follow
+                [(ws, org, document_id, i.annotation_id, u, "authored", now) for i in added for u in i.authors],
             )
             doc_tally, user_tally = Counter(), Counter()
-            counted = [(i.counted(org, document_id), i) for i in stored]
+            counted = [(i.counted(org, document_id), i) for i in added]
             tallies.annotation_deltas((c for c, _ in counted), 1, doc_tally, user_tally)
             tallies.seen_deltas(((c, u) for c, i in counted for u in i.authors), 1, user_tally)
-            tallies.apply(tx, ws, org, doc_tally, user_tally)
-            records = [r for i in stored for r in i.activity_records(document_id)]
+            annotation_counts.apply(tx, ws, org, doc_tally, user_tally)
+            records = [r for i in added for r in i.activity_records(document_id)]
             activities.append_rows(tx, activities.activity_rows(tx, ws, org, records, now))
         return out
 
@@ -271,28 +219,6 @@ def add_annotations(services: Services, workspace: Workspace, data: dict) -> dic
 
 
 # ---------------------------------------------------------------- delete
-
-
-def _delete_filters(request: m.DeleteAnnotations, pages: list[str] | None) -> tuple[list[str], list]:
-    where, params = [], []
-    if request.annotation_ids is not None:
-        where.append("annotation_id IN (SELECT unnest(?::VARCHAR[]))")
-        params.append(request.annotation_ids)
-    if request.location_ids is not None:
-        where.append("location_id IN (SELECT unnest(?::VARCHAR[]))")
-        params.append(request.location_ids)
-    if request.user_ids is not None:
-        where.append("list_has_any(authors, ?::VARCHAR[])")
-        params.append(request.user_ids)
-    if request.agent_id is not None:
-        where.append("list_contains(agent_ids, ?)")
-        params.append(request.agent_id)
-    if request.agent_suggestions:
-        where.append(f"is_agent AND has_suggestion AND coalesce(status_type, '') <> '{TERMINAL}'")
-    if pages is not None:
-        where.append("is_agent AND list_has_any(agent_urls, ?::VARCHAR[])")
-        params.append(pages)
-    return where, params
 
 
 def delete_annotations(services: Services, workspace: Workspace, request: m.DeleteAnnotations) -> dict:
@@ -314,41 +240,31 @@ def delete_annotations(services: Services, workspace: Workspace, request: m.Dele
             "advancedQueries workspace setting; nothing was deleted",
         )
     ws, org, document_id = workspace.workspace_id, org_key(request.organization_id), request.document_id
-    filters, filter_params = _delete_filters(request, pages)
-    scope = "workspace_id = ? AND organization_id = ? AND document_id = ?"
-    where = " AND ".join([scope] + filters)
+    match = stored.Match(
+        request.annotation_ids,
+        request.location_ids,
+        request.user_ids,
+        request.agent_id,
+        bool(request.agent_suggestions),
+        pages,
+    )
 
     def job(tx):
         tx.flush()
         require_document(tx.execute, ws, org, document_id)
-        rows = tx.execute(
-            f"DELETE FROM annotations WHERE {where} RETURNING annotation_id, status_id, "
-            "visibility_type, visibility_org, visibility_users",
-            [ws, org, document_id] + filter_params,
-        ).fetchall()
+        rows = stored.delete(tx, ws, org, document_id, match)
         deleted = [r[0] for r in rows]
         missing = [a for a in request.annotation_ids or () if a not in set(deleted)]
         present = set()
-        if missing and len(filters) > 1:  # tell "absent" from "not matched by the other filters"
-            present = {
-                r[0]
-                for r in tx.execute(
-                    f"SELECT annotation_id FROM annotations WHERE {scope} AND annotation_id IN "
-                    "(SELECT unnest(?::VARCHAR[]))",
-                    [ws, org, document_id, missing],
-                ).fetchall()
-            }
+        if missing and len(match.sql()[0]) > 1:  # tell "absent" from "not matched by the other filters"
+            present = stored.existing(tx.execute, ws, org, document_id, missing)
         if deleted:
             counted = {r[0]: Counted(document_id, *r[1:]) for r in rows}
-            seen = tx.execute(
-                f"DELETE FROM annotation_seen WHERE {scope} AND annotation_id IN "
-                "(SELECT unnest(?::VARCHAR[])) RETURNING annotation_id, user_id",
-                [ws, org, document_id, deleted],
-            ).fetchall()
+            seen = stored.delete_seen(tx, ws, org, document_id, deleted)
             doc_tally, user_tally = Counter(), Counter()
             tallies.annotation_deltas(counted.values(), -1, doc_tally, user_tally)
             tallies.seen_deltas(((counted[a], u) for a, u in seen), -1, user_tally)
-            tallies.apply(tx, ws, org, doc_tally, user_tally)
+            annotation_counts.apply(tx, ws, org, doc_tally, user_tally)
         return deleted, missing, present
 
     deleted, missing, present = services.store.write(job)
@@ -370,24 +286,14 @@ def mark_read(services: Services, workspace: Workspace, request: m.MarkRead) -> 
     def job(tx):
         tx.flush()
         require_document(tx.execute, ws, org, document_id)
-        counted = {
-            r[0]: Counted(document_id, *r[1:])
-            for r in tx.execute(
-                "SELECT annotation_id, status_id, visibility_type, visibility_org, visibility_users FROM annotations "
-                "WHERE workspace_id = ? AND organization_id = ? AND document_id = ? "
-                "AND annotation_id IN (SELECT unnest(?::VARCHAR[]))",
-                [ws, org, document_id, wanted],
-            ).fetchall()
-        }
+        # held on a shared store until the commit: a delete of them then also removes these receipts
+        rows = stored.counted(tx.execute, ws, org, document_id, wanted, lock=services.store.shared)
+        counted = {r[0]: Counted(document_id, *r[1:]) for r in rows}
         if counted:
-            new = tx.execute(
-                "INSERT INTO annotation_seen SELECT ?, ?, ?, unnest(?::VARCHAR[]), ?, 'read', ? "
-                "ON CONFLICT DO NOTHING RETURNING annotation_id",
-                [ws, org, document_id, list(counted), request.user_id, services.clock.now()],
-            ).fetchall()
+            new = stored.mark_seen(tx, ws, org, document_id, list(counted), request.user_id, services.clock.now())
             user_tally = Counter()
-            tallies.seen_deltas(((counted[a], request.user_id) for (a,) in new), 1, user_tally)
-            tallies.apply(tx, ws, org, Counter(), user_tally)
+            tallies.seen_deltas(((counted[a], request.user_id) for a in new), 1, user_tally)
+            annotation_counts.apply(tx, ws, org, Counter(), user_tally)
         return set(counted)
 
     found = services.store.write(job)

@@ -21,9 +21,11 @@ from toolkit.model import Definition, DefinitionUpdate
 from toolkit.model.workflow import DefinitionRef, ListDefinitions
 from toolkit.services.agents import registered_agent_ids
 from toolkit.services.context import Services
-from toolkit.services.paging import Filters, keyset_page
+from toolkit.services.paging import decode_cursor, page_of
 from toolkit.services.quotas import check_definition_quota
 from toolkit.services.workspaces import Workspace
+from toolkit.store import definitions as stored
+from toolkit.store import executions
 
 
 def namespaced(workspace_id: str, kind: str, value: str | None) -> str | None:
@@ -56,14 +58,10 @@ def plan_for(services: Services, workspace_id: str, definition_id: str, version:
     cached = services.plans.get(key)
     if cached is not None:
         return cached
-    execute = read or services.store.read
-    row = execute(
-        "SELECT body FROM definition_versions WHERE workspace_id = ? AND definition_id = ? AND version = ?",
-        [workspace_id, definition_id, version],
-    ).fetchone()
-    if row is None:
+    text = stored.body(read or services.store.read, workspace_id, definition_id, version)
+    if text is None:
         raise ApiError(ErrorCode.NOT_FOUND, f"definition {definition_id} version {version} not found")
-    body = json.loads(row[0])
+    body = json.loads(text)
     definition = Definition.model_validate(body)
     entry = (
         Plan.from_definition(definition, version),
@@ -71,9 +69,6 @@ def plan_for(services: Services, workspace_id: str, definition_id: str, version:
     )
     services.plans[key] = entry
     return entry
-
-
-_COLUMNS = "definition_id, version, status, scope_level, organization_id, document_id, created_at, updated_at, list_key"
 
 
 def _registry(services: Services, workspace_id: str) -> frozenset[str]:
@@ -119,15 +114,8 @@ def _view(services: Services, workspace_id: str, row, registry: frozenset[str]) 
     }
 
 
-def _row(read, workspace_id: str, definition_id: str):
-    return read(
-        f"SELECT {_COLUMNS} FROM definitions WHERE workspace_id = ? AND definition_id = ?",
-        [workspace_id, definition_id],
-    ).fetchone()
-
-
 def _forget_head(services: Services, tx, workspace_id: str, definition_id: str) -> None:
-    """Dispatch caches each definition's current row in the writer; a change drops it."""
+    """Dispatch caches each definition's current row in the writer (DuckDB only); a change drops it."""
     key = (workspace_id, definition_id)
     services.heads.pop(key, None)
     tx.after_commit(lambda: services.heads.pop(key, None))
@@ -143,36 +131,28 @@ def create_definition(services: Services, workspace: Workspace, body: dict) -> d
     ws = workspace.workspace_id
 
     def job(tx):
-        if _row(tx.execute, ws, definition.definition_id) is not None:
+        # A second create of the same id in another process fails on the primary key, and
+        # its rerun finds this one: ALREADY_EXISTS either way.
+        if stored.row(tx.execute, ws, definition.definition_id) is not None:
             raise ApiError(ErrorCode.ALREADY_EXISTS, f"data.definitionId: {definition.definition_id} is already in use")
         check_definition_quota(services, tx, ws)
-        now = services.clock.now()
-        tx.execute(
-            "INSERT INTO definition_versions VALUES (?, ?, 1, ?, ?)",
-            [ws, definition.definition_id, json.dumps(body), now],
-        )
-        tx.execute(
-            "INSERT INTO definitions VALUES (?, ?, 1, 'active', ?, ?, ?, ?, ?, ?, ?)",
-            [
-                ws,
-                definition.definition_id,
-                scope.level,
-                scope.organization_id,
-                scope.document_id,
-                definition.tags,
-                now,
-                now,
-                tx.next_key(),
-            ],
+        stored.create(
+            tx,
+            ws,
+            definition.definition_id,
+            json.dumps(body),
+            services.clock.now(),
+            (scope.level, scope.organization_id, scope.document_id),
+            definition.tags,
         )
         _forget_head(services, tx, ws, definition.definition_id)
-        return _row(tx.execute, ws, definition.definition_id)
+        return stored.row(tx.execute, ws, definition.definition_id)
 
     return _view(services, ws, services.store.write(job), _registry(services, ws))
 
 
 def get_definition(services: Services, workspace: Workspace, request: DefinitionRef) -> dict:
-    row = _row(services.store.read, workspace.workspace_id, request.definition_id)
+    row = stored.row(services.store.read, workspace.workspace_id, request.definition_id)
     if row is None:
         raise _not_found(request.definition_id)
     return _view(services, workspace.workspace_id, row, _registry(services, workspace.workspace_id))
@@ -181,15 +161,16 @@ def get_definition(services: Services, workspace: Workspace, request: Definition
 def list_definitions(services: Services, workspace: Workspace, request: ListDefinitions) -> dict:
     """Pages in creation order; ``status`` defaults to ``active`` (deleted definitions are
     listed only when asked for with ``status: tombstoned``)."""
-    filters = Filters("workspace_id = ?", workspace.workspace_id).add("status = ?", request.status or "active")
-    if request.scope is not None:
-        filters.equal(
-            scope_level=request.scope.level,
-            organization_id=request.scope.organization_id,
-            document_id=request.scope.document_id,
-        )
-    if request.tags:
-        filters.add("list_has_all(tags, ?)", request.tags)
+    scope = request.scope
+    rows = stored.page(
+        services.store.read,
+        workspace.workspace_id,
+        request.status or "active",
+        None if scope is None else (scope.level, scope.organization_id, scope.document_id),
+        request.tags,
+        decode_cursor(request.cursor),
+        request.page_size + 1,
+    )
     views: dict = {}
 
     def size_of(row) -> int:  # builds each view once, as the page measures it (PAGE_MAX_BYTES)
@@ -198,27 +179,19 @@ def list_definitions(services: Services, workspace: Workspace, request: ListDefi
         view = views[row[-1]] = _view(services, workspace.workspace_id, row, views["registry"])
         return len(json.dumps(view, separators=(",", ":")))
 
-    rows, next_cursor = keyset_page(
-        services.store.read,
-        f"{_COLUMNS} FROM definitions",
-        filters,
-        "list_key",
-        request.cursor,
-        request.page_size,
-        size_of=size_of,
-    )
+    rows, next_cursor = page_of(rows, request.page_size, size_of)
     return {"items": [views[r[-1]] for r in rows], "nextCursor": next_cursor, "hasMore": next_cursor is not None}
 
 
 def update_definition(services: Services, workspace: Workspace, body: dict) -> dict:
     """Full replace guarded by ``ifVersion``; the new body becomes version n+1."""
     update = validated(body, model=DefinitionUpdate)
-    stored = {k: v for k, v in body.items() if k != "ifVersion"}
+    kept = {k: v for k, v in body.items() if k != "ifVersion"}
     scope = update.effective_scope
     ws = workspace.workspace_id
 
     def job(tx):
-        row = _row(tx.execute, ws, update.definition_id)
+        row = stored.row(tx.execute, ws, update.definition_id, lock=services.store.shared)
         if row is None:
             raise _not_found(update.definition_id)
         if row[2] == "tombstoned":
@@ -228,27 +201,18 @@ def update_definition(services: Services, workspace: Workspace, body: dict) -> d
                 ErrorCode.FAILED_PRECONDITION,
                 f"data.ifVersion: definition is at version {row[1]}, not {update.if_version}",
             )
-        version, now = row[1] + 1, services.clock.now()
-        tx.execute(
-            "INSERT INTO definition_versions VALUES (?, ?, ?, ?, ?)",
-            [ws, update.definition_id, version, json.dumps(stored), now],
-        )
-        tx.execute(
-            "UPDATE definitions SET version = ?, scope_level = ?, organization_id = ?, document_id = ?, "
-            "tags = ?, updated_at = ? WHERE workspace_id = ? AND definition_id = ?",
-            [
-                version,
-                scope.level,
-                scope.organization_id,
-                scope.document_id,
-                update.tags,
-                now,
-                ws,
-                update.definition_id,
-            ],
+        stored.add_version(
+            tx,
+            ws,
+            update.definition_id,
+            row[1] + 1,
+            json.dumps(kept),
+            services.clock.now(),
+            (scope.level, scope.organization_id, scope.document_id),
+            update.tags,
         )
         _forget_head(services, tx, ws, update.definition_id)
-        return _row(tx.execute, ws, update.definition_id)
+        return stored.row(tx.execute, ws, update.definition_id)
 
     return _view(services, ws, services.store.write(job), _registry(services, ws))
 
@@ -257,25 +221,20 @@ def delete_definition(services: Services, workspace: Workspace, request: Definit
     ws = workspace.workspace_id
 
     def job(tx):
-        row = _row(tx.execute, ws, request.definition_id)
+        # Locked, the row waits for dispatches holding it (FOR SHARE) to commit, so the count
+        # below sees their executions, and dispatches that come later see the tombstone.
+        row = stored.row(tx.execute, ws, request.definition_id, lock=services.store.shared)
         if row is None:
             raise _not_found(request.definition_id)
         tx.flush()  # executions dispatched or ended earlier in this group are still buffered
-        running = tx.execute(
-            "SELECT count(*) FROM executions WHERE workspace_id = ? AND definition_id = ? AND status = 'running'",
-            [ws, request.definition_id],
-        ).fetchone()[0]
+        running = executions.count_running(tx.execute, ws, request.definition_id)
         if running:
             raise ApiError(
                 ErrorCode.FAILED_PRECONDITION,
                 f"definition {request.definition_id} has {running} running execution(s); cancel them first",
             )
         if row[2] != "tombstoned":
-            tx.execute(
-                "UPDATE definitions SET status = 'tombstoned', updated_at = ? "
-                "WHERE workspace_id = ? AND definition_id = ?",
-                [services.clock.now(), ws, request.definition_id],
-            )
+            stored.tombstone(tx, ws, request.definition_id, services.clock.now())
             _forget_head(services, tx, ws, request.definition_id)
         return {"deleted": True}
 

@@ -1,12 +1,18 @@
 """Executions and steps: dispatch, read, cancel, decide, resolve (api-v2 §4.6–4.9, semantics §7).
 
-Every command runs as one job on the store's writer thread: load the execution's engine
-state (from the in-memory cache, else the database), apply the engine transition — which
-raises ApiError *before* changing anything — and persist the new state, its steps, events
-and the command in the same transaction. Live states stay cached in the writer so a
-decision does not reload steps from the database; a rollback evicts what it touched.
-Commands of definitions with regex predicates are first rehearsed in the caller's thread
-(:mod:`.rehearsal`), so their searches are answered from a memo on the writer.
+Every command runs as one write job: load the execution's engine state, apply the engine
+transition — which raises ApiError *before* changing anything — and persist the new state,
+its steps, events and the command in the same transaction. Commands of definitions with
+regex predicates are first rehearsed in the caller's thread (:mod:`.rehearsal`), so their
+searches are answered from a memo inside the job.
+
+On DuckDB jobs run on the store's single writer thread, which orders them; live states stay
+cached there so a decision does not reload steps from the database, and a rollback evicts
+what it touched. On a shared store (PostgreSQL, several processes) a job runs in its own
+transaction and may be run again after a conflict: it reads the execution row ``FOR UPDATE``
+(commands on one execution wait for each other, in whatever process), trusts no in-memory
+copy of a state or a definition's current version (another process may have changed them),
+and leaves every in-memory effect to after the commit or undoes it on rollback.
 """
 
 from __future__ import annotations
@@ -33,12 +39,13 @@ from toolkit.engine import (
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import workflow as m
 from toolkit.services.context import CommitNotice, Services
-from toolkit.services.paging import Filters, fitting, keyset_page
+from toolkit.services.paging import decode_cursor, fitting, page_of
 from toolkit.services.quotas import take_execution_quota
 from toolkit.services.workflow.definitions import plan_for
-from toolkit.services.workflow.persist import BY_EXECUTION_ID, save
+from toolkit.services.workflow.persist import save
 from toolkit.services.workflow.rehearsal import rehearse, rehearse_dispatch
 from toolkit.services.workspaces import Workspace
+from toolkit.store import definitions, executions
 from toolkit.webhook_urls import url_problem
 from toolkit.work import Work
 
@@ -65,17 +72,17 @@ class _Loaded:
 
 
 def _load(services: Services, tx, workspace_id: str, execution_id: str) -> _Loaded:
-    """An execution of this workspace, inside the writer: from the live cache, else the database."""
+    """An execution of this workspace, inside the job: from DuckDB's live cache, else the
+    database (on a shared store always, its row locked until the job's transaction ends)."""
     cached = services.states.get(execution_id)
     if cached is not None and cached[2] == workspace_id:
         state, version, _, webhook_url = cached
     else:
-        row = tx.execute(
-            BY_EXECUTION_ID.format(columns="state, version, webhook_url, workspace_id"), [execution_id]
-        ).fetchone()
-        if row is None or row[3] != workspace_id:
+        row = executions.for_command(tx.execute, execution_id, lock=services.store.shared)
+        if row is None or row[0] != workspace_id:
             raise _not_found(execution_id)
-        state, version, webhook_url = ExecutionState.from_dict(json.loads(row[0])), row[1], row[2]
+        _, version, webhook_url, text = row
+        state = ExecutionState.from_dict(json.loads(text))
     plan, _ = plan_for(services, workspace_id, state.definition_id, state.definition_version, read=tx.execute)
     return _Loaded(state, version, plan, webhook_url)
 
@@ -112,18 +119,28 @@ def _commit(
         payload["agentsInline"] = True
     new_version = save(tx, workspace_id, state, events, (name, payload), clock.now(), version, extra, webhook_url)
     eid = state.execution_id
-    tx.on_rollback(lambda: services.states.pop(eid, None))
-    # The execution row is only written when the group flushes, so a later job of the same
-    # group must find this state in the cache — also when the execution just ended (reading
-    # the database would give the pre-group state, and its update would overwrite this one).
-    # Ended executions leave the cache once the group has committed.
-    services.states[eid] = (state, new_version, workspace_id, webhook_url)
-    if state.status != "running":
-        tx.after_commit(lambda: services.states.pop(eid, None))
+    if requests and services.lease_agent_runs is not None:
+        services.lease_agent_runs(tx, eid, requests)
+    if not services.store.shared:
+        _remember(services, tx, workspace_id, state, new_version, webhook_url)
     deliveries = tuple(e.event_id for e in events if e.type in EXTERNAL_TYPES) if webhook_url is not None else ()
     notice = CommitNotice(workspace_id, eid, state.status, state.next_deadline(), tuple(requests), deliveries)
     tx.after_commit(lambda: services.notify(notice))
     return new_version
+
+
+def _remember(services: Services, tx, workspace_id: str, state, version: int, webhook_url: str | None) -> None:
+    """Keep the state in DuckDB's live cache. The execution row is only written when the group
+    flushes, so a later job of the same group must find this state in the cache — also when
+    the execution just ended (reading the database would give the pre-group state, and its
+    update would overwrite this one). Ended executions leave the cache once the group has
+    committed. A shared store keeps no such cache: the row is read, locked, by every command
+    (measured in docs/decisions.md, "wf")."""
+    eid = state.execution_id
+    tx.on_rollback(lambda: services.states.pop(eid, None))
+    services.states[eid] = (state, version, workspace_id, webhook_url)
+    if state.status != "running":
+        tx.after_commit(lambda: services.states.pop(eid, None))
 
 
 def _catch_up(services: Services, tx, workspace_id: str, run: _Loaded, clock, memo: dict | None = None) -> None:
@@ -198,17 +215,7 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
 
     def job(tx):
         clock = _job_clock(services)
-        row = services.heads.get((ws, request.definition_id))
-        if row is None:
-            row = tx.execute(
-                "SELECT version, status, scope_level, organization_id, document_id FROM definitions "
-                "WHERE workspace_id = ? AND definition_id = ?",
-                [ws, request.definition_id],
-            ).fetchone()
-            if row is not None:
-                key = (ws, request.definition_id)
-                services.heads[key] = row
-                tx.on_rollback(lambda: services.heads.pop(key, None))
+        row = _head(services, tx, ws, request.definition_id)
         if row is None:
             raise ApiError(ErrorCode.NOT_FOUND, f"definition {request.definition_id} not found")
         version, status, level, org, doc = row
@@ -217,13 +224,11 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
         organization_id = _scoped(request.organization_id, org if level != "apiKey" else None, "organizationId")
         document_id = _scoped(request.document_id, doc if level == "document" else None, "documentId")
         if request.idempotency_key is not None:
-            first = tx.execute(
-                "SELECT execution_id FROM executions WHERE workspace_id = ? AND definition_id = ? "
-                "AND idempotency_key = ?",
-                [ws, request.definition_id, request.idempotency_key],
-            ).fetchone()
+            # Two dispatches with one key in two processes both find none here; the second
+            # insert then fails on the unique index, and its job, run again, finds the first.
+            first = executions.by_idempotency_key(tx.execute, ws, request.definition_id, request.idempotency_key)
             if first is not None:
-                run = _load(services, tx, ws, first[0])
+                run = _load(services, tx, ws, first)
                 transition = suppress_duplicate_dispatch(run.state, clock)
                 _commit(
                     services,
@@ -257,6 +262,24 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
     return services.store.write(job)
 
 
+def _head(services: Services, tx, workspace_id: str, definition_id: str):
+    """The definition's current (version, status, scope…) for a dispatch. DuckDB's writer
+    caches it (definition changes drop it). On a shared store it is read every time — a
+    check of a cached copy against the stored version would cost the same statement — and
+    held ``FOR SHARE``, so a concurrent delete waits for this dispatch and then counts its
+    execution, or this dispatch waits for the delete and finds the definition deleted."""
+    if services.store.shared:
+        return definitions.head(tx.execute, workspace_id, definition_id, lock=True)
+    key = (workspace_id, definition_id)
+    row = services.heads.get(key)
+    if row is None:
+        row = definitions.head(tx.execute, workspace_id, definition_id)
+        if row is not None:
+            services.heads[key] = row
+            tx.on_rollback(lambda: services.heads.pop(key, None))
+    return row
+
+
 def _scoped(given: str | None, scoped: str | None, field: str) -> str | None:
     if scoped is not None and given is not None and given != scoped:
         raise ApiError(ErrorCode.FAILED_PRECONDITION, f"data.{field}: does not match the definition's scope")
@@ -267,7 +290,7 @@ def _scoped(given: str | None, scoped: str | None, field: str) -> str | None:
 
 
 def _state_row(services: Services, workspace_id: str, execution_id: str):
-    row = services.store.read(BY_EXECUTION_ID.format(columns="state, workspace_id"), [execution_id]).fetchone()
+    row = executions.state_of(services.store.read, execution_id)
     if row is None or row[1] != workspace_id:
         raise _not_found(execution_id)
     return row[0]
@@ -279,19 +302,16 @@ def get_execution(services: Services, workspace: Workspace, request: m.Execution
 
 
 def list_executions(services: Services, workspace: Workspace, request: m.ListExecutions) -> dict:
-    filters = Filters("workspace_id = ?", workspace.workspace_id).equal(
-        definition_id=request.definition_id, status=request.status
-    )
-    rows, next_cursor = keyset_page(
+    rows = executions.page(
         services.store.read,
-        "execution_id, status, started_at, completed_at, cancelled_at, definition_id, "
-        "definition_version, correlation_id, idempotency_key, failure_reason, list_key FROM executions",
-        filters,
-        "list_key",
-        request.cursor,
-        request.page_size,
-        last_key=services.store.last_key(),
+        workspace.workspace_id,
+        request.definition_id,
+        request.status,
+        decode_cursor(request.cursor),
+        request.page_size + 1,
+        services.store.last_key(),
     )
+    rows, next_cursor = page_of(rows, request.page_size)
     keys = (
         "executionId",
         "status",
@@ -309,12 +329,13 @@ def list_executions(services: Services, workspace: Workspace, request: m.ListExe
 
 
 def get_events(services: Services, workspace: Workspace, request: m.GetEvents) -> dict:
-    rows = services.store.read(
-        "WITH e AS MATERIALIZED (SELECT * FROM events WHERE execution_id = ?) "
-        "SELECT e.event_id, e.seq, e.type, e.step_id, e.timestamp, e.correlation_id, e.data FROM e "
-        "WHERE e.workspace_id = ? AND e.external AND e.seq > ? ORDER BY e.seq LIMIT ?",
-        [request.execution_id, workspace.workspace_id, request.since_seq, request.page_size + 1],
-    ).fetchall()
+    rows = executions.external_events(
+        services.store.read,
+        workspace.workspace_id,
+        request.execution_id,
+        request.since_seq,
+        request.page_size + 1,
+    )
     if not rows:  # nothing new, or no such execution: only now pay for the second question
         _state_row(services, workspace.workspace_id, request.execution_id)
     size = fitting(len(r[6]) for r in rows[: request.page_size])  # PAGE_MAX_BYTES, as stored JSON

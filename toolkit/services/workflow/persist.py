@@ -6,77 +6,9 @@ from __future__ import annotations
 
 from toolkit.engine import EXTERNAL_TYPES
 from toolkit.jsonio import dumps
+from toolkit.store import executions
+from toolkit.store.executions import BIGINT_MAX
 from toolkit.webhooks import payload
-
-BIGINT_MAX = 2**63 - 1
-
-
-_EVENT_COLUMNS = (
-    "workspace_id",
-    "execution_id",
-    "seq",
-    "event_id",
-    "type",
-    "step_id",
-    "timestamp",
-    "correlation_id",
-    "external",
-    "data",
-)
-_COMMAND_COLUMNS = ("workspace_id", "execution_id", "version", "applied_at", "kind", "payload")
-_NEW_COLUMNS = (
-    "workspace_id",
-    "execution_id",
-    "definition_id",
-    "definition_version",
-    "correlation_id",
-    "idempotency_key",
-    "organization_id",
-    "document_id",
-    "webhook_url",
-    "webhook_secret",
-    "started_at",
-    "status",
-    "failure_reason",
-    "completed_at",
-    "cancelled_at",
-    "next_deadline",
-    "state",
-    "version",
-    "list_key",
-)
-_OUTBOX_COLUMNS = (
-    "event_id",
-    "workspace_id",
-    "execution_id",
-    "seq",
-    "url",
-    "body",
-    "status",
-    "attempts",
-    "failures",
-    "next_attempt_at",
-    "created_at",
-    "list_key",
-)
-_UPDATE_COLUMNS = (
-    "execution_id",
-    "expected_version",
-    "status",
-    "failure_reason",
-    "completed_at",
-    "cancelled_at",
-    "next_deadline",
-    "state",
-    "version",
-)
-
-
-# DuckDB looks a row up through an index only when the key's equality is the whole filter; any
-# other condition beside it turns the lookup into a scan of the table, whose cost grows with
-# every execution ever stored. So: find by id alone, and check the workspace in Python (or, for
-# events, behind a materialised CTE the optimiser does not push the other conditions into).
-BY_EXECUTION_ID = "SELECT {columns} FROM executions WHERE execution_id = ?"
 
 
 def save(
@@ -110,32 +42,28 @@ def save(
     if version is None:
         extra = extra or {}
         list_key = tx.next_key()
-        tx.append(
-            "executions",
-            _NEW_COLUMNS,
-            [
-                (
-                    workspace_id,
-                    eid,
-                    state.definition_id,
-                    state.definition_version,
-                    state.correlation_id,
-                    state.idempotency_key,
-                    extra.get("organization_id"),
-                    extra.get("document_id"),
-                    extra.get("webhook_url"),
-                    extra.get("webhook_secret"),
-                    state.started_at,
-                )
-                + common
-                + (1, list_key)
-            ],
+        executions.insert(
+            tx,
+            (
+                workspace_id,
+                eid,
+                state.definition_id,
+                state.definition_version,
+                state.correlation_id,
+                state.idempotency_key,
+                extra.get("organization_id"),
+                extra.get("document_id"),
+                extra.get("webhook_url"),
+                extra.get("webhook_secret"),
+                state.started_at,
+            )
+            + common
+            + (1, list_key),
         )
     else:
-        tx.update("executions", _UPDATE_COLUMNS, (eid, version) + common + (new_version,))
-    tx.append(
-        "events",
-        _EVENT_COLUMNS,
+        executions.update(tx, (eid, version) + common + (new_version,))
+    executions.append_events(
+        tx,
         [
             (
                 workspace_id,
@@ -153,9 +81,8 @@ def save(
         ],
     )
     if webhook_url is not None:
-        tx.append(
-            "outbox",
-            _OUTBOX_COLUMNS,
+        executions.append_deliveries(
+            tx,
             [
                 (
                     e.event_id,
@@ -176,5 +103,5 @@ def save(
             ],
         )
     kind, body = command
-    tx.append("commands", _COMMAND_COLUMNS, [(workspace_id, eid, new_version, at, kind, dumps(body))])
+    executions.append_command(tx, (workspace_id, eid, new_version, at, kind, dumps(body)))
     return new_version

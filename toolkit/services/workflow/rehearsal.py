@@ -22,7 +22,7 @@ import json
 from toolkit.engine import Dispatch, ExecutionState, ManualClock, SeededIds, Tick, apply, run_agents
 from toolkit.services.context import Services
 from toolkit.services.workflow.definitions import plan_for
-from toolkit.services.workflow.persist import BY_EXECUTION_ID
+from toolkit.store import definitions, executions
 from toolkit.work import Work
 
 __all__ = ["rehearse", "rehearse_dispatch"]
@@ -37,7 +37,7 @@ def rehearse(services: Services, workspace_id: str, execution_id: str, make_comm
     plan = _plan(services, workspace_id, *where)
     if plan is None or not plan.regex_ops:
         return None
-    row = services.store.read(BY_EXECUTION_ID.format(columns="state, workspace_id"), [execution_id]).fetchone()
+    row = executions.state_of(services.store.read, execution_id)
     if row is None or row[1] != workspace_id:
         return None
     state = ExecutionState.from_dict(json.loads(row[0]))
@@ -57,15 +57,12 @@ def rehearse(services: Services, workspace_id: str, execution_id: str, make_comm
 
 def rehearse_dispatch(services: Services, workspace_id: str, definition_id: str, command: Dispatch) -> dict | None:
     """The regex memo of dispatching ``definition_id`` (its current version) with ``command``."""
-    # The writer caches each definition's current row for dispatch; its version is read here
-    # without a statement when it is there (a tuple, replaced whole, never changed in place).
+    # DuckDB's writer caches each definition's current row for dispatch; its version is read
+    # here without a statement when it is there (a tuple, replaced whole, never changed in
+    # place). A stale version only makes the rehearsal miss: the job reads the current one.
     row = services.heads.get((workspace_id, definition_id))
-    if row is None:
-        row = services.store.read(
-            "SELECT version FROM definitions WHERE workspace_id = ? AND definition_id = ?",
-            [workspace_id, definition_id],
-        ).fetchone()
-    plan = _plan(services, workspace_id, definition_id, row[0]) if row is not None else None
+    version = row[0] if row is not None else definitions.version_of(services.store.read, workspace_id, definition_id)
+    plan = _plan(services, workspace_id, definition_id, version) if version is not None else None
     if plan is None or not plan.regex_ops:
         return None
     memo: dict = {}
@@ -88,9 +85,7 @@ def _definition_of(services: Services, workspace_id: str, execution_id: str) -> 
     cached = services.states.get(execution_id)
     if cached is not None and cached[2] == workspace_id:
         return cached[0].definition_id, cached[0].definition_version
-    row = services.store.read(
-        BY_EXECUTION_ID.format(columns="definition_id, definition_version, workspace_id"), [execution_id]
-    ).fetchone()
+    row = executions.definition_of(services.store.read, execution_id)
     return None if row is None or row[2] != workspace_id else (row[0], row[1])
 
 

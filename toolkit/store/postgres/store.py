@@ -8,7 +8,15 @@ version-checked updates, and they are written at the end of the job, before the 
 conflict — a version check that failed, a serialisation failure, a deadlock, or a unique
 constraint another process won (two dispatches with one idempotency key) — rolls the job back
 and runs it again from the start; the client never sees it. A database that cannot be reached
-is :class:`StoreUnavailable`, which the API answers as 503 ``UNAVAILABLE``.
+is :class:`StoreUnavailable`, which the API answers as 503 ``UNAVAILABLE`` with ``Retry-After``.
+
+Database trouble is bounded in time: a connection attempt gives up after
+``CONNECT_TIMEOUT_S``, waiting for a pooled connection after ``POOL_TIMEOUT_S`` (and after
+``TROUBLE_POOL_TIMEOUT_S`` once the database was found unreachable, so that requests during an
+outage are refused at once instead of queueing), a statement after its statement timeout. A
+connection the database dropped (a restart) is found out by the statement that uses it; the pool
+discards it, and the job, which has written nothing, runs again on another connection. The
+pool keeps trying to reconnect every second or two, so service resumes by itself.
 """
 
 from __future__ import annotations
@@ -19,7 +27,9 @@ import functools
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import psycopg
@@ -36,8 +46,20 @@ T = TypeVar("T")
 
 # A job that keeps conflicting this often is not unlucky: something is wrong; say so.
 MAX_ATTEMPTS = 30
-STATEMENT_TIMEOUT_MS = 30_000
-CONNECT_TIMEOUT_S = 5
+# A request's statements take milliseconds; one that runs for seconds is stuck on a lock or on
+# a database in trouble, and holding its connection longer only spreads the trouble.
+STATEMENT_TIMEOUT_MS = 10_000
+LOCK_TIMEOUT_MS = 5_000
+# A transaction left open by a frozen process (not a dead one: the kernel closes those sockets)
+# releases its row locks after this.
+IDLE_IN_TRANSACTION_MS = 30_000
+CONNECT_TIMEOUT_S = 3
+POOL_TIMEOUT_S = 3.0
+TROUBLE_POOL_TIMEOUT_S = 0.5
+# The pool retries a failed connection after 1 s, then 2 s, and so on until this runs out; then
+# the next request that waits starts over at 1 s. Short, so an outage of any length is noticed
+# to be over within a couple of seconds.
+RECONNECT_TIMEOUT_S = 2.0
 
 # What another transaction can make a job's transaction fail with, to be run again.
 _CONFLICTS = (
@@ -49,7 +71,8 @@ _CONFLICTS = (
 
 
 class StoreUnavailable(ApiError):
-    """The database cannot be reached (or answered too late): try again later (503)."""
+    """The database cannot be reached (or answered too late): try again later (503, with
+    ``Retry-After: retry_after_s``)."""
 
     retry_after_s = 1
 
@@ -162,6 +185,12 @@ class _NoQueue:
     def depth(self) -> int:
         return 0
 
+    def submit(self, fn: Callable[[Any], object]) -> Future[None]:
+        """Done at once: there is no writer to wait for (readiness's writer probe)."""
+        done: Future[None] = Future()
+        done.set_result(None)
+        return done
+
 
 class PostgresStore:
     """A PostgreSQL database with the project's schema, shared with any number of processes.
@@ -180,16 +209,28 @@ class PostgresStore:
         min_size: int = 2,
         max_size: int = 16,
         statement_timeout_ms: int = STATEMENT_TIMEOUT_MS,
-        pool_timeout_s: float = 10.0,
+        pool_timeout_s: float = POOL_TIMEOUT_S,
     ) -> None:
         self.path = url
         self.url = url
         self._observe: StatementObserver | None = None
         self.writer = _NoQueue()
-        options = f"-c statement_timeout={statement_timeout_ms} -c lock_timeout={statement_timeout_ms}"
-        kwargs = {"options": options, "connect_timeout": CONNECT_TIMEOUT_S}
+        self.pool_timeout_s = pool_timeout_s
+        self._trouble = False  # the last attempt to reach the database failed
+        options = (
+            f"-c statement_timeout={statement_timeout_ms} -c lock_timeout={min(LOCK_TIMEOUT_MS, statement_timeout_ms)}"
+            f" -c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}"
+        )
+        # tcp_user_timeout: a database host that vanishes without closing the socket (a network
+        # partition) fails the statement waiting on it within seconds, not minutes of TCP retries.
+        kwargs = {
+            "options": options,
+            "connect_timeout": CONNECT_TIMEOUT_S,
+            "tcp_user_timeout": CONNECT_TIMEOUT_S * 1000,
+        }
         try:
-            with psycopg.connect(url, **kwargs) as con:  # type: ignore[arg-type]
+            # Without the timeouts: a migration may take its time, and waits for another process's.
+            with psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_S) as con:
                 migrate(con)
         except psycopg.Error as exc:
             raise StoreUnavailable(f"cannot use the database {_safe(url)}: {_one_line(exc)}") from None
@@ -199,8 +240,7 @@ class PostgresStore:
             max_size=max_size,
             kwargs=kwargs,
             timeout=pool_timeout_s,
-            reconnect_timeout=3600,
-            check=ConnectionPool.check_connection,
+            reconnect_timeout=RECONNECT_TIMEOUT_S,
             name="collab",
             open=True,
         )
@@ -210,48 +250,78 @@ class PostgresStore:
         """Call ``observer(kind, seconds)`` after every statement and commit (the server's metrics)."""
         self._observe = observer
 
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        timeout = TROUBLE_POOL_TIMEOUT_S if self._trouble else self.pool_timeout_s
+        with self.pool.connection(timeout=timeout) as con:
+            yield con
+
+    def _unavailable(self, exc: Exception) -> StoreUnavailable:
+        self._trouble = True
+        return StoreUnavailable(f"database unavailable: {_one_line(exc)}")
+
     def read(self, sql: Sql, params: Params | None = None) -> Rows:
         """Run a query outside any write transaction; the rows are fetched."""
         text = _text(sql)
         began = time.perf_counter()
-        try:
-            with self.pool.connection() as con, con.cursor() as cur:
-                cur.execute(pyformat(text) if params is not None else text, params)
-                rows = _rows(cur)
-        except (psycopg.OperationalError, PoolTimeout) as exc:
-            raise StoreUnavailable(f"database unavailable: {_one_line(exc)}") from None
+        for dropped in range(self.pool.max_size + 1):
+            con: psycopg.Connection[Any] | None = None
+            try:
+                with self._connection() as con, con.cursor() as cur:
+                    cur.execute(pyformat(text) if params is not None else text, params)
+                    rows = _rows(cur)
+                break
+            except (psycopg.OperationalError, PoolTimeout) as exc:
+                if con is not None and con.broken and dropped < self.pool.max_size:
+                    continue  # a connection the database dropped: the next one is probably new
+                raise self._unavailable(exc) from None
+        self._trouble = False
         if self._observe is not None:
             self._observe("read", time.perf_counter() - began)
         return rows
 
     def write(self, fn: Callable[[PgTx], T]) -> T:
         """Run ``fn(tx)`` in a transaction and commit; on a conflict with another transaction,
-        roll back and run it again (a job must therefore decide from what it reads in ``tx``)."""
-        for attempt in range(MAX_ATTEMPTS):
+        roll back and run it again (a job must therefore decide from what it reads in ``tx``).
+
+        A connection found dropped before the commit was sent is replaced and the job run again
+        (nothing of it was written); one lost during the commit is :class:`StoreUnavailable`, as
+        is a database that cannot be reached: whether that commit happened is not known, but it
+        happened whole or not at all."""
+        attempt = dropped = 0
+        while attempt < MAX_ATTEMPTS:
             tx: PgTx | None = None
+            committing = False
             try:
-                with self.pool.connection() as con:
+                with self._connection() as con:
                     tx = PgTx(con, self._observe)
                     try:
                         result = fn(tx)
                         tx.flush()
                         began = time.perf_counter()
+                        committing = True
                         con.commit()
                         if self._observe is not None:
                             self._observe("commit", time.perf_counter() - began)
                     except BaseException:
-                        con.rollback()
+                        if not con.broken:
+                            con.rollback()
                         raise
             except _CONFLICTS:
                 _rolled_back(tx)
-                time.sleep(random.uniform(0, 0.002 * (attempt + 1)))  # noqa: S311 - jitter, not secrecy
+                attempt += 1
+                time.sleep(random.uniform(0, 0.002 * attempt))  # noqa: S311 - jitter, not secrecy
                 continue
             except (psycopg.OperationalError, PoolTimeout) as exc:
                 _rolled_back(tx)
-                raise StoreUnavailable(f"database unavailable: {_one_line(exc)}") from None
+                if tx is not None and tx.con.broken and not committing and dropped < self.pool.max_size:
+                    dropped += 1
+                    continue
+                raise self._unavailable(exc) from None
             except BaseException:
                 _rolled_back(tx)
                 raise
+            self._trouble = False
             for hook in tx._after_commit:
                 hook()
             return result
