@@ -73,9 +73,10 @@ def renew(tx: Writes, kind: str, keys: Sequence[str], owner: str, until: int) ->
     return [str(k) for (k,) in rows]
 
 
-def release_all(tx: Writes, owner: str) -> int:
-    """Give up every lease of ``owner`` (a process stopping cleanly): others need not wait."""
-    return len(tx.execute("DELETE FROM leases WHERE owner = ? RETURNING key", [owner]).fetchall())
+def expire_all(tx: Writes, owner: str) -> int:
+    """Let every lease of ``owner`` run out now (a process stopping): the others take its work
+    over at once instead of waiting the lease out, and drop the leases of work that ended."""
+    return len(tx.execute("UPDATE leases SET lease_until = 0 WHERE owner = ? RETURNING key", [owner]).fetchall())
 
 
 def expired(read: Read, kind: str, now: int, limit: int = 500) -> list[str]:

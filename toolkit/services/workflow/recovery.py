@@ -144,8 +144,10 @@ def renew_leases(services: Services, owner: str, lease_ms: int, deliveries: list
 
 
 def release_leases(services: Services, owner: str) -> int:
-    """Every lease of ``owner`` given up (a process stopping): others need not wait them out."""
-    return services.store.write(lambda tx: leases.release_all(tx, owner))
+    """Every lease of ``owner`` run out now (a process stopping): others need not wait them
+    out. Run out rather than deleted, so a run a command leased to this process while it was
+    stopping is still found and taken over."""
+    return services.store.write(lambda tx: leases.expire_all(tx, owner))
 
 
 def run_agent(services: Services, workspace_id: str, execution_id: str, request: AgentRequest) -> AgentRun:
