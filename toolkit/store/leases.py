@@ -1,6 +1,6 @@
 """Leases on work that must happen once cluster-wide (table ``leases``): a webhook delivery
-attempt (kind ``delivery``, key the event id) or a background agent run (kind ``agent-run``,
-key ``"<execution id>/<step id>"``).
+attempt (kind ``delivery``, key the event id), a background agent run (kind ``agent-run``,
+key ``"<execution id>/<step id>"``) or a turn of periodic upkeep (kind ``maintenance``).
 
 The process whose ``owner`` id holds an unexpired lease does the work; it renews its leases
 while it lives and deletes each when the work is recorded. A process that dies stops renewing,
@@ -27,6 +27,7 @@ from toolkit.store.seam import Read, Writes
 
 DELIVERY = "delivery"
 AGENT_RUN = "agent-run"
+MAINTENANCE = "maintenance"  # periodic work one process does at a time (retention), key its name
 
 
 # Taken when there is no lease, or it ran out, or it is already the caller's (a renewal).
