@@ -122,12 +122,20 @@ def logged(server, **match) -> list[dict]:
 
 
 def scrape(server) -> dict[tuple, float]:
-    """{(sample name, sorted labels): value} from GET /metrics."""
-    text = httpx.get(f"{server.base_url}/metrics", timeout=30).text
-    out = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    """{(sample name, sorted labels): value} from GET /metrics. With several processes, as a
+    Prometheus sum over instances: counters and histograms added up (each process counts
+    what it served), gauges taken from the first (they are read from the shared database)."""
+    out: dict[tuple, float] = {}
+    for port in server.ports:
+        text = httpx.get(f"http://127.0.0.1:{port}/metrics", timeout=30).text
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                key = (sample.name, tuple(sorted(sample.labels.items())))
+                summed = family.type in ("counter", "histogram") and not sample.name.endswith("_created")
+                if key not in out:
+                    out[key] = sample.value
+                elif summed:
+                    out[key] += sample.value
     return out
 
 
