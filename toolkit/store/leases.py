@@ -21,22 +21,12 @@ as none, so every statement here compares ``lease_until`` with the caller's cloc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Sequence
 
-from toolkit.store.writer import Params, Rows
+from toolkit.store.seam import Read, Writes
 
 DELIVERY = "delivery"
 AGENT_RUN = "agent-run"
-
-
-# What the functions of the store's area modules take: ``store.read`` or a job's
-# ``tx.execute`` (a Read), or the job's ``tx`` itself (Writes), on either backend.
-Read = Callable[[str, Params], Rows]
-
-
-class Writes(Protocol):
-    def execute(self, sql: str, params: Params | None = None) -> Rows: ...
 
 
 # Taken when there is no lease, or it ran out, or it is already the caller's (a renewal).

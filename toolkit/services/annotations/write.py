@@ -97,6 +97,7 @@ class _Item:
         )
 
     def row(self, workspace_id: str, organization_id: str, document_id: str, seq: int) -> tuple:
+        """The stored row, in the order of :data:`toolkit.store.annotations.COLUMNS`."""
         a = self.model
         counted = self.counted(organization_id, document_id)
         agents = [c.agent for c in a.comment_data if c.agent is not None]
