@@ -171,6 +171,17 @@ def _is_url(db: str) -> bool:
     return is_url(db)
 
 
+def _shown(db: str) -> str:
+    """``--db`` as messages show it: a URL without its password.
+
+    >>> _shown("postgresql://app:s3cret@db:5432/collab"), _shown("data/collab.duckdb")
+    ('postgresql://app:***@db:5432/collab', 'data/collab.duckdb')
+    """
+    import re
+
+    return re.sub(r"^(\w+://[^:@/]+):[^@/]*@", r"\1:***@", str(db))
+
+
 def _open_store(path: str, hint: str = "is a server running on it? stop it first"):
     """The store ``--db`` names (a DuckDB file or a PostgreSQL URL); a file another process
     holds, or a database that cannot be reached, is one line and exit status 1."""
@@ -201,7 +212,7 @@ def cmd_workspace_create(args) -> int:
     if args.json:
         print(json.dumps(creds.to_json()))
     else:
-        print(f"workspace {creds.workspace_id} ({args.label}) created in {args.db}")
+        print(f"workspace {creds.workspace_id} ({args.label}) created in {_shown(args.db)}")
         print(f"  x-service-api-key:    {creds.api_key}")
         print(f"  x-service-auth-token: {creds.auth_token}")
         print("These are shown once; only their hashes are stored.")
@@ -209,7 +220,8 @@ def cmd_workspace_create(args) -> int:
 
 
 def _credential_change(args, change) -> int:
-    """Run ``change(store, now_ms)`` on a stopped server's database; print its JSON answer."""
+    """Run ``change(store, now_ms)`` on the database (a DuckDB file only while its server is
+    stopped; PostgreSQL while servers run); print its JSON answer."""
     from toolkit.services.credentials import CredentialError
     from toolkit.services.runtime import SystemClock
 
@@ -269,7 +281,7 @@ def _add_credential_commands(wsub, default_db: str) -> None:
         which.add_argument("--workspace", metavar="ID", help="the workspace id (ws_…)")
         which.add_argument("--api-key", metavar="KEY", help="the workspace's current API key")
 
-    stopped = " on a stopped server's database (prints JSON)"
+    stopped = " (prints JSON; a DuckDB file only while no server runs on it)"
     c = wsub.add_parser("rotate-key", help="give a workspace a new API key; the old one stops working" + stopped)
     c.add_argument("--db", default=default_db, help=DB_HELP)
     workspace_named(c)
@@ -322,7 +334,7 @@ def cmd_serve(args) -> int:
                     "Development workspace exists (its credentials were printed when it was created; "
                     "`collab workspace create` makes new ones)."
                 )
-    print(f"Serving the v2 API on http://{args.host}:{args.port} with database {args.db}", flush=True)
+    print(f"Serving the v2 API on http://{args.host}:{args.port} with database {_shown(args.db)}", flush=True)
     policy = WebhookPolicy(allow_loopback=args.webhook_allow_loopback, extra_ports=frozenset(args.webhook_allow_port))
     delivery = DeliverySettings(
         policy=policy,
@@ -536,11 +548,12 @@ def cmd_deliveries_change(args) -> int:
     """`collab deliveries dead-letter|purge`: an operator empties one workspace's outbox."""
     from toolkit.services.context import Services
     from toolkit.services.workflow.deliveries import dead_letter_outbox, purge_outbox
+    from toolkit.store.workspaces import workspace_by_id
 
     with _existing_store(args.db) as store:
-        known = store.read("SELECT count(*) FROM workspaces WHERE workspace_id = ?", [args.workspace]).fetchone()[0]
-        if not known:
-            return _usage_error(f"no workspace {args.workspace} in {args.db} (collab deliveries summary lists them)")
+        if workspace_by_id(store.read, args.workspace) is None:
+            where = _shown(args.db)
+            return _usage_error(f"no workspace {args.workspace} in {where} (collab deliveries summary lists them)")
         change = dead_letter_outbox if args.deliveries_command == "dead-letter" else purge_outbox
         count = change(Services(store), args.workspace, args.execution)
     what = (
@@ -570,7 +583,7 @@ def _open_log(args):
     except ApiError as exc:  # PostgreSQL unreachable (the message hides the password)
         raise SystemExit(_usage_error(exc.message)) from None
     except LookupError as exc:
-        raise SystemExit(_usage_error(f"cannot read {args.db}: {exc.args[0]}")) from None
+        raise SystemExit(_usage_error(f"cannot read {_shown(args.db)}: {exc.args[0]}")) from None
     except FileNotFoundError as exc:
         raise SystemExit(_usage_error(str(exc))) from None
     except (duckdb.IOException, duckdb.ConnectionException) as exc:

@@ -115,6 +115,11 @@ def test_collab_db_is_the_default_database_of_every_command(logs, monkeypatch):
     done = collab("sql", "SELECT count(*) AS n FROM executions", "--format", "json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [{"n": 6}]
+    summary = collab("deliveries", "summary", "--json")
+    assert summary.returncode == 0, summary.stderr
+    assert json.loads(summary.stdout) == []  # no execution had a webhook
+    unknown = collab("deliveries", "purge", "--workspace", "ws_nobody")
+    assert unknown.returncode == 2 and "no workspace ws_nobody" in unknown.stderr
     dry = collab("prune", "--older-than", "3650d", "--dry-run", "--json")
     assert dry.returncode == 0, dry.stderr
     assert json.loads(dry.stdout)["executions"] == 0

@@ -3,7 +3,12 @@ house"), read from the source with ``ast`` so a broken rule fails here and not i
 
 - the engine imports no store, services, duckdb or server;
 - ``toolkit`` imports no ``server`` except ``toolkit/cli.py`` (``collab serve``);
-- ``server`` imports no ``toolkit.engine``;
+- ``server`` imports no ``toolkit.engine``, ``duckdb`` or ``psycopg``;
+- the store imports no engine, services or server;
+- no SQL statement outside ``toolkit/store`` (the one seam both backends implement), except
+  where the toolkit reads a DuckDB file of its own making: a simulation's results
+  (``toolkit/simulate``, its panel in ``toolkit/widgets/simulation.py``) and the analyst's
+  views and exports (``toolkit/analytics``);
 - no import cycle among the project's modules (imports at module level: those run on import).
 
 Every import counts for the layer rules, also one inside a function: a lazy import still
@@ -12,6 +17,7 @@ ties the layers together."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -82,6 +88,8 @@ def layer_violations(root: Path = ROOT) -> list[str]:
         ("toolkit.engine", ("toolkit.store", "toolkit.services", "duckdb", "server"), "the engine is pure"),
         ("toolkit", ("server",), "toolkit runs without the server (only toolkit.cli starts it)"),
         ("server", ("toolkit.engine",), "the server talks to services, not to the engine"),
+        ("server", ("duckdb", "psycopg"), "the server holds no SQL: the store does"),
+        ("toolkit.store", ("toolkit.engine", "toolkit.services", "server"), "the store knows rows, not rules"),
     ]
     found = []
     for module, path in modules.items():
@@ -91,6 +99,26 @@ def layer_violations(root: Path = ROOT) -> list[str]:
                     continue
                 if _within(module, importer) and any(_within(imported, f) for f in forbidden):
                     found.append(f"{path.relative_to(root)}: imports {imported} ({why})")
+    return found
+
+
+# Where SQL may be written: the store, and the readers of DuckDB files the toolkit makes itself.
+SQL_HOMES = ("toolkit.store", "toolkit.analytics", "toolkit.simulate", "toolkit.widgets.simulation")
+SQL_START = re.compile(
+    r"^\s*(SELECT\s|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|WITH\s+\w+\s+AS\s|"
+    r"(CREATE|ALTER|DROP)\s+(TABLE|VIEW|INDEX|SEQUENCE)\s)"
+)
+
+
+def sql_outside_the_store(root: Path = ROOT) -> list[str]:
+    """One line per string constant that starts like an SQL statement outside ``SQL_HOMES``."""
+    found = []
+    for module, path in project_modules(root).items():
+        if any(_within(module, home) for home in SQL_HOMES):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and SQL_START.match(node.value):
+                found.append(f"{path.relative_to(root)}:{node.lineno}: {node.value.strip()[:60]}")
     return found
 
 
@@ -108,6 +136,17 @@ def import_cycles(root: Path = ROOT) -> list[list[str]]:
 
 def test_no_import_breaks_a_layer_rule():
     assert layer_violations() == []
+
+
+def test_no_sql_outside_the_store():
+    assert sql_outside_the_store() == []
+
+
+def test_the_sql_check_finds_a_statement(tmp_path):
+    (tmp_path / "toolkit" / "services").mkdir(parents=True)
+    (tmp_path / "server").mkdir()
+    (tmp_path / "toolkit" / "services" / "leak.py").write_text('ROWS = "SELECT * FROM executions"\n')
+    assert sql_outside_the_store(tmp_path) == ["toolkit/services/leak.py:1: SELECT * FROM executions"]
 
 
 def test_no_import_cycle_among_project_modules():
