@@ -14,7 +14,10 @@ from postgres import SKIP_ENV
 from api.support import DECIDE, DISPATCH, EXEC_LIST, Api, Server, create_workspace, expect_error, fresh_db, uid
 from api.test_concurrency import N, assert_completed_once, many_reviewers_definition, only_review_step, race
 
-pytestmark = pytest.mark.skipif(os.environ.get(SKIP_ENV) == "1", reason=f"{SKIP_ENV}=1: no PostgreSQL")
+pytestmark = [
+    pytest.mark.own_database,  # two processes on PostgreSQL whatever the run's backend: run once
+    pytest.mark.skipif(os.environ.get(SKIP_ENV) == "1", reason=f"{SKIP_ENV}=1: no PostgreSQL"),
+]
 
 
 @pytest.fixture(scope="module")
