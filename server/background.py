@@ -97,7 +97,7 @@ class Background:
         self.wake: asyncio.Event | None = None
         self.task: asyncio.Task | None = None
         self.agents = ThreadPoolExecutor(agent_threads, thread_name_prefix="collab-agent")
-        self.maintenance = Maintenance(services, retention_ms, maintenance_every_s)
+        self.maintenance = Maintenance(services, retention_ms, maintenance_every_s, self.owner)
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()

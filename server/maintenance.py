@@ -7,6 +7,11 @@ removes the finished executions older than ``retention_ms`` — on the writer th
 two commits, in rounds — and compacts the mirror without their rows; without retention the
 mirror is compacted alone. Each pass runs on a worker thread; a failure is logged and the next
 pass tries again.
+
+Several processes on one PostgreSQL database take turns: a pass prunes only in the process
+that holds the ``retention`` lease, taken for ``every_s`` and kept by its holder pass after
+pass; another process takes it once the holder has stopped renewing it (stopped or died). The
+shared mirror has a lease of its own (:mod:`toolkit.analytics.shared_mirror`).
 """
 
 from __future__ import annotations
@@ -18,13 +23,15 @@ from starlette.concurrency import run_in_threadpool
 
 from toolkit.services.context import Services
 from toolkit.services.retention import prune
+from toolkit.services.workflow.recovery import take_turn
 
 log = logging.getLogger("collab.maintenance")
 
 
 class Maintenance:
-    def __init__(self, services: Services, retention_ms: int | None, every_s: float) -> None:
+    def __init__(self, services: Services, retention_ms: int | None, every_s: float, owner: str = "") -> None:
         self.services = services
+        self.owner = owner  # the process's lease owner id (a shared store)
         self.retention_ms = retention_ms
         self.every_s = every_s
         self.mirror = None
@@ -64,7 +71,7 @@ class Maintenance:
     def run_once(self) -> None:
         """One pass: prune (with retention), else compact the mirror."""
         now = self.services.clock.now()
-        if self.retention_ms is not None:
+        if self.retention_ms is not None and self._my_turn():
             report = prune(self.services.store, older_than_ms=self.retention_ms, now_ms=now, mirror=self.mirror)
             if report.executions:
                 log.info("retention: removed %d execution(s) that ended before %d", report.executions, report.cutoff_ms)
@@ -72,3 +79,9 @@ class Maintenance:
                 return  # prune compacted the mirror already
         if self.mirror is not None:
             self.mirror.compact(now_ms=now)
+
+    def _my_turn(self) -> bool:
+        if not self.services.store.shared:
+            return True
+        # a little longer than the period, so the holder's next pass renews it before it runs out
+        return take_turn(self.services, "retention", self.owner, int(self.every_s * 1000) + 60_000)

@@ -75,6 +75,8 @@ class BackgroundServer:
             if self.credentials is None:
                 raise ValueError("this server was started without creating a workspace: pass api_key and auth_token")
             api_key, auth_token = self.credentials["apiKey"], self.credentials["authToken"]
+        if api_key is None or auth_token is None:
+            raise TypeError("pass both api_key and auth_token, or neither")
         return HttpClient(self.url, api_key, auth_token, **options)
 
     def log(self) -> str:
@@ -128,8 +130,11 @@ def serve_in_background(
     ``collab serve`` options. Raises RuntimeError with the server's output if it does not
     start within ``timeout`` seconds.
     """
-    owned_dir = Path(tempfile.mkdtemp(prefix="collab-server-")) if db is None else None
-    db = Path(db) if db is not None else owned_dir / "collab.duckdb"
+    owned_dir = None
+    if db is None:
+        owned_dir = Path(tempfile.mkdtemp(prefix="collab-server-"))
+        db = owned_dir / "collab.duckdb"
+    db = Path(db)
     db.parent.mkdir(parents=True, exist_ok=True)
     log_path = db.parent / f"{db.stem}.server.log"
     try:

@@ -220,7 +220,8 @@ def cmd_workspace_create(args) -> int:
 
 
 def _credential_change(args, change) -> int:
-    """Run ``change(store, now_ms)`` on a stopped server's database; print its JSON answer."""
+    """Run ``change(store, now_ms)`` on the database (a DuckDB file only while its server is
+    stopped; PostgreSQL while servers run); print its JSON answer."""
     from toolkit.services.credentials import CredentialError
     from toolkit.services.runtime import SystemClock
 
@@ -280,7 +281,7 @@ def _add_credential_commands(wsub, default_db: str) -> None:
         which.add_argument("--workspace", metavar="ID", help="the workspace id (ws_…)")
         which.add_argument("--api-key", metavar="KEY", help="the workspace's current API key")
 
-    stopped = " on a stopped server's database (prints JSON)"
+    stopped = " (prints JSON; a DuckDB file only while no server runs on it)"
     c = wsub.add_parser("rotate-key", help="give a workspace a new API key; the old one stops working" + stopped)
     c.add_argument("--db", default=default_db, help=DB_HELP)
     workspace_named(c)

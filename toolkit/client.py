@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic.alias_generators import to_camel
 
@@ -57,6 +57,10 @@ from toolkit.client_areas import AreaMethods
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import validate
 from toolkit.services.operations import BY_NAME, BY_PATH, OPERATIONS, Operation
+
+if TYPE_CHECKING:
+    from toolkit.services.workspaces import Credentials
+    from toolkit.store import Store
 
 __all__ = ["OPERATIONS", "HttpClient", "LocalClient", "Operation", "WorkflowClient", "serve_in_background"]
 
@@ -298,8 +302,8 @@ class LocalClient(WorkflowClient):
     def __init__(self, services, workspace) -> None:
         self.services = services
         self.workspace = workspace
-        self.credentials = None  # set by open() when it created the workspace
-        self._owned_store = None
+        self.credentials: Credentials | None = None  # set by open() when it created the workspace
+        self._owned_store: Store | None = None
 
     @classmethod
     def open(
@@ -400,14 +404,14 @@ class HttpClient(WorkflowClient):
                 code, message = ErrorCode.INTERNAL, f"{error.get('status')}: {error['message']}"
             else:
                 message = error["message"]
-            exc = ApiError(code, message)
+            failure = ApiError(code, message)
         else:
-            exc = ApiError(
+            failure = ApiError(
                 ErrorCode.UNAVAILABLE,
                 f"{op.path}: HTTP {response.status_code} without an API envelope: {response.text[:200]!r}",
             )
-        exc.http_status = response.status_code
-        raise exc
+        failure.http_status = response.status_code
+        raise failure
 
     def close(self) -> None:
         self._http.close()

@@ -11,8 +11,10 @@ user: as an ``ApiError`` code, as a ``collab`` exit code, as a recorded value, o
     │   │                                                (400/401/403/404/409/429/500/503);
     │   │                                                ``collab simulate`` exits 2 on one
     │   │                                                (a bad --policy or --script)
-    │   └── RateLimited          server/limits           429 RESOURCE_EXHAUSTED with the
-    │                                                    ``Retry-After`` seconds it carries
+    │   ├── RateLimited          server/limits           429 RESOURCE_EXHAUSTED with the
+    │   │                                                ``Retry-After`` seconds it carries
+    │   └── StoreUnavailable     toolkit/store/postgres/store  the PostgreSQL database lost or too
+    │                                                    slow: 503 UNAVAILABLE with ``Retry-After``
     ├── WorkLimitExceeded        toolkit/work            a command over its work budget: never
     │                                                    raised to a user; the execution fails
     │                                                    ``work-limit-exceeded:edge:<i>``
@@ -106,6 +108,8 @@ class ApiError(Exception):
     >>> (e.code.value, e.code.http_status)
     ('NOT_FOUND', 404)
     """
+
+    http_status: int  # only on an error a server answered: HttpClient sets it to the response's status
 
     def __init__(self, code: ErrorCode | str, message: str):
         super().__init__(message)

@@ -6,6 +6,9 @@ Runs whatever COLLAB_TEST_BACKEND says; skipped with COLLAB_SKIP_POSTGRES=1."""
 from __future__ import annotations
 
 import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from postgres import SKIP_ENV
@@ -121,3 +124,55 @@ def test_counts_agree_with_the_annotations_after_racing_adds_reads_and_deletes(a
 
 def note(annotation_id: str) -> dict:
     return {"annotationId": annotation_id, "commentData": [{"commentText": annotation_id}]}
+
+
+def test_paging_while_both_processes_add_passes_over_nothing(api):
+    """A reader walking the pages of an organization's annotations while writers on both
+    processes add more never skips one: what it saw up to its last item is everything stored
+    up to that item."""
+    org, docs = uid("org"), [uid("doc") for _ in range(4)]
+    for doc in docs:
+        api.ok(
+            ADD,
+            {
+                "organizationId": org,
+                "documentId": doc,
+                "createOrganization": True,
+                "createDocument": True,
+                "commentAnnotations": [note(f"{doc}-0")],
+            },
+        )
+    stop = threading.Event()
+
+    def write(i):
+        n = 0
+        while not stop.is_set():
+            n += 1
+            api.ok(ADD, {"organizationId": org, "documentId": docs[i % 4], "commentAnnotations": [note(f"w{i}-{n}")]})
+
+    walks = []
+    with ThreadPoolExecutor(8) as pool:
+        writers = [pool.submit(write, i) for i in range(7)]
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline:
+            walks.append(every_id(api, {"organizationId": org, "pageSize": 7}))
+        stop.set()
+        for w in writers:
+            w.result()
+    final = every_id(api, {"organizationId": org})
+    assert len(walks) > 1 and len(final) > 2 * len(walks[0])
+    for walk in walks:
+        assert len(walk) == len(set(walk))
+        upto = final[: final.index(walk[-1]) + 1]
+        assert [a for a in upto if a not in set(walk)] == []
+
+
+def every_id(api, data: dict) -> list[str]:
+    """The annotation ids of every page, in order."""
+    ids, token = [], None
+    while True:
+        page = api.ok(GET, {**data, **({"pageToken": token} if token else {})})
+        ids += [a["annotationId"] for a in page["data"]]
+        token = page["nextPageToken"]
+        if token is None:
+            return ids

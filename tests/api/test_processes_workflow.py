@@ -31,6 +31,25 @@ def cluster(tmp_path_factory):
         srv.stop()
 
 
+def test_racing_dispatches_in_two_processes_stop_at_the_execution_quota(tmp_path):
+    db = str(fresh_db(tmp_path, "quota", backend="postgres"))
+    creds = create_workspace(db)
+    srv = Server(db, tmp_path / "quota.log", ("--max-executions", "10"), processes=2).start()
+    try:
+        with srv.client(creds) as client:
+            api = Api(client)
+            body = many_reviewers_definition()
+            api.create(body)
+            answers = race(lambda i: api.post(DISPATCH, {"definitionId": body["definitionId"]}), 30)
+            refused = [r for r in answers if r.status_code != 200]
+            for resp in refused:
+                assert "at most 10 executions" in expect_error(resp, "RESOURCE_EXHAUSTED")
+            assert len(answers) - len(refused) == 10
+            assert len(api.ok(EXEC_LIST, {"pageSize": 100})["items"]) == 10
+    finally:
+        srv.stop()
+
+
 def stored_events(db: str, execution_id: str) -> list[tuple[int, str]]:
     """``(seq, type)`` of every event of one execution, internal ones included, as stored."""
     with psycopg.connect(db) as con:

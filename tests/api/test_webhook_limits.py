@@ -2,8 +2,8 @@
 a stored URL or value that breaks an attempt fails that attempt and nothing else, dispatch
 refuses what delivery could not use, a receiver's huge answer is not read, a pooled TLS
 connection never carries another host name, only allowed ports are called, and an operator
-can empty a workspace's outbox from the stopped server's file. A real `collab serve` and
-real HTTPS receivers (trustme) throughout."""
+can empty a workspace's outbox while the server is stopped. A real `collab serve` and real
+HTTPS receivers (trustme) throughout, on the run's backend (COLLAB_TEST_BACKEND)."""
 
 from __future__ import annotations
 
@@ -11,17 +11,28 @@ import json
 from pathlib import Path
 
 import duckdb
+import psycopg
 import pytest
 from starlette.responses import StreamingResponse
 
 from api.receiver import Receiver
-from api.support import DISPATCH, Api, human_definition, serve_fresh, uid, wait_for
+from api.support import DISPATCH, Api, human_definition, is_url, serve_fresh, uid, wait_for
 from toolkit.cli import main
 
 LIST = "/v2/workflow/deliveries/list"
 SECRET = "whsec-limits-0123456789"
 FAST = "100,100,100,100,100"
 HUGE_MB = 300
+
+
+def _sql(db, statements: list[tuple[str, list]]) -> list[list[tuple]]:
+    """Run ``(sql with ? marks, params)`` on a stopped server's database, DuckDB file or
+    PostgreSQL URL, in one transaction; the rows of each."""
+    if is_url(db):
+        with psycopg.connect(str(db)) as con:
+            return [con.execute(sql.replace("?", "%s"), params).fetchall() for sql, params in statements]
+    with duckdb.connect(str(db)) as con:
+        return [con.execute(sql, params).fetchall() for sql, params in statements]
 
 
 def _flags(*receivers: Receiver) -> tuple[str, ...]:
@@ -141,18 +152,18 @@ def test_a_row_that_breaks_its_attempts_fails_them_and_never_stalls_other_worksp
     finally:
         receiver.release()
     receiver.respond = lambda path, attempt: 200
-    with duckdb.connect(str(srv.db)) as db:
+    changes = [
+        ("UPDATE outbox SET url = ? WHERE execution_id = ? RETURNING event_id", [url, execution_id])
         for execution_id, url in (
             (octal, "https://0177.0.0.1/hook"),
             (bad_port, "https://localhost:8443/hook"),
             (invisible, "https://exa\u200bmple.com/hook"),
-        ):
-            db.execute("UPDATE outbox SET url = ? WHERE execution_id = ?", [url, execution_id])
-        db.execute("UPDATE executions SET webhook_secret = NULL WHERE execution_id = ?", [no_secret])
-        # A held attempt may have timed out (and counted) before the stop on a slow machine.
-        before = {
-            e: (n, failed) for e, n, failed in db.execute("SELECT event_id, attempts, failures FROM outbox").fetchall()
-        }
+        )
+    ]
+    changes.append(("UPDATE executions SET webhook_secret = NULL WHERE execution_id = ? RETURNING 1", [no_secret]))
+    # A held attempt may have timed out (and counted) before the stop on a slow machine.
+    *_, rows = _sql(srv.db, [*changes, ("SELECT event_id, attempts, failures FROM outbox", [])])
+    before = {e: (n, failed) for e, n, failed in rows}
     srv.start()
     try:
         with srv.client(srv.creds_a) as client_a, srv.client(srv.creds_b) as client_b:
@@ -277,11 +288,9 @@ def test_an_operator_dead_letters_or_purges_a_workspaces_outbox(tmp_path, receiv
         receiver.release()
     receiver.respond = lambda path, attempt: 200
     db = str(srv.db)
-    with duckdb.connect(db, read_only=True) as con:
-        ws_a, ws_b = (
-            con.execute("SELECT workspace_id FROM executions WHERE execution_id = ?", [e]).fetchone()[0]
-            for e in (a1, b1)
-        )
+    ((ws_a,),), ((ws_b,),) = _sql(
+        db, [("SELECT workspace_id FROM executions WHERE execution_id = ?", [e]) for e in (a1, b1)]
+    )
     code, out, err = _collab(capsys, "summary", "--db", db, "--json")
     assert code == 0, err
     counts = {r["workspaceId"]: (r["pending"], r["dead"]) for r in json.loads(out)}

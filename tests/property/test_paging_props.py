@@ -1,4 +1,4 @@
-"""Keyset pages read through windows of keys (``keyset_page(..., last_key=…)``) are exactly the
+"""Keyset pages read through windows of keys (``keyset(..., last_key=…)``) are exactly the
 pages a plain ORDER BY … LIMIT gives: every row once, in key order, whatever the gaps between
 keys and however other workspaces' rows interleave with ours."""
 
@@ -9,8 +9,8 @@ import pyarrow as pa
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolkit.services.paging import Filters, keyset_page
-from toolkit.store.paging import FIRST_WINDOW
+from toolkit.services.paging import decode_cursor, page_of
+from toolkit.store.paging import FIRST_WINDOW, Filters, keyset
 
 # Keys with small and huge gaps (several windows wide), owned by one of three workspaces.
 rows = st.lists(
@@ -24,7 +24,9 @@ def all_pages(con, page_size: int, last_key: int | None) -> list[list[int]]:
     read = con.execute
     pages, cursor = [], None
     while True:
-        page, cursor = keyset_page(read, "k FROM t", Filters("ws = ?", "a"), "k", cursor, page_size, last_key=last_key)
+        after = decode_cursor(cursor)
+        found = keyset(read, "k FROM t", Filters("ws = ?", "a"), "k", after, page_size + 1, last_key=last_key)
+        page, cursor = page_of(found, page_size)
         pages.append([k for (k,) in page])
         if cursor is None:
             return pages

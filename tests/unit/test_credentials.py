@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
@@ -32,7 +33,7 @@ from toolkit.services.credentials import (
     verification_secrets,
     verify_workspace_token,
 )
-from toolkit.services.workspaces import Authenticator, create_workspace
+from toolkit.services.workspaces import RECHECK_S, Authenticator, create_workspace
 from toolkit.store import Store
 from toolkit.tokens import LIFETIME_S, UserTokenError, verify_user_token
 
@@ -248,3 +249,63 @@ def test_a_running_server_refuses_a_revoked_token_at_once(tmp_path):
         revoke_token(app.state.services.store, creds.auth_token)
         assert status(creds.auth_token) == 401
         assert status(spare) == 200
+
+
+# ------------------------------------------------------------------ several processes (PostgreSQL)
+
+
+@pytest.fixture
+def two_processes(postgres_dsn):
+    """Two stores on one PostgreSQL database: what two server processes (or a server and the
+    `collab workspace` commands) each hold."""
+    from toolkit.store import open_store
+
+    with open_store(postgres_dsn) as first, open_store(postgres_dsn) as second:
+        yield first, second
+
+
+def test_a_change_made_by_another_process_is_noticed_within_the_recheck(two_processes):
+    here, elsewhere = two_processes
+    creds = create_workspace(here, "a", now_ms=NOW)
+    auth = Authenticator(here, recheck_s=0.3)
+    assert Authenticator(here).recheck_s == RECHECK_S  # a shared store is rechecked by default
+    assert auth.authenticate(creds.api_key, creds.auth_token).workspace_id == creds.workspace_id
+    changed = time.monotonic()
+    new_key = rotate_key(elsewhere, creds.workspace_id)  # this process's epoch does not move
+    while auth.remembered(creds.api_key, creds.auth_token) is not None:
+        assert time.monotonic() - changed < 0.3
+        time.sleep(0.01)
+    assert unauthenticated(auth, creds.api_key, creds.auth_token)
+    assert auth.authenticate(new_key, creds.auth_token).workspace_id == creds.workspace_id
+
+
+def test_two_revocations_at_once_never_take_the_last_token(two_processes):
+    def revoke(store, token: str, barrier: threading.Barrier) -> str:
+        barrier.wait()
+        try:
+            return revoke_token(store, token)
+        except CredentialError as exc:
+            return str(exc)
+
+    for _ in range(40):
+        creds = create_workspace(two_processes[0], "a", now_ms=NOW)
+        tokens = [creds.auth_token, issue_token(two_processes[1], creds.workspace_id, now_ms=NOW)]
+        with ThreadPoolExecutor(2) as pool:
+            answers = list(pool.map(revoke, two_processes, tokens, [threading.Barrier(2)] * 2))
+        assert sorted(a == creds.workspace_id for a in answers) == [False, True], answers
+        assert sum(not unauthenticated(Authenticator(two_processes[0]), creds.api_key, t) for t in tokens) == 1
+
+
+def test_two_secret_rotations_at_once_retire_both_old_secrets(two_processes):
+    creds = create_workspace(two_processes[0], "a", now_ms=NOW)
+    first = verification_secrets(two_processes[0], creds.workspace_id, now_ms=NOW)
+    barrier = threading.Barrier(2)
+
+    def rotate(i: int) -> str:
+        barrier.wait()
+        return rotate_secret(two_processes[i], creds.workspace_id, now_ms=NOW)["jwtSecret"]
+
+    with ThreadPoolExecutor(2) as pool:
+        made = list(pool.map(rotate, (0, 1)))
+    accepted = verification_secrets(two_processes[1], creds.workspace_id, now_ms=NOW)
+    assert sorted(accepted) == sorted(first + made)  # the current one, and both it replaced

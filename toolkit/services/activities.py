@@ -17,6 +17,7 @@ from toolkit.services.context import Services
 from toolkit.services.paging import decode_cursor, encode_cursor, fitting
 from toolkit.services.workspaces import Workspace
 from toolkit.store import activities as stored
+from toolkit.store import sequences
 
 # the fields an update may change (api-v2 §4.15), wire name -> Python attribute
 UPDATABLE = {
@@ -38,11 +39,14 @@ def new_activity_id() -> str:
     return "act_" + secrets.token_hex(10)
 
 
-def activity_rows(tx, workspace_id: str, organization_id: str, records: list[dict], now: int) -> list[tuple]:
+def activity_rows(
+    tx, workspace_id: str, organization_id: str, records: list[dict], now: int, scope: str | None
+) -> list[tuple]:
     """Rows for :func:`append_rows`; each record is the wire-form record with its ``id``.
-    Adds ``organizationId`` (null without organization), ``createdAt`` and ``lastUpdated``."""
+    Adds ``organizationId`` (null without organization), ``createdAt`` and ``lastUpdated``.
+    ``scope`` is :func:`page_scope`'s."""
     rows = []
-    for seq, record in zip(stored.next_seqs(tx, len(records)), records):
+    for seq, record in zip(sequences.next_keys(tx, "activity_seq", len(records), scope), records):
         record = {**record, "organizationId": organization_id or None, "createdAt": now, "lastUpdated": now}
         rows.append(
             (
@@ -58,6 +62,12 @@ def activity_rows(tx, workspace_id: str, organization_id: str, records: list[dic
             )
         )
     return rows
+
+
+def page_scope(services: Services, workspace_id: str, organization_id: str) -> str | None:
+    """What pages of records of this organization are read within, when keys must be handed out
+    in commit order there (several processes: :mod:`toolkit.store.sequences`); None otherwise."""
+    return f"{workspace_id}:{organization_id}" if services.store.shared else None
 
 
 def append_rows(tx, rows: list[tuple]) -> None:
@@ -84,7 +94,7 @@ def add_activities(services: Services, workspace: Workspace, request: m.AddActiv
                 continue
             records.append({**item.dump(), "id": activity_id})  # an explicit "id": null gets one too
             out[activity_id] = {"success": True, "id": activity_id, "message": "activity added"}
-        append_rows(tx, activity_rows(tx, ws, org, records, now))
+        append_rows(tx, activity_rows(tx, ws, org, records, now, page_scope(services, ws, org)))
         return out
 
     out = services.store.write(job)

@@ -45,7 +45,10 @@ class Services:
     # holding the execution (DuckDB's writer; on PostgreSQL the job holding its row lock),
     # and checked against the stored version on a shared store
     states: dict = field(default_factory=dict)
-    heads: dict = field(default_factory=dict)  # (workspace, definition) -> current row (DuckDB's writer only)
+    # execution id -> (workspace, definition, version): never changes, so kept in any process
+    origins: dict = field(default_factory=dict)
+    # (workspace, definition) -> current row: DuckDB's writer's; on a shared store a hint for rehearsals
+    heads: dict = field(default_factory=dict)
     listeners: list = field(default_factory=list)  # callables(CommitNotice)
     quotas: Quotas = field(default_factory=Quotas)  # what one workspace may store
     stored: ExecutionCounts = field(default_factory=ExecutionCounts)  # executions stored per workspace

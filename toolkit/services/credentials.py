@@ -1,15 +1,17 @@
 """Rotating and revoking a workspace's credentials (issue 13): its API key, its auth tokens
 and the secret that signs its user tokens.
 
-Each function is one write through the store, then
-:func:`~toolkit.services.workspaces.credentials_changed`, which makes every
+Each function is one write through the store (statements in :mod:`toolkit.store.workspaces`),
+then :func:`~toolkit.services.workspaces.credentials_changed`, which makes every
 :class:`~toolkit.services.workspaces.Authenticator` on that store forget the pairs it
-confirmed: a rotated key or a revoked token stops working with the next request. A rotated signing secret stays
-accepted by :func:`verify_workspace_token` for a grace period (``retired_secrets``), so user
-tokens issued just before the rotation keep working until they would have expired anyway.
+confirmed: a rotated key or a revoked token stops working with the next request. Other processes
+on a shared store notice within :data:`~toolkit.services.workspaces.RECHECK_S`. A rotated signing
+secret stays accepted by :func:`verify_workspace_token` for a grace period (``retired_secrets``),
+so user tokens issued just before the rotation keep working until they would have expired anyway.
 
-The ``collab workspace rotate-key | revoke-token | rotate-secret`` commands call these on the
-database file of a stopped server (DuckDB lets one process open the file for writing).
+The ``collab workspace rotate-key | revoke-token | rotate-secret`` commands call these: on a
+DuckDB file with its server stopped (DuckDB lets one process open the file for writing), on
+PostgreSQL while the servers run.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ def revoke_token(store: Store, auth_token: str, *, allow_last: bool = False) -> 
         owner = workspaces.token_owner(tx.execute, token_hash)
         if owner is None:
             raise CredentialError("no workspace has this auth token")
+        workspaces.lock_workspace(tx, owner)  # two revocations at once must not both see a second token
         if workspaces.token_count(tx.execute, owner) == 1 and not allow_last:
             raise CredentialError(
                 f"this is the last auth token of workspace {owner}: issue a new one first "

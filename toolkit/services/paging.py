@@ -16,7 +16,6 @@ from collections.abc import Iterable
 
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.limits import MAX_CURSOR_KEY, PAGE_MAX_BYTES
-from toolkit.store.paging import Filters, keyset
 
 _KEY = re.compile(r"k(-?[0-9]{1,19})")
 
@@ -86,24 +85,3 @@ def page_of(rows: list, page_size: int, size_of=None) -> tuple[list, str | None]
     more = len(rows) > size
     rows = rows[:size]
     return rows, encode_cursor(rows[-1][-1]) if more else None
-
-
-def keyset_page(
-    read,
-    select: str,
-    filters: Filters,
-    key: str,
-    cursor: str | None,
-    page_size: int,
-    *,
-    field: str = "cursor",
-    descending: bool = False,
-    size_of=None,
-    last_key: int | None = None,
-) -> tuple[list, str | None]:
-    """One page of ``SELECT {select} WHERE {filters}`` in ``key`` order, after ``cursor``; the
-    key must be the last selected column. Returns ``(rows, next cursor or None)``, as
-    :func:`page_of`; ``last_key`` as :func:`toolkit.store.paging.keyset`."""
-    after = decode_cursor(cursor, field)
-    rows = keyset(read, select, filters, key, after, page_size + 1, descending=descending, last_key=last_key)
-    return page_of(rows, page_size, size_of)

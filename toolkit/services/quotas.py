@@ -6,8 +6,9 @@ creates cannot both take the last place. Executions are counted once per workspa
 database, then kept in ``services.stored`` (a dispatch adds one, a rolled-back one takes it
 back); at the limit the count is read again, in case executions were removed behind the
 counter's back. On a shared store (several processes) the count is also read again once it
-is :data:`SHARED_COUNT_MAX_AGE_S` old: dispatch stays one cheap check, and the limit can be
-passed by what other processes dispatched within that time.
+is :data:`SHARED_COUNT_MAX_AGE_S` old, and on every dispatch within
+:data:`SHARED_EXACT_MARGIN` of the limit, under the workspace's row lock: far from the limit
+a dispatch stays one cheap check, near it the count is exact across processes.
 """
 
 from __future__ import annotations
@@ -78,9 +79,11 @@ class ExecutionCounts:
                 entry[0] += delta
 
 
-# How stale a shared store's count may be: other processes' dispatches of the last seconds
-# may go past the limit (see docs/decisions.md, "wf").
+# On a shared store a count may be this old, as long as it is this far below the limit: other
+# processes' dispatches of the last seconds cannot reach the limit unseen unless they are more
+# than the margin (see docs/decisions.md, "wf"). Nearer the limit every dispatch counts, exactly.
 SHARED_COUNT_MAX_AGE_S = 2.0
+SHARED_EXACT_MARGIN = 1000
 
 
 def take_execution_quota(services: Services, tx, workspace_id: str) -> None:
@@ -88,12 +91,20 @@ def take_execution_quota(services: Services, tx, workspace_id: str) -> None:
     limit = services.quotas.max_executions
     if limit <= 0:
         return
-    counts = services.stored
-    stored = counts.get(workspace_id, SHARED_COUNT_MAX_AGE_S if services.store.shared else None)
-    if stored is None or stored >= limit:
+    counts, shared = services.stored, services.store.shared
+    if shared:
+        stored = counts.get(workspace_id, SHARED_COUNT_MAX_AGE_S)
+        exact = stored is None or stored >= limit - SHARED_EXACT_MARGIN
+    else:
+        stored = counts.get(workspace_id)
+        exact = stored is None or stored >= limit
+    if exact:
         tx.flush()  # executions dispatched earlier in this group commit are still buffered
-        stored = executions.count_stored(tx.execute, workspace_id)
+        # Shared: the workspace row is held, so concurrent exact counts (in any process) wait
+        # for this dispatch to commit and then see its execution.
+        stored = executions.count_stored(tx.execute, workspace_id, lock=shared)
         counts.set(workspace_id, stored)
+    assert stored is not None
     if stored >= limit:
         raise _exhausted("executions", limit)
     counts.add(workspace_id, 1)

@@ -14,16 +14,11 @@ together, so a bulk write is one statement on either backend. Users and membersh
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, TypeAlias
+from collections.abc import Iterable
+from typing import Any
 
-from toolkit.store.writer import Row, Rows, Tx
-
-if TYPE_CHECKING:
-    from toolkit.store.postgres.store import PgTx
-
-Read = Callable[..., Rows]  # store.read or tx.execute: (sql, params) -> fetched rows
-Job: TypeAlias = "Tx | PgTx"  # what a write job is given, on either backend
+from toolkit.store.seam import Read, Writes
+from toolkit.store.writer import Row
 
 V = "unnest(?::VARCHAR[])"
 
@@ -55,7 +50,7 @@ def present(read: Read, table: str, workspace_id: str, organization_id: str, ids
 
 
 def insert_rows(
-    tx: Job, table: str, columns: tuple[str, ...], workspace_id: str, organization_id: str, rows: list[Row], now: int
+    tx: Writes, table: str, columns: tuple[str, ...], workspace_id: str, organization_id: str, rows: list[Row], now: int
 ) -> None:
     """Insert ``rows`` (values of ``columns``) into the organization's ``table``: one statement."""
     if rows:
@@ -66,7 +61,7 @@ def insert_rows(
         )
 
 
-def ensure_organizations(tx: Job, workspace_id: str, organization_ids: Iterable[str], now: int) -> None:
+def ensure_organizations(tx: Writes, workspace_id: str, organization_ids: Iterable[str], now: int) -> None:
     ids = list(dict.fromkeys(organization_ids))
     if ids:
         tx.execute(
@@ -77,7 +72,7 @@ def ensure_organizations(tx: Job, workspace_id: str, organization_ids: Iterable[
 
 
 def set_folder_access(
-    tx: Job,
+    tx: Writes,
     workspace_id: str,
     organization_id: str,
     folder_ids: list[str],
@@ -97,7 +92,7 @@ DOCUMENT_STATE = ("access_type", "disabled")
 
 
 def set_documents(
-    tx: Job, workspace_id: str, organization_id: str, document_ids: list[str], column: str, value: Any, now: int
+    tx: Writes, workspace_id: str, organization_id: str, document_ids: list[str], column: str, value: Any, now: int
 ) -> set[str]:
     """Set one column (of :data:`DOCUMENT_STATE`) of each document; returns the ids changed."""
     assert column in DOCUMENT_STATE
@@ -132,7 +127,7 @@ def existing_pairs(
 
 
 def upsert_user_groups(
-    tx: Job, workspace_id: str, organization_id: str, groups: list[tuple[str, str]], now: int
+    tx: Writes, workspace_id: str, organization_id: str, groups: list[tuple[str, str]], now: int
 ) -> None:
     """Add ``(group_id, group_name)`` groups; an existing group is renamed."""
     tx.execute(
@@ -155,7 +150,7 @@ def group_members(read: Read, workspace_id: str, organization_id: str, group_id:
 
 
 def add_group_members(
-    tx: Job, workspace_id: str, organization_id: str, group_id: str, user_ids: list[str], now: int
+    tx: Writes, workspace_id: str, organization_id: str, group_id: str, user_ids: list[str], now: int
 ) -> None:
     if user_ids:
         tx.execute(
@@ -165,7 +160,7 @@ def add_group_members(
         )
 
 
-def leave_groups(tx: Job, workspace_id: str, organization_id: str, user_ids: list[str]) -> None:
+def leave_groups(tx: Writes, workspace_id: str, organization_id: str, user_ids: list[str]) -> None:
     """Take the users out of every user group of the organization."""
     tx.execute(
         f"DELETE FROM user_group_members WHERE workspace_id = ? AND organization_id = ? AND user_id IN (SELECT {V})",

@@ -4,7 +4,7 @@ job may pass ``tx.execute`` as ``read``."""
 
 from __future__ import annotations
 
-from toolkit.store.access import Read
+from toolkit.store.seam import Read
 from toolkit.store.writer import Row
 
 MAX_FOLDER_DEPTH = 64

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from toolkit.store.access import Job, Read, V
+from toolkit.store.access import V
+from toolkit.store.seam import Read, Writes
 from toolkit.store.writer import Row, Tx
 
 
@@ -33,7 +34,7 @@ def users_by_id(read: Read, workspace_id: str, user_ids: Iterable[str]) -> dict[
 
 
 def upsert_users(
-    tx: Job, workspace_id: str, rows: list[tuple[str, str, str, str, str]], now: int, known: dict[str, Row]
+    tx: Writes, workspace_id: str, rows: list[tuple[str, str, str, str, str]], now: int, known: dict[str, Row]
 ) -> dict[str, Row]:
     """Insert or update users ``(user_id, id, name, email, initial)``; returns
     user_id -> (id, seq). ``id`` is only used for new users (an existing user keeps hers).
@@ -100,7 +101,7 @@ _LOCK_LISTS = (
 )
 
 
-def grant(tx: Job, workspace_id: str, rows: list[Row], now: int) -> None:
+def grant(tx: Writes, workspace_id: str, rows: list[Row], now: int) -> None:
     """Insert or replace memberships ``(user_id, resource_type, resource_id, organization_id,
     access_role, expires_at, user_seq)`` of existing users: a new grant replaces the role and
     the expiry and keeps the member's place in the list; a new member takes the next positions
@@ -142,7 +143,7 @@ def members_at(
 
 
 def set_roles(
-    tx: Job, workspace_id: str, organization_id: str, rtype: str, rid: str, roles: list[tuple[str, str]], now: int
+    tx: Writes, workspace_id: str, organization_id: str, rtype: str, rid: str, roles: list[tuple[str, str]], now: int
 ) -> None:
     """Give each ``(user_id, role)`` that role in her membership of the resource."""
     if roles:
@@ -156,7 +157,7 @@ def set_roles(
 
 
 def remove_members(
-    tx: Job, workspace_id: str, organization_id: str, scope: tuple[str, str] | None, user_ids: list[str]
+    tx: Writes, workspace_id: str, organization_id: str, scope: tuple[str, str] | None, user_ids: list[str]
 ) -> set[str]:
     """Delete the users' memberships of one resource ``scope`` ``(type, id)``, or with
     ``scope`` None every membership they hold in the organization; returns who had one."""
@@ -170,7 +171,7 @@ def remove_members(
 
 
 def revoke(
-    tx: Job, workspace_id: str, user_id: str, resources: list[tuple[str, str, str | None]]
+    tx: Writes, workspace_id: str, user_id: str, resources: list[tuple[str, str, str | None]]
 ) -> set[tuple[str, str]]:
     """Delete the user's memberships of ``(type, id, organization_id)`` resources (an
     organization id None: in every organization); returns the ``(type, id)`` removed."""

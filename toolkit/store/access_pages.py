@@ -17,12 +17,14 @@ Each function returns at most ``limit`` rows, sorted by its paging key (first co
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from toolkit.store.access import Read
 from toolkit.store.statements import parsed
-from toolkit.store.writer import Row
+from toolkit.store.writer import Row, Rows
+
+Read = Callable[..., Rows]  # store.read: these pass it parsed statements as well as text
 
 _ROW = "m.list_pos, m.user_id, m.name, m.email, m.initial, m.access_role"
 _LIVE = "(m.expires_at IS NULL OR m.expires_at > $now)"

@@ -24,19 +24,6 @@ COLUMNS = (
 )
 
 
-def next_seqs(tx: Writes, n: int) -> list[int]:
-    """``n`` new creation-order keys, ascending (one statement; every process shares the sequence).
-
-    >>> from toolkit.store import Store
-    >>> with Store(":memory:") as store:
-    ...     store.write(lambda tx: next_seqs(tx, 3))
-    [1, 2, 3]
-    """
-    if n <= 0:
-        return []
-    return sorted(s for (s,) in tx.execute("SELECT nextval('activity_seq') FROM unnest(?::BIGINT[])", [[0] * n]))
-
-
 def append(tx: Writes, rows: list[Row]) -> None:
     """Insert rows of :data:`COLUMNS` (buffered: written with the job's other inserts)."""
     tx.append("activities", COLUMNS, rows)

@@ -7,7 +7,7 @@ executions, and the lease key that names one run.
 
 from __future__ import annotations
 
-from toolkit.store.leases import Read
+from toolkit.store.seam import Read
 
 
 def run_key(execution_id: str, step_id: str) -> str:

@@ -13,26 +13,18 @@ computed in Python (:mod:`toolkit.services.annotations.tallies`), applied here w
 upsert per table. An upsert adds to the stored count, so writers in several processes never
 lose each other's deltas; they take the rows in key order, so two of them cannot deadlock.
 
-The hot statements are parsed once (DuckDB parses text on every call; PostgreSQL reads the
-parsed statement's text).
+The hot statements are parsed once (:mod:`toolkit.store.statements`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-import duckdb
-
 from toolkit.store.seam import Writes
+from toolkit.store.statements import parsed
 from toolkit.store.writer import Row, Rows
 
-Read = Callable[..., Rows]  # store.read or tx.execute
-
-
-def _parsed(sql: str) -> duckdb.Statement:
-    (statement,) = duckdb.extract_statements(sql)
-    return statement
-
+Read = Callable[..., Rows]  # store.read or tx.execute: the hot statements are parsed ones
 
 _DOCUMENTS = """
 SELECT 'document' AS kind, document_id AS key, folder_id AS a, access_type AS b, NULL::VARCHAR AS c,
@@ -52,8 +44,8 @@ WHERE workspace_id = $ws AND organization_id = $org
 _FACTS = _DOCUMENTS.format(which="($docs::VARCHAR[] IS NULL OR list_contains($docs::VARCHAR[], document_id))")
 # $docs: the documents (not NULL) — a semi-join on the list, cheaper than a list_contains per row
 _GIVEN_FACTS = _DOCUMENTS.format(which="document_id IN (SELECT unnest($docs::VARCHAR[]))")
-FACTS = _parsed(_FACTS + _MEMBERSHIPS_AND_FOLDERS)
-GIVEN_FACTS = _parsed(_GIVEN_FACTS + _MEMBERSHIPS_AND_FOLDERS)
+FACTS = parsed(_FACTS + _MEMBERSHIPS_AND_FOLDERS)
+GIVEN_FACTS = parsed(_GIVEN_FACTS + _MEMBERSHIPS_AND_FOLDERS)
 
 # The facts and every tally row of the requested documents for this user: ('tally' |
 # 'user:audience' | 'user:seen', documentId, NULL, visibility type, visibility organization,
@@ -73,8 +65,8 @@ WHERE workspace_id = $ws AND organization_id = $org AND user_id = $user
 )
 # Without statusIds the statement has no status condition at all (cheaper than one that is
 # always true); with them, $statuses lists them.
-COUNT = _parsed(_COUNT.format(statuses=""))
-COUNT_BY_STATUS = _parsed(_COUNT.format(statuses="\n  AND list_contains($statuses::VARCHAR[], status_id)"))
+COUNT = parsed(_COUNT.format(statuses=""))
+COUNT_BY_STATUS = parsed(_COUNT.format(statuses="\n  AND list_contains($statuses::VARCHAR[], status_id)"))
 TALLY_KINDS = frozenset({"tally", "user:audience", "user:seen"})
 
 

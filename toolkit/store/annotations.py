@@ -109,13 +109,6 @@ def existing(read: Read, workspace_id: str, organization_id: str, document_id: s
     }
 
 
-def next_seqs(tx: Writes, n: int) -> list[int]:
-    """``n`` new creation-order keys, ascending (one statement; every process shares the sequence)."""
-    if n <= 0:
-        return []
-    return sorted(s for (s,) in tx.execute("SELECT nextval('annotation_seq') FROM unnest(?::BIGINT[])", [[0] * n]))
-
-
 def append(tx: Writes, rows: list[Row], seen: list[Row]) -> None:
     """Insert annotations (rows of :data:`COLUMNS`) and read receipts (:data:`SEEN_COLUMNS`),
     buffered: written with the job's other inserts."""

@@ -10,7 +10,7 @@ writer orders everything already and needs neither.
 
 from __future__ import annotations
 
-from toolkit.store import seam
+from toolkit.store import executions, seam
 from toolkit.store.paging import Filters, keyset
 from toolkit.store.seam import Read, Writes
 from toolkit.store.writer import Row
@@ -51,10 +51,10 @@ def body(read: Read, workspace_id: str, definition_id: str, version: int) -> str
 
 
 def count(read: Read, workspace_id: str, *, lock: bool = False) -> int:
-    """Definitions the workspace stores, deleted ones included. ``lock`` first takes the
-    workspace's row ``FOR UPDATE``, so two creates in one workspace count one after the other."""
+    """Definitions the workspace stores, deleted ones included; ``lock``:
+    :func:`~toolkit.store.executions.hold_workspace` first."""
     if lock:
-        read("SELECT workspace_id FROM workspaces WHERE workspace_id = ? FOR UPDATE", [workspace_id])
+        executions.hold_workspace(read, workspace_id)
     return seam.count(read, "SELECT count(*) FROM definitions WHERE workspace_id = ?", [workspace_id])
 
 

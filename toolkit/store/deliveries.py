@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from toolkit.store import leases
-from toolkit.store.leases import Read, Writes
+from toolkit.store.seam import Read, Writes, count
 from toolkit.store.writer import Row
 
 _HEADS = (
@@ -119,9 +119,7 @@ def record(tx: Writes, columns: Mapping[str, Sequence[Any]], owner: str | None =
 
 def pending_count(read: Read) -> int:
     """Deliveries pending (due or waiting to retry), over every workspace."""
-    row = read("SELECT count(*) FROM outbox WHERE status = 'pending'", []).fetchone()
-    assert row is not None
-    return int(row[0])
+    return count(read, "SELECT count(*) FROM outbox WHERE status = 'pending'", [])
 
 
 # ---------------------------------------------------------------- a workspace's view

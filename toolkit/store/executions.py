@@ -106,8 +106,16 @@ def by_idempotency_key(read: Read, workspace_id: str, definition_id: str, key: s
     return None if row is None else row[0]
 
 
-def count_stored(read: Read, workspace_id: str) -> int:
-    """Executions the workspace stores, whatever their status."""
+def hold_workspace(read: Read, workspace_id: str) -> None:
+    """Lock the workspace's row until the transaction ends (PostgreSQL): counts that must be
+    exact across processes — quotas — are taken one after the other."""
+    read("SELECT workspace_id FROM workspaces WHERE workspace_id = ? FOR UPDATE", [workspace_id])
+
+
+def count_stored(read: Read, workspace_id: str, *, lock: bool = False) -> int:
+    """Executions the workspace stores, whatever their status; ``lock``: :func:`hold_workspace` first."""
+    if lock:
+        hold_workspace(read, workspace_id)
     return count(read, "SELECT count(*) FROM executions WHERE workspace_id = ?", [workspace_id])
 
 

@@ -4,7 +4,7 @@ state of running executions, which each dialect unpacks its own way."""
 
 from __future__ import annotations
 
-from toolkit.store.leases import Read
+from toolkit.store.seam import Read, count
 
 _WAITING = {
     "duckdb": (
@@ -25,12 +25,12 @@ def executions_by_status(read: Read) -> dict[str, int]:
 
 def steps_waiting(read: Read, dialect: str) -> int:
     """Steps of running executions waiting for a person or a resolution."""
-    return _one(read, _WAITING[dialect], [])
+    return count(read, _WAITING[dialect], [])
 
 
 def timers_due(read: Read, now_ms: int) -> int:
     """Running executions whose next deadline is due at ``now_ms`` but not yet fired."""
-    return _one(read, "SELECT count(*) FROM executions WHERE status = 'running' AND next_deadline <= ?", [now_ms])
+    return count(read, "SELECT count(*) FROM executions WHERE status = 'running' AND next_deadline <= ?", [now_ms])
 
 
 def outbox_pending(read: Read) -> tuple[int, int | None]:
@@ -38,9 +38,3 @@ def outbox_pending(read: Read) -> tuple[int, int | None]:
     row = read("SELECT count(*), min(created_at) FROM outbox WHERE status = 'pending'", []).fetchone()
     assert row is not None  # an aggregate without GROUP BY always answers one row
     return int(row[0]), None if row[1] is None else int(row[1])
-
-
-def _one(read: Read, sql: str, params: list[int]) -> int:
-    row = read(sql, params).fetchone()
-    assert row is not None  # an aggregate without GROUP BY always answers one row
-    return int(row[0])

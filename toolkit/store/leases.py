@@ -1,6 +1,6 @@
 """Leases on work that must happen once cluster-wide (table ``leases``): a webhook delivery
-attempt (kind ``delivery``, key the event id) or a background agent run (kind ``agent-run``,
-key ``"<execution id>/<step id>"``).
+attempt (kind ``delivery``, key the event id), a background agent run (kind ``agent-run``,
+key ``"<execution id>/<step id>"``) or a turn of periodic upkeep (kind ``maintenance``).
 
 The process whose ``owner`` id holds an unexpired lease does the work; it renews its leases
 while it lives and deletes each when the work is recorded. A process that dies stops renewing,
@@ -21,22 +21,13 @@ as none, so every statement here compares ``lease_until`` with the caller's cloc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol
+from collections.abc import Sequence
 
-from toolkit.store.writer import Params, Rows
+from toolkit.store.seam import Read, Writes
 
 DELIVERY = "delivery"
 AGENT_RUN = "agent-run"
-
-
-# What the functions of the store's area modules take: ``store.read`` or a job's
-# ``tx.execute`` (a Read), or the job's ``tx`` itself (Writes), on either backend.
-Read = Callable[[str, Params], Rows]
-
-
-class Writes(Protocol):
-    def execute(self, sql: str, params: Params | None = None) -> Rows: ...
+MAINTENANCE = "maintenance"  # periodic work one process does at a time (retention), key its name
 
 
 # Taken when there is no lease, or it ran out, or it is already the caller's (a renewal).
@@ -83,9 +74,10 @@ def renew(tx: Writes, kind: str, keys: Sequence[str], owner: str, until: int) ->
     return [str(k) for (k,) in rows]
 
 
-def release_all(tx: Writes, owner: str) -> int:
-    """Give up every lease of ``owner`` (a process stopping cleanly): others need not wait."""
-    return len(tx.execute("DELETE FROM leases WHERE owner = ? RETURNING key", [owner]).fetchall())
+def expire_all(tx: Writes, owner: str) -> int:
+    """Let every lease of ``owner`` run out now (a process stopping): the others take its work
+    over at once instead of waiting the lease out, and drop the leases of work that ended."""
+    return len(tx.execute("UPDATE leases SET lease_until = 0 WHERE owner = ? RETURNING key", [owner]).fetchall())
 
 
 def expired(read: Read, kind: str, now: int, limit: int = 500) -> list[str]:

@@ -9,7 +9,7 @@ deadline or agent timeout of each running execution (indexed on PostgreSQL for r
 
 from __future__ import annotations
 
-from toolkit.store.leases import Read
+from toolkit.store.seam import Read
 
 
 def running_deadlines(read: Read) -> list[tuple[int, str, str]]:

@@ -12,12 +12,12 @@ compares. ``read`` is ``store.read`` or a write job's ``tx.execute``.
 
 from __future__ import annotations
 
-from toolkit.store.access import Job, Read
+from toolkit.store.seam import Read, Writes, count
 from toolkit.store.writer import Row
 
 
 def insert_workspace(
-    tx: Job, workspace_id: str, key_hash: str, label: str, dev: bool, jwt_secret: str, token_hash: str, now_ms: int
+    tx: Writes, workspace_id: str, key_hash: str, label: str, dev: bool, jwt_secret: str, token_hash: str, now_ms: int
 ) -> None:
     """A new workspace with its one API key and its first auth token."""
     tx.execute(
@@ -29,13 +29,13 @@ def insert_workspace(
 
 
 def has_dev_workspace(read: Read) -> bool:
-    return bool(read("SELECT count(*) FROM workspaces WHERE dev")[0][0] > 0)
+    return count(read, "SELECT count(*) FROM workspaces WHERE dev", []) > 0
 
 
 def anchors(read: Read) -> tuple[str | None, str | None]:
     """A stored API key hash and a stored token hash (None where there is none)."""
-    key = read("SELECT min(api_key_hash) FROM workspaces")[0][0]
-    token = read("SELECT min(token_hash) FROM auth_tokens")[0][0]
+    key = read("SELECT min(api_key_hash) FROM workspaces", [])[0][0]
+    token = read("SELECT min(token_hash) FROM auth_tokens", [])[0][0]
     return key, token
 
 
@@ -74,28 +74,36 @@ def token_owner(read: Read, token_hash: str) -> str | None:
     return _one(read, "SELECT workspace_id FROM auth_tokens WHERE token_hash = ?", [token_hash])
 
 
-def set_key(tx: Job, workspace_id: str, key_hash: str) -> None:
+def set_key(tx: Writes, workspace_id: str, key_hash: str) -> None:
     tx.execute("UPDATE workspaces SET api_key_hash = ? WHERE workspace_id = ?", [key_hash, workspace_id])
 
 
-def add_token(tx: Job, token_hash: str, workspace_id: str, now_ms: int) -> None:
+def add_token(tx: Writes, token_hash: str, workspace_id: str, now_ms: int) -> None:
     tx.execute(
         "INSERT INTO auth_tokens (token_hash, workspace_id, created_at) VALUES (?, ?, ?)",
         [token_hash, workspace_id, now_ms],
     )
 
 
+def lock_workspace(tx: Writes, workspace_id: str) -> None:
+    """Hold the workspace's row until the job commits: another process changing its
+    credentials at the same moment waits, then reads what this job wrote (a no-op update,
+    because DuckDB has no ``SELECT … FOR UPDATE``; its single writer needs no lock anyway)."""
+    tx.execute("UPDATE workspaces SET label = label WHERE workspace_id = ?", [workspace_id])
+
+
 def token_count(read: Read, workspace_id: str) -> int:
-    return int(read("SELECT count(*) FROM auth_tokens WHERE workspace_id = ?", [workspace_id])[0][0])
+    return count(read, "SELECT count(*) FROM auth_tokens WHERE workspace_id = ?", [workspace_id])
 
 
-def delete_token(tx: Job, token_hash: str) -> None:
+def delete_token(tx: Writes, token_hash: str) -> None:
     tx.execute("DELETE FROM auth_tokens WHERE token_hash = ?", [token_hash])
 
 
-def replace_secret(tx: Job, workspace_id: str, secret: str, now_ms: int, accepted_until: int) -> None:
+def replace_secret(tx: Writes, workspace_id: str, secret: str, now_ms: int, accepted_until: int) -> None:
     """Make ``secret`` the workspace's signing secret; the one it replaces stays accepted
     until ``accepted_until``, and retired secrets already past theirs are dropped."""
+    lock_workspace(tx, workspace_id)  # two rotations at once: the second retires the first's secret
     ((old,),) = tx.execute("SELECT jwt_secret FROM workspaces WHERE workspace_id = ?", [workspace_id])
     tx.execute(
         "INSERT INTO retired_secrets (workspace_id, jwt_secret, retired_at, accepted_until) VALUES (?, ?, ?, ?)",

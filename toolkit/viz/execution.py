@@ -76,7 +76,10 @@ def _fired(steps: list[dict]) -> set[tuple[str, str, str]]:
     return out
 
 
-_OUTCOME_TEXT = {("completed", "approve"): "approved ✓", ("rejected", "reject"): "rejected ✗"}
+_OUTCOME_TEXT: dict[tuple[str, object], str] = {
+    ("completed", "approve"): "approved ✓",
+    ("rejected", "reject"): "rejected ✗",
+}
 
 
 def _restyle(attrs: dict, status: str) -> None:

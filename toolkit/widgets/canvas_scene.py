@@ -99,9 +99,9 @@ def roles_for(kind: str) -> list[str]:
     return list(first) + [r for r in ROLE_CHOICES if r not in first]
 
 
-def _loops(raw: dict) -> dict[str, list[str]]:
+def _loops(raw: dict) -> dict[str | None, list[str]]:
     """``{nodeId or groupId: ["loop: a → b, at most n iterations", …]}`` for each loop-back."""
-    out: dict[str, list[str]] = {}
+    out: dict[str | None, list[str]] = {}
     for edge in raw.get("edges") or []:
         loop = edge.get("loop") if isinstance(edge, dict) else None
         if isinstance(loop, dict):
@@ -115,7 +115,7 @@ def _loops(raw: dict) -> dict[str, list[str]]:
 def _hover(node: dict, loops: dict) -> list[str]:
     """What hovering over a node shows: type, reviewers, agent, SLA, loop settings."""
     node_id = node.get("nodeId")
-    config = node.get("config") if isinstance(node.get("config"), dict) else {}
+    config = found if isinstance(found := node.get("config"), dict) else {}
     lines = [f"{node.get('name') or node_id} ({node_id}, {node.get('type')})"]
     reviewers = config.get("reviewers")
     if isinstance(reviewers, list):

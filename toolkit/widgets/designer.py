@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from toolkit import examples
 from toolkit.lint import errors_of, lint_document, unwrap
@@ -190,7 +192,12 @@ class Designer(DesignerPage):
         if self._selection is None:
             return
         kind, ref = self._selection
-        {"node": self.remove_node, "edge": self.remove_edge, "group": self.remove_group}[kind](ref)
+        remove: dict[str, Callable[[Any], object]] = {
+            "node": self.remove_node,
+            "edge": self.remove_edge,
+            "group": self.remove_group,
+        }
+        remove[kind](ref)
 
     # ------------------------------------------------------------------ whole definitions
 
@@ -345,7 +352,9 @@ class Designer(DesignerPage):
         ``source`` to ``target`` (selection keys such as ``node:draft``, ``group:board``, or
         node ids) with ``role``; ``reject-loop`` is a reject loop-back of at most 3 iterations.
         A custom edge starts with a predicate on ``output.decision`` to edit in its form."""
-        ends = [(k, r) for k, r in (self._key(source), self._key(target))]
+        ends = [self._key(source), self._key(target)]
+        if ends[0] is None or ends[1] is None:
+            raise KeyError("An edge needs a source and a target.")
         if role == "reject-loop":
             return self.add_edge(ends[0], ends[1], on="reject", max_iterations=3)
         when = {"op": "eq", "args": [{"var": "output.decision"}, "approve"]} if role == "custom" else None

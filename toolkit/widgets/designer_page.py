@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import traceback
 from html import escape
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import ipywidgets as w
 import orjson
@@ -24,11 +26,51 @@ from toolkit.widgets.group_editor import GroupEditor
 from toolkit.widgets.node_editor import NodeEditor
 from toolkit.widgets.panes import message_html, plain_error
 
+if TYPE_CHECKING:
+    from toolkit.widgets.history import History
+
 __all__ = ["DesignerPage"]
 
 
 class DesignerPage:
     """Widgets and page actions of the Designer (mixed into it)."""
+
+    if TYPE_CHECKING:  # what the Designer provides: the page calls it, type checkers hold it to this
+        _raw: dict
+        _selection: tuple | None
+        history: History
+        scene: dict
+
+        @property
+        def dirty(self) -> bool: ...
+        @property
+        def errors(self) -> list: ...
+        def load(self, source) -> dict: ...
+        def load_example(self, name: str) -> dict: ...
+        def new(self, definition_id: str = ..., name: str = ...) -> dict: ...
+        def set_info(
+            self, definition_id: str | None = ..., name: str | None = ..., description: str | None = ...
+        ) -> dict: ...
+        def export(self, path=..., *, envelope: bool = ..., force: bool = ...) -> Path: ...
+        def select(self, target) -> tuple | None: ...
+        def select_finding(self, index: int) -> tuple | None: ...
+        def connect(self, source: str, target: str, role: str = ...) -> int: ...
+        def add_node(
+            self,
+            node_id: str | None = ...,
+            type: str = ...,
+            *,
+            name: str | None = ...,
+            sla_ms: int | None = ...,
+            config: dict | None = ...,
+            description: str | None = ...,
+            position: tuple[float, float] | None = ...,
+        ) -> dict: ...
+        def move_node(self, node_id: str, x: float, y: float) -> dict: ...
+        def delete_selection(self) -> None: ...
+        def undo(self) -> bool: ...
+        def redo(self) -> bool: ...
+        def relayout(self) -> None: ...
 
     def _build(self) -> None:
         """The widget tree. Its parts are attributes so that code and tests can drive them as a

@@ -13,7 +13,7 @@ from toolkit.widgets.panes import message_html
 __all__ = ["EdgeEditor"]
 
 
-def _endpoint_options(raw: dict, current=()) -> list[tuple[str, tuple]]:
+def _endpoint_options(raw: dict, current=()) -> list[tuple[str | None, tuple]]:
     options = [(n, ("node", n)) for n in edits.node_ids(raw)]
     options += [(f"⧉ {g} (group)", ("group", g)) for g in edits.group_ids(raw)]
     for key in current:

@@ -157,11 +157,13 @@ def set_info(
     return _ordered(raw, TOP_KEYS)
 
 
-def node_ids(raw: dict) -> list[str]:
+def node_ids(raw: dict) -> list[str | None]:
+    """The draft's node ids, in order (None for a node given without one)."""
     return [n.get("nodeId") for n in raw.get("nodes") or [] if isinstance(n, dict)]
 
 
-def group_ids(raw: dict) -> list[str]:
+def group_ids(raw: dict) -> list[str | None]:
+    """The draft's group ids, in order (None for a group given without one)."""
     return [g.get("groupId") for g in raw.get("groups") or [] if isinstance(g, dict)]
 
 
@@ -176,8 +178,8 @@ def move_node(raw: dict, node_id: str, x: float, y: float) -> dict:
     """Keep a node where a person dragged it: ``custom.layout[nodeId] = {"x", "y"}`` (its
     centre in the picture's points, y downward). Other ``custom`` keys are left alone."""
     find_node(raw, node_id)
-    custom = raw.get("custom") if isinstance(raw.get("custom"), dict) else {}
-    layout = custom.get("layout") if isinstance(custom.get("layout"), dict) else {}
+    custom = found if isinstance(found := raw.get("custom"), dict) else {}
+    layout = found if isinstance(found := custom.get("layout"), dict) else {}
     layout[node_id] = {"x": round(float(x), 1), "y": round(float(y), 1)}
     custom["layout"] = layout
     raw["custom"] = custom

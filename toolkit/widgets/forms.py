@@ -9,6 +9,8 @@ sets widget values under a guard so that no handler fires while it does.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import ipywidgets as w
 
 __all__ = ["Editor", "NODE_TYPES", "ROLES", "POLICIES", "DESC", "wide", "text_field", "button"]
@@ -44,6 +46,11 @@ class Editor:
     question row for actions that take more than they say."""
 
     kind = ""  # "node", "edge" or "group": what the list selects on the canvas too
+    list: w.Select  # each editor's list of its nodes, edges or groups
+
+    if TYPE_CHECKING:
+
+        def _refresh(self) -> None: ...  # each editor fills its form from the definition
 
     def __init__(self, designer):
         self.designer = designer

@@ -22,6 +22,7 @@ import threading
 import traceback
 from datetime import UTC, datetime
 from html import escape
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
@@ -30,6 +31,9 @@ from toolkit.viz import render_execution_from_events, style
 from toolkit.viz.names import Names
 from toolkit.viz.replay import event_dict, node_of_step_id
 from toolkit.widgets.panes import message_html, plain_error, svg_html
+
+if TYPE_CHECKING:
+    from toolkit.viz import View
 
 __all__ = ["Player", "describe_event"]
 
@@ -87,11 +91,11 @@ class Player:
         self.definition = definition
         self.names = Names(definition)
         self.events: list[dict] = []
-        self.view = None
+        self.view: View | None = None
         self.last_error: Exception | None = None
         self.last_traceback: str | None = None
-        self._cache: dict[int, object] = {}
-        self._source = None  # (client, execution_id) for refresh()
+        self._cache: dict[int, View] = {}
+        self._source: tuple[Any, str] | None = None  # (client, execution_id) for refresh()
         self._thread: threading.Thread | None = None  # the follower, while it runs
         self._stopping = threading.Event()
         # the follower thread and the person's clicks both move the slider and redraw
@@ -361,7 +365,7 @@ class Player:
             if len(self._cache) > 64:
                 self._cache.pop(next(iter(self._cache)))
             self._cache[i] = render_execution_from_events(self.definition, self.events, upto_seq=event["seq"])
-        self.view = self._cache[i]
+        self.view = view = self._cache[i]
         start = self.events[0].get("timestamp")
         text = describe_event(event, start if isinstance(start, int) else None, self.names)
         ids = " · ".join(x for x in (event.get("stepId"), (event.get("data") or {}).get("failureReason")) if x)
@@ -375,4 +379,4 @@ class Player:
             f'<details style="font-size:11px;color:{style.MUTED}"><summary>event data</summary>'
             f"<code>{escape(raw[:400])}</code></details>"
         )
-        self.graph.value = svg_html(self.view, "collab-graph", fit=True)
+        self.graph.value = svg_html(view, "collab-graph", fit=True)

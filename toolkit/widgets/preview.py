@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from html import escape
 
 import graphviz
@@ -61,7 +62,7 @@ def _relaxed(raw: dict) -> dict:
     definition_id = raw.get("definitionId")
     if not (isinstance(definition_id, str) and re.fullmatch(r"[a-z0-9][a-z0-9-]{2,63}", definition_id)):
         definition_id = "untitled"
-    name = raw.get("name") if isinstance(raw.get("name"), str) and raw.get("name") else "(no name yet)"
+    name = found if isinstance(found := raw.get("name"), str) and found else "(no name yet)"
     return {
         "definitionId": definition_id,
         "name": name[:200],
@@ -90,7 +91,7 @@ def _placed(raw: dict, findings: list[Finding]) -> list[Finding]:
     return out
 
 
-def placeholder(title: str, lines: list[str] = ()) -> View:
+def placeholder(title: str, lines: Sequence[str] = ()) -> View:
     """A small captioned box (what the graph pane shows when there is nothing to draw)."""
     rows = [f"<b>{escape(title)}</b>"] + [
         f'<font point-size="9" color="{style.MUTED}">{escape(t)}</font>' for t in lines

@@ -27,7 +27,7 @@ from html import escape
 import ipywidgets as w
 
 from toolkit.simulate import Policy, simulate
-from toolkit.viz import render_heatmap
+from toolkit.viz import View, render_heatmap
 from toolkit.viz.definition import as_definition
 from toolkit.viz.names import Names
 from toolkit.widgets.charts import histogram_svg
@@ -90,7 +90,7 @@ class SimulationPanel:
         self.result = None
         self.outcomes = None
         self.histogram: str | None = None
-        self.heatmap = None
+        self.heatmap: View | None = None
         self.last_error: Exception | None = None
         self.last_traceback: str | None = None
 
@@ -293,7 +293,7 @@ class SimulationPanel:
             ).fetchall()
         ]
         self.histogram = histogram_svg(cycle, title=f"Cycle time of {len(cycle):,} finished runs")
-        self.heatmap = render_heatmap(self.model, result.summary)
+        self.heatmap = heatmap = render_heatmap(self.model, result.summary)
         s = result.summary
         ct = s.cycle_time_ms
         facts = (
@@ -306,7 +306,7 @@ class SimulationPanel:
             f"{table_html(self.outcomes, tooltips={'reason': reasons})}"
             f'<div style="font-size:12px;margin:4px 0">{escape(facts)}</div>',
             self.histogram,
-            svg_html(self.heatmap, "collab-graph", fit=True),
+            svg_html(heatmap, "collab-graph", fit=True),
         )
         self.status.value = message_html(f"{result.runs:,} runs done", "ok")
         self.stale = False

@@ -8,7 +8,8 @@ from typing import Any
 
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.services.context import Services
-from toolkit.store.access import Read, existing
+from toolkit.store.access import existing
+from toolkit.store.seam import Read
 
 
 def ok(message: str, data: Any, **extra: Any) -> dict:

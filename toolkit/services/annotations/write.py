@@ -22,7 +22,7 @@ from toolkit.services.annotations.urls import normalise_page_url, page_urls
 from toolkit.services.annotations.visibility import effective_roles
 from toolkit.services.context import Services
 from toolkit.services.workspaces import Workspace
-from toolkit.store import annotation_counts
+from toolkit.store import annotation_counts, sequences
 from toolkit.store import annotations as stored
 
 DEFAULT_STATUS = {"id": "OPEN", "name": "Open", "type": "default"}
@@ -97,6 +97,7 @@ class _Item:
         )
 
     def row(self, workspace_id: str, organization_id: str, document_id: str, seq: int) -> tuple:
+        """The stored row, in the order of :data:`toolkit.store.annotations.COLUMNS`."""
         a = self.model
         counted = self.counted(organization_id, document_id)
         agents = [c.agent for c in a.comment_data if c.agent is not None]
@@ -197,7 +198,8 @@ def add_annotations(services: Services, workspace: Workspace, data: dict) -> dic
                 "message": message,
             }
         if added:
-            seqs = stored.next_seqs(tx, len(added))
+            scope = activities.page_scope(services, ws, org)
+            seqs = sequences.next_keys(tx, "annotation_seq", len(added), scope)
             stored.append(
                 tx,
                 [i.row(ws, org, document_id, s) for i, s in zip(added, seqs)],
@@ -210,7 +212,7 @@ def add_annotations(services: Services, workspace: Workspace, data: dict) -> dic
             tallies.seen_deltas(((c, u) for c, i in counted for u in i.authors), 1, user_tally)
             annotation_counts.apply(tx, ws, org, doc_tally, user_tally)
             records = [r for i in added for r in i.activity_records(document_id)]
-            activities.append_rows(tx, activities.activity_rows(tx, ws, org, records, now))
+            activities.append_rows(tx, activities.activity_rows(tx, ws, org, records, now, scope))
         return out
 
     out = services.store.write(job)

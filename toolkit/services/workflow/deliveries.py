@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from toolkit.model import workflow as m
 from toolkit.services.context import CommitNotice, Services
-from toolkit.services.paging import decode_cursor, encode_cursor
+from toolkit.services.paging import decode_cursor, page_of
 from toolkit.services.workspaces import Workspace
 from toolkit.store import deliveries as outbox
 from toolkit.webhooks import RETRY_DELAYS_MS, retry_delay_ms
@@ -135,9 +135,7 @@ def list_deliveries(services: Services, workspace: Workspace, request: m.ListDel
         after,
         request.page_size + 1,  # one more: is there another page?
     )
-    more = len(rows) > request.page_size
-    rows = rows[: request.page_size]
-    next_cursor = encode_cursor(rows[-1][-1]) if more else None
+    rows, next_cursor = page_of(rows, request.page_size)
     return {
         "items": [dict(zip(outbox.VIEW_KEYS, r)) for r in rows],
         "nextCursor": next_cursor,

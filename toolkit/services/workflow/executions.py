@@ -43,7 +43,7 @@ from toolkit.services.paging import decode_cursor, fitting, page_of
 from toolkit.services.quotas import take_execution_quota
 from toolkit.services.workflow.definitions import plan_for
 from toolkit.services.workflow.persist import save
-from toolkit.services.workflow.rehearsal import rehearse, rehearse_dispatch
+from toolkit.services.workflow.rehearsal import rehearse, rehearse_dispatch, remember_origin
 from toolkit.services.workspaces import Workspace
 from toolkit.store import definitions, executions
 from toolkit.webhook_urls import url_problem
@@ -83,6 +83,7 @@ def _load(services: Services, tx, workspace_id: str, execution_id: str) -> _Load
             raise _not_found(execution_id)
         _, version, webhook_url, text = row
         state = ExecutionState.from_dict(json.loads(text))
+        remember_origin(services, execution_id, workspace_id, state.definition_id, state.definition_version)
     plan, _ = plan_for(services, workspace_id, state.definition_id, state.definition_version, read=tx.execute)
     return _Loaded(state, version, plan, webhook_url)
 
@@ -264,13 +265,17 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
 
 def _head(services: Services, tx, workspace_id: str, definition_id: str):
     """The definition's current (version, status, scope…) for a dispatch. DuckDB's writer
-    caches it (definition changes drop it). On a shared store it is read every time — a
-    check of a cached copy against the stored version would cost the same statement — and
-    held ``FOR SHARE``, so a concurrent delete waits for this dispatch and then counts its
-    execution, or this dispatch waits for the delete and finds the definition deleted."""
-    if services.store.shared:
-        return definitions.head(tx.execute, workspace_id, definition_id, lock=True)
+    caches it (definition changes drop it). On a shared store it is read every time (a check
+    of a cached copy against the stored version would cost the same statement; the copy kept
+    there only tells a rehearsal which version's plan to look at), and held ``FOR SHARE``, so
+    a concurrent delete waits for this dispatch and then counts its execution, or this
+    dispatch waits for the delete and finds the definition deleted."""
     key = (workspace_id, definition_id)
+    if services.store.shared:
+        row = definitions.head(tx.execute, workspace_id, definition_id, lock=True)
+        if row is not None:  # only a hint there, for the next dispatch's rehearsal
+            tx.after_commit(lambda: services.heads.__setitem__(key, row))
+        return row
     row = services.heads.get(key)
     if row is None:
         row = definitions.head(tx.execute, workspace_id, definition_id)

@@ -31,6 +31,7 @@ __all__ = [
     "run_agent",
     "run_key",
     "running_deadlines",
+    "take_turn",
 ]
 
 
@@ -144,8 +145,20 @@ def renew_leases(services: Services, owner: str, lease_ms: int, deliveries: list
 
 
 def release_leases(services: Services, owner: str) -> int:
-    """Every lease of ``owner`` given up (a process stopping): others need not wait them out."""
-    return services.store.write(lambda tx: leases.release_all(tx, owner))
+    """Every lease of ``owner`` run out now (a process stopping): others need not wait them
+    out. Run out rather than deleted, so a run a command leased to this process while it was
+    stopping is still found and taken over."""
+    return services.store.write(lambda tx: leases.expire_all(tx, owner))
+
+
+def take_turn(services: Services, work: str, owner: str, lease_ms: int) -> bool:
+    """Whether ``owner`` does this turn of cluster-wide periodic ``work`` (kind
+    ``maintenance``): it holds the lease, or takes it because none holds it or it ran out."""
+    now = services.clock.now()
+    won = services.store.write(
+        lambda tx: leases.claim(tx, leases.MAINTENANCE, [work], owner, now=now, until=now + lease_ms)
+    )
+    return bool(won)
 
 
 def run_agent(services: Services, workspace_id: str, execution_id: str, request: AgentRequest) -> AgentRun:

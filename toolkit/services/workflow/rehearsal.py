@@ -57,9 +57,10 @@ def rehearse(services: Services, workspace_id: str, execution_id: str, make_comm
 
 def rehearse_dispatch(services: Services, workspace_id: str, definition_id: str, command: Dispatch) -> dict | None:
     """The regex memo of dispatching ``definition_id`` (its current version) with ``command``."""
-    # DuckDB's writer caches each definition's current row for dispatch; its version is read
-    # here without a statement when it is there (a tuple, replaced whole, never changed in
-    # place). A stale version only makes the rehearsal miss: the job reads the current one.
+    # Each definition's current row is cached for dispatch (on a shared store, as last seen);
+    # its version is read here without a statement when it is there (a tuple, replaced whole,
+    # never changed in place). A stale version only makes the rehearsal miss: the job reads
+    # the current one.
     row = services.heads.get((workspace_id, definition_id))
     version = row[0] if row is not None else definitions.version_of(services.store.read, workspace_id, definition_id)
     plan = _plan(services, workspace_id, definition_id, version) if version is not None else None
@@ -85,8 +86,26 @@ def _definition_of(services: Services, workspace_id: str, execution_id: str) -> 
     cached = services.states.get(execution_id)
     if cached is not None and cached[2] == workspace_id:
         return cached[0].definition_id, cached[0].definition_version
-    row = executions.definition_of(services.store.read, execution_id)
-    return None if row is None or row[2] != workspace_id else (row[0], row[1])
+    # Never changing, they may also be kept by any process (a shared store keeps no live states).
+    origin = services.origins.get(execution_id)
+    if origin is None:
+        row = executions.definition_of(services.store.read, execution_id)
+        if row is None:
+            return None
+        origin = remember_origin(services, execution_id, row[2], row[0], row[1])
+    return None if origin[0] != workspace_id else origin[1:]
+
+
+ORIGINS_KEPT = 100_000
+
+
+def remember_origin(services: Services, execution_id: str, workspace_id: str, definition_id: str, version: int):
+    """Keep which workspace and definition version ``execution_id`` runs (facts that never
+    change); a full cache starts over rather than grow."""
+    if len(services.origins) >= ORIGINS_KEPT:
+        services.origins.clear()
+    origin = services.origins[execution_id] = (workspace_id, definition_id, version)
+    return origin
 
 
 def _plan(services: Services, workspace_id: str, definition_id: str, version: int):

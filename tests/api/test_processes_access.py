@@ -1,0 +1,171 @@
+"""Credentials changed while two server processes serve one PostgreSQL database (issue 14;
+the revoked-key-on-two-processes item of issue 13).
+
+Both processes first confirm the old credentials (each remembers the pair); then
+`collab workspace rotate-key | revoke-token | rotate-secret --db URL` runs as an operator runs
+it, with the servers up. Each process must refuse the old key or token — and sign user tokens
+with the new secret — within ``RECHECK_S`` of the command's return, and accept the new ones
+at once. Runs on PostgreSQL whatever COLLAB_TEST_BACKEND says (skipped with
+COLLAB_SKIP_POSTGRES=1)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from api.support import DEF_LIST, Server, collab_bin, create_workspace, fresh_db, skip_without_postgres
+from toolkit.services.workspaces import RECHECK_S
+from toolkit.tokens import UserTokenError, verify_user_token
+
+TOKEN = "/v2/auth/generate_token"
+UADD, UGET = "/v2/users/add", "/v2/users/get"
+USER = {
+    "userId": "ann",
+    "userProperties": {"name": "Ann", "email": "a@x.io"},
+    "permissions": {"resources": [{"type": "organization", "id": "acme"}]},
+}
+# What a request may add to the bound: the last accepted request was sent before it.
+SLACK_S = 0.5
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """Two `collab serve` processes on a new PostgreSQL database with workspaces a, b (for the
+    key and the token) and c (for the secret)."""
+    skip_without_postgres()
+    root = tmp_path_factory.mktemp("processes-access")
+    db = fresh_db(root, "creds", backend="postgres")
+    workspaces = [create_workspace(db) for _ in range(3)]
+    srv = Server(db, root / "server.log", processes=2).start()
+    try:
+        yield srv, *workspaces
+    finally:
+        srv.stop()
+
+
+def workspace_cli(*args: str) -> dict:
+    """`collab workspace ARGS` as a separate process, the way an operator runs it."""
+    proc = subprocess.run([collab_bin(), "workspace", *args], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def process(srv: Server, i: int, key: str, token: str) -> httpx.Client:
+    """A client of process ``i`` alone."""
+    headers = {"content-type": "application/json", "x-service-api-key": key, "x-service-auth-token": token}
+    return httpx.Client(base_url=f"http://127.0.0.1:{srv.ports[i]}", headers=headers, timeout=60)
+
+
+def status(client: httpx.Client) -> int:
+    return client.post(DEF_LIST, json={"data": {}}).status_code
+
+
+def seconds_until_refused(clients: list[httpx.Client], since: float) -> list[float]:
+    """For each client (one per process), how long after ``since`` it sent the first request
+    answered 401; every later request must be refused too."""
+    refused: list[float | None] = [None] * len(clients)
+    deadline = since + RECHECK_S + 10
+    while None in refused and time.monotonic() < deadline:
+        for i, client in enumerate(clients):
+            sent = time.monotonic()
+            code = status(client)
+            assert code in (200, 401), code
+            if code == 401 and refused[i] is None:
+                refused[i] = sent - since
+            assert refused[i] is None or code == 401, "accepted again after refusing"
+    assert None not in refused, f"still accepted {RECHECK_S + 10} s after the change: {refused}"
+    for client in clients:
+        assert status(client) == 401
+    return [r for r in refused if r is not None]
+
+
+def test_a_key_rotated_and_a_token_revoked_by_the_cli_are_refused_by_both_processes(cluster):
+    srv, a, b, _ = cluster
+    old_a = [process(srv, i, a["apiKey"], a["authToken"]) for i in (0, 1)]
+    old_b = [process(srv, i, b["apiKey"], b["authToken"]) for i in (0, 1)]
+    assert [status(c) for c in old_a + old_b] == [200] * 4  # both processes now remember both pairs
+
+    rotated = workspace_cli("rotate-key", "--db", str(srv.db), "--api-key", a["apiKey"])
+    changed = time.monotonic()
+    for i in (0, 1):
+        with process(srv, i, rotated["apiKey"], a["authToken"]) as new:
+            assert status(new) == 200  # the new key works at once, on both
+    took = seconds_until_refused(old_a, changed)
+    assert max(took) <= RECHECK_S + SLACK_S, took
+    assert [status(c) for c in old_b] == [200, 200]  # the other workspace is untouched
+
+    revoked = workspace_cli("revoke-token", "--db", str(srv.db), "--token", b["authToken"], "--issue-new")
+    changed = time.monotonic()
+    assert revoked["revoked"] is True
+    took = seconds_until_refused(old_b, changed)
+    assert max(took) <= RECHECK_S + SLACK_S, took
+    for i in (0, 1):
+        with process(srv, i, b["apiKey"], revoked["authToken"]) as new:
+            assert status(new) == 200
+    for client in old_a + old_b:
+        client.close()
+
+
+def test_both_processes_sign_with_a_secret_rotated_by_the_cli(cluster):
+    srv, _, _, c = cluster
+    clients = [process(srv, i, c["apiKey"], c["authToken"]) for i in (0, 1)]
+
+    def signed() -> list[str]:
+        answers = [c.post(TOKEN, json={"data": USER}) for c in clients]
+        assert [r.status_code for r in answers] == [200, 200], [r.text for r in answers]
+        return [r.json()["result"]["data"]["token"] for r in answers]
+
+    before = signed()
+    rotated = workspace_cli("rotate-secret", "--db", str(srv.db), "--api-key", c["apiKey"], "--grace-hours", "0")
+    changed = time.monotonic()
+    new_secret = rotated["jwtSecret"]
+    for token in before:
+        with pytest.raises(UserTokenError):
+            verify_user_token(token, [new_secret])
+    while True:
+        sent = time.monotonic()
+        tokens = signed()
+        try:
+            for token in tokens:
+                verify_user_token(token, [new_secret])
+            break
+        except UserTokenError:
+            assert sent - changed <= RECHECK_S + SLACK_S, "a process still signs with the replaced secret"
+    for client in clients:
+        client.close()
+
+
+def test_members_added_at_once_through_both_processes_are_each_listed_once(cluster):
+    """Two processes adding members to one organization at the same moment hand out distinct
+    list positions, so paging through the members returns each exactly once."""
+    srv, _, _, c = cluster
+    org = f"org-{uuid.uuid4().hex[:10]}"
+    clients = [process(srv, i, c["apiKey"], c["authToken"]) for i in (0, 1)]
+    batches = [[f"u{n:02d}-{k}" for k in range(3)] for n in range(24)]
+
+    def add(n: int) -> None:
+        users = [{"userId": u, "name": u} for u in batches[n]]
+        answer = clients[n % 2].post(UADD, json={"data": {"organizationId": org, "users": users}})
+        assert answer.status_code == 200, answer.text
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(add, range(len(batches))))
+    listed, token = [], None
+    while True:
+        data = {"organizationId": org, "pageSize": 5, **({"pageToken": token} if token else {})}
+        answer = clients[len(listed) % 2].post(UGET, json={"data": data})
+        assert answer.status_code == 200, answer.text
+        page = answer.json()["result"]
+        listed += [u["userId"] for u in page["data"]]
+        token = page["nextPageToken"]
+        if token is None:
+            break
+    assert sorted(listed) == sorted(u for batch in batches for u in batch)
+    for client in clients:
+        client.close()

@@ -1,0 +1,2 @@
+-- Nothing on DuckDB: one process polls its outbox, by a scan as before. PostgreSQL's file of
+-- the same number indexes the pending rows, which every process polls each second.
