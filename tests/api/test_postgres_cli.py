@@ -154,6 +154,10 @@ def test_events_export_and_replay_read_postgresql_like_duckdb(logs, tmp_path):
         diffs[name].pop("meanCycleTimeMs")  # wall-clock times of two different runs
     assert diffs["pg"] == diffs["duck"]
     assert diffs["pg"]["executions"] == 6 and diffs["pg"]["changed"] > 0
+    policy = tmp_path / "policy.json"
+    done = collab("calibrate", "--db", pg, "--definition", DEFINITION, "--out", str(policy))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(policy.read_text()), "a fitted policy"
 
 
 def test_an_unreachable_database_is_one_line_and_a_failure(tmp_path):
