@@ -313,10 +313,13 @@ class RoundRobin(httpx.BaseTransport):
         self.transport.close()
 
 
-def serve_fresh(root: Path, name: str = "server", extra_args: tuple[str, ...] = ()) -> Server:
-    """`collab serve` on a new database (``fresh_db``) with two workspaces, created first
-    (DuckDB admits one writing process per file); their credentials are ``creds_a``, ``creds_b``."""
-    db = fresh_db(root, name)
+def serve_fresh(
+    root: Path, name: str = "server", extra_args: tuple[str, ...] = (), backend: str | None = None
+) -> Server:
+    """`collab serve` on a new database (``fresh_db``, of ``backend`` when given) with two
+    workspaces, created first (DuckDB admits one writing process per file); their credentials
+    are ``creds_a``, ``creds_b``."""
+    db = fresh_db(root, name, backend)
     creds_a, creds_b = create_workspace(db), create_workspace(db)
     srv = Server(db, Path(root) / f"{name}.log", extra_args).start()
     srv.creds_a, srv.creds_b = creds_a, creds_b

@@ -10,7 +10,7 @@ from api.support import collab_bin, serve_fresh
 
 
 def test_a_second_server_on_a_held_duckdb_file_says_so_in_one_line(tmp_path):
-    first = serve_fresh(tmp_path, "held")
+    first = serve_fresh(tmp_path, "held", backend="duckdb")
     try:
         proc = subprocess.run(
             [collab_bin(), "serve", "--db", str(first.db), "--port", str(free_port())],
