@@ -20,7 +20,7 @@ OWN_DATABASE = (
     "test_startup.py",
     "test_credentials_cli.py",
     "test_database_outage.py",
-    "test_postgres_cli.py",
+    "test_postgres_*.py",
     "test_processes_*.py",
 )
 
