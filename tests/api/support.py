@@ -105,6 +105,20 @@ def fresh_db(root: Path, name: str, backend: str | None = None) -> Path | str:
     return _cluster.create_database(f"{name}_{uuid.uuid4().hex[:10]}".lower())
 
 
+def stored(db: Path | str, sql: str) -> list[tuple]:
+    """The rows of ``sql`` (no parameters) on a stopped server's DuckDB file, read-only, or on
+    a PostgreSQL database (which may still be serving)."""
+    if is_url(db):
+        import psycopg
+
+        with psycopg.connect(str(db)) as con:
+            return [tuple(row) for row in con.execute(sql).fetchall()]
+    import duckdb
+
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
 def postgres_cluster() -> PostgresCluster:
     """The PostgreSQL cluster of this test process (started on first use), e.g. to restart it."""
     fresh_db(Path("."), "probe", backend="postgres")

@@ -9,10 +9,9 @@ import socket
 import threading
 import time
 
-import duckdb
 import httpx
 
-from api.support import DECIDE, DEF_CREATE, DISPATCH, Api, human_definition, serve_fresh, uid, wait_for
+from api.support import DECIDE, DEF_CREATE, DISPATCH, Api, human_definition, serve_fresh, stored, uid, wait_for
 
 TIMEOUT_S = 10  # --shutdown-timeout: a stalled request is cut after 5 s
 
@@ -70,8 +69,7 @@ def test_a_request_in_flight_at_sigterm_is_answered_and_a_stalled_one_cannot_hol
         stalled.close()
     finally:
         srv.stop()
-    with duckdb.connect(str(srv.db), read_only=True) as con:
-        assert con.execute("SELECT execution_id, status FROM executions").fetchall() == [(execution_id, "running")]
+    assert stored(srv.db, "SELECT execution_id, status FROM executions") == [(execution_id, "running")]
 
 
 def test_sigterm_under_load_exits_0_and_keeps_every_acknowledged_write(tmp_path):
@@ -130,12 +128,12 @@ def test_sigterm_under_load_exits_0_and_keeps_every_acknowledged_write(tmp_path)
     finally:
         stop.set()
         srv.stop()
-    with duckdb.connect(str(srv.db), read_only=True) as con:
-        status = dict(con.execute("SELECT execution_id, status FROM executions").fetchall())
-        gaps = con.execute(
-            "SELECT execution_id FROM events GROUP BY execution_id "
-            "HAVING count(*) <> max(seq) OR count(DISTINCT seq) <> count(*)"
-        ).fetchall()
+    status = dict(stored(srv.db, "SELECT execution_id, status FROM executions"))
+    gaps = stored(
+        srv.db,
+        "SELECT execution_id FROM events GROUP BY execution_id "
+        "HAVING count(*) <> max(seq) OR count(DISTINCT seq) <> count(*)",
+    )
     assert gaps == []
     for execution_id, decided in acked.items():
         assert execution_id in status, f"acknowledged dispatch {execution_id} lost"

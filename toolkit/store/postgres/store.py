@@ -271,6 +271,8 @@ class PostgresStore:
                     cur.execute(pyformat(text) if params is not None else text, params)
                     rows = _rows(cur)
                 break
+            except psycopg.DataError as exc:
+                raise _unstorable(exc) from None
             except (psycopg.OperationalError, PoolTimeout) as exc:
                 if con is not None and con.broken and dropped < self.pool.max_size:
                     continue  # a connection the database dropped: the next one is probably new
@@ -318,6 +320,9 @@ class PostgresStore:
                     dropped += 1
                     continue
                 raise self._unavailable(exc) from None
+            except psycopg.DataError as exc:
+                _rolled_back(tx)
+                raise _unstorable(exc) from None
             except BaseException:
                 _rolled_back(tx)
                 raise
@@ -353,6 +358,14 @@ class PostgresStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _unstorable(exc: psycopg.DataError) -> ApiError:
+    """A value a request carried that PostgreSQL cannot hold: bad input, not a server fault.
+    The one DuckDB takes and PostgreSQL refuses is text with a NUL character (U+0000)."""
+    if "NUL" in str(exc):
+        return ApiError(ErrorCode.INVALID_ARGUMENT, "data: text may not contain the NUL character (U+0000)")
+    return ApiError(ErrorCode.INVALID_ARGUMENT, f"data: a value the database cannot store ({_one_line(exc)[:200]})")
 
 
 def _rolled_back(tx: PgTx | None) -> None:
