@@ -60,8 +60,9 @@ def test_the_server_prunes_by_its_retention_setting_and_keeps_every_waiting_exec
                 assert api.events(execution)[0]["type"] == "execution.dispatched"
             decide(api, waiting[0], "reject")
             assert api.execution(waiting[0])["status"] == "completed"
-            # the mirror follows the database: the pruned executions leave it too (DuckDB's, next
-            # to the file; PostgreSQL's shared mirror keeps pruned history: decisions, "cli")
+            # the mirror follows the database: the pruned executions leave it too (DuckDB's, next to
+            # the file; PostgreSQL's shared mirror keeps pruned history: docs/decisions.md,
+            # "PostgreSQL from the command line")
             if not is_url(srv.db):
                 mirror = tmp_path / "events"
 

@@ -81,7 +81,8 @@ class ExecutionCounts:
 
 # On a shared store a count may be this old, as long as it is this far below the limit: other
 # processes' dispatches of the last seconds cannot reach the limit unseen unless they are more
-# than the margin (see docs/decisions.md, "wf"). Nearer the limit every dispatch counts, exactly.
+# than the margin (see docs/decisions.md, "Several processes: workflow commands"). Nearer the
+# limit every dispatch counts, exactly.
 SHARED_COUNT_MAX_AGE_S = 2.0
 SHARED_EXACT_MARGIN = 1000
 

@@ -136,7 +136,7 @@ def _remember(services: Services, tx, workspace_id: str, state, version: int, we
     the execution just ended (reading the database would give the pre-group state, and its
     update would overwrite this one). Ended executions leave the cache once the group has
     committed. A shared store keeps no such cache: the row is read, locked, by every command
-    (measured in docs/decisions.md, "wf")."""
+    (measured in docs/decisions.md, "Several processes: workflow commands")."""
     eid = state.execution_id
     tx.on_rollback(lambda: services.states.pop(eid, None))
     services.states[eid] = (state, version, workspace_id, webhook_url)
