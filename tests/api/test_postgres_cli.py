@@ -232,6 +232,8 @@ def test_one_of_two_processes_writes_the_mirror_and_the_other_takes_over(tmp_pat
         holder = wait_for(lambda: _mirror_owner(db), timeout=30)
         assert holder in [p.pid for p in srv.procs]
         count = "SELECT count(*) AS n FROM events"
+        # the lease is taken before the first sync has written the mirror's manifest
+        wait_for(lambda: (folder / "_mirror.json").exists(), timeout=30)
         wait_for(lambda: sql(db, count, "--mirror", str(folder)) == sql(db, count), timeout=30)
         for query in QUERIES:
             assert sql(db, query, "--mirror", str(folder)) == sql(db, query), query
