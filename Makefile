@@ -62,13 +62,14 @@ postgresql:
 # notebooks top to bottom (nbval; see pyproject.toml) — the HTTP tests on a DuckDB file, the
 # PostgreSQL ones (several processes, outages, the fault harness) on a cluster the tests start.
 # Then the HTTP API tests again on PostgreSQL with two server processes, each request sent to
-# the next process in turn (tests that choose their database themselves ran in the first pass).
+# the next process in turn (tests that choose their database themselves ran in the first pass),
+# in two pytest workers: these tests mostly wait on their servers, so two at once halve the time.
 test: $(STAMP) graphviz chromium postgresql lint
 	$(PY) -m pytest -q
 	@if [ "$$COLLAB_SKIP_POSTGRES" = "1" ]; then \
 	  echo "COLLAB_SKIP_POSTGRES=1: the HTTP API tests on PostgreSQL are skipped"; \
 	else \
-	  COLLAB_TEST_BACKEND=postgres2 $(PY) -m pytest -q -m "not own_database" tests/api; \
+	  COLLAB_TEST_BACKEND=postgres2 $(PY) -m pytest -q -n 2 -m "not own_database" tests/api; \
 	fi
 
 # ruff's lint rules and its format check, then mypy: toolkit/engine and toolkit/store strictly,
