@@ -59,34 +59,22 @@ class Rows(list[Row]):
         return list(self)
 
 
-class Tx:
-    """What a job sees: ``execute`` on the writer's connection; ``append`` for rows that can
-    wait for the end of the group (each table gets one bulk insert per commit, since every
-    statement costs DuckDB far more than a row does); ``update`` for version-checked row
-    updates, also applied in bulk; and rollback / after-commit hooks for in-memory caches
-    the job touched."""
+class Buffered:
+    """What a write job sees on either backend, but the statements: ``append`` for rows that
+    can wait for the end of the job (or the group), ``update`` for version-checked row updates,
+    also written at the end, and rollback / after-commit hooks for in-memory caches the job
+    touched. :class:`Tx` (DuckDB) and ``PgTx`` (PostgreSQL) add ``execute``, ``next_key`` and
+    ``flush``."""
 
-    __slots__ = ("con", "dirty", "_appends", "_updates", "_on_rollback", "_after_commit", "_keys", "_observe")
+    __slots__ = ("dirty", "_appends", "_updates", "_on_rollback", "_after_commit", "_observe")
 
-    def __init__(
-        self, con: duckdb.DuckDBPyConnection, keys: KeySource | None = None, observe: StatementObserver | None = None
-    ) -> None:
-        self.con = con
-        self._keys = keys
+    def __init__(self, observe: StatementObserver | None = None) -> None:
         self._observe = observe
         self.dirty = False
         self._appends: dict[tuple[str, tuple[str, ...]], list[Row]] = {}
         self._updates: dict[tuple[str, tuple[str, ...]], dict[Any, Row]] = {}
         self._on_rollback: list[Callable[[], None]] = []
         self._after_commit: list[Callable[[], None]] = []
-
-    def execute(self, sql: str, params: Params | None = None) -> Rows:
-        if not sql.lstrip().upper().startswith("SELECT"):
-            self.dirty = True
-        began = time.perf_counter()
-        rows = Rows(self.con, sql, params)
-        self._took(began)
-        return rows
 
     def _took(self, began: float) -> None:
         if self._observe is not None:
@@ -107,12 +95,6 @@ class Tx:
         previous = bucket.get(row[0])
         bucket[row[0]] = row if previous is None else (row[0], previous[1]) + tuple(row[2:])
 
-    def next_key(self) -> int:
-        """The next list key (creation order for paging), without a statement: the writer is
-        the only one handing them out, and a rolled-back key is simply never used."""
-        assert self._keys is not None  # the Writer gives every Tx its KeySource
-        return self._keys.next()
-
     def on_rollback(self, hook: Callable[[], None]) -> None:
         self._on_rollback.append(hook)
 
@@ -120,6 +102,35 @@ class Tx:
         """``hook`` runs after the commit, in the context of the job that registered it (so
         the request id of the request behind the job reaches the work the commit starts)."""
         self._after_commit.append(functools.partial(contextvars.copy_context().run, hook))
+
+
+class Tx(Buffered):
+    """What a job sees on DuckDB: :class:`Buffered` and ``execute`` on the writer's connection.
+    Each table's buffered rows get one bulk insert per commit, since every statement costs
+    DuckDB far more than a row does."""
+
+    __slots__ = ("con", "_keys")
+
+    def __init__(
+        self, con: duckdb.DuckDBPyConnection, keys: KeySource | None = None, observe: StatementObserver | None = None
+    ) -> None:
+        super().__init__(observe)
+        self.con = con
+        self._keys = keys
+
+    def execute(self, sql: str, params: Params | None = None) -> Rows:
+        if not sql.lstrip().upper().startswith("SELECT"):
+            self.dirty = True
+        began = time.perf_counter()
+        rows = Rows(self.con, sql, params)
+        self._took(began)
+        return rows
+
+    def next_key(self) -> int:
+        """The next list key (creation order for paging), without a statement: the writer is
+        the only one handing them out, and a rolled-back key is simply never used."""
+        assert self._keys is not None  # the Writer gives every Tx its KeySource
+        return self._keys.next()
 
     def flush(self) -> None:
         """Write what the group buffered: inserts first (a new row may be updated in the same

@@ -22,8 +22,6 @@ pool keeps trying to reconnect every second or two, so service resumes by itself
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import functools
 import random
 import threading
 import time
@@ -40,7 +38,7 @@ from toolkit.errors import ApiError, ErrorCode
 from toolkit.store.migrate import migrations
 from toolkit.store.postgres.migrate import migrate
 from toolkit.store.postgres.sql import pyformat
-from toolkit.store.writer import ConcurrentChange, Params, Row, Rows, Sql, StatementObserver
+from toolkit.store.writer import Buffered, ConcurrentChange, Params, Rows, Sql, StatementObserver
 
 T = TypeVar("T")
 
@@ -103,19 +101,15 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-class PgTx:
-    """What a write job sees on PostgreSQL; the same surface as DuckDB's :class:`~toolkit.store.writer.Tx`."""
+class PgTx(Buffered):
+    """What a write job sees on PostgreSQL: :class:`~toolkit.store.writer.Buffered` and
+    ``execute`` on the job's own connection, in its transaction."""
 
-    __slots__ = ("con", "dirty", "_appends", "_updates", "_on_rollback", "_after_commit", "_observe")
+    __slots__ = ("con",)
 
     def __init__(self, con: psycopg.Connection[Any], observe: StatementObserver | None = None) -> None:
+        super().__init__(observe)
         self.con = con
-        self._observe = observe
-        self.dirty = False
-        self._appends: dict[tuple[str, tuple[str, ...]], list[Row]] = {}
-        self._updates: dict[tuple[str, tuple[str, ...]], dict[Any, Row]] = {}
-        self._on_rollback: list[Callable[[], None]] = []
-        self._after_commit: list[Callable[[], None]] = []
 
     def execute(self, sql: Sql, params: Params | None = None) -> Rows:
         text = _text(sql)
@@ -128,34 +122,11 @@ class PgTx:
         self._took(began)
         return rows
 
-    def _took(self, began: float) -> None:
-        if self._observe is not None:
-            self._observe("write", time.perf_counter() - began)
-
-    def append(self, table: str, columns: tuple[str, ...], rows: list[Row]) -> None:
-        if rows:
-            self.dirty = True
-            self._appends.setdefault((table, columns), []).extend(rows)
-
-    def update(self, table: str, columns: tuple[str, ...], row: Row) -> None:
-        """Version-checked update, as DuckDB's ``Tx.update``: ``columns`` are ``(key,
-        "expected_version", *columns to set)``; several updates of one key collapse into one."""
-        self.dirty = True
-        bucket = self._updates.setdefault((table, columns), {})
-        previous = bucket.get(row[0])
-        bucket[row[0]] = row if previous is None else (row[0], previous[1]) + tuple(row[2:])
-
     def next_key(self) -> int:
         """The next list key, from a sequence every process shares."""
         row = self.execute("SELECT nextval('list_keys')").fetchone()
         assert row is not None
         return int(row[0])
-
-    def on_rollback(self, hook: Callable[[], None]) -> None:
-        self._on_rollback.append(hook)
-
-    def after_commit(self, hook: Callable[[], None]) -> None:
-        self._after_commit.append(functools.partial(contextvars.copy_context().run, hook))
 
     def flush(self) -> None:
         """Write the buffered inserts (one batch per table), then the version-checked updates."""
