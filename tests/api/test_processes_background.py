@@ -206,7 +206,8 @@ def test_a_delivery_held_by_a_killed_process_is_taken_over_after_its_lease(tmp_p
             killed = time.monotonic()
             _kill(srv.procs[holder])
             receiver.release()
-            receiver.wait_for(lambda: len(receiver.received("/kill")) == 4, timeout=LEASE_S + 10, what="the takeover")
+            # >= : once the held event is taken over, the later ones follow at once
+            receiver.wait_for(lambda: len(receiver.received("/kill")) >= 4, timeout=LEASE_S + 10, what="the takeover")
             took = time.monotonic() - killed
             # renewed every third of a lease: it runs out between 2/3 of a lease and a lease after the kill
             assert took >= LEASE_S * 2 / 3 - 0.2, f"taken over {took:.1f} s after the kill, before the lease ran out"
