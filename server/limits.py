@@ -7,7 +7,8 @@ heads (431 in the API's envelope).
 1. refuses with 503 ``UNAVAILABLE`` when the server already has ``in_flight_total`` requests
    in flight;
 2. finds the workspace of the service headers: a pair the authenticator confirmed before
-   (and no credential changed since) without the database or a thread, so a workspace over
+   (and no credential changed since) without a thread — on a shared store after one read of
+   the credential epoch, shared by the requests that arrive together — so a workspace over
    its limits is refused cheaply; a new pair is looked up in the database;
 3. takes a token from the workspace's bucket (``rate_per_s`` refill, ``burst`` size) and a
    slot of its ``in_flight`` requests, else 429 ``RESOURCE_EXHAUSTED`` with ``Retry-After``,
@@ -195,16 +196,18 @@ class LimitsMiddleware:
         """Serve the request, or say why this workspace must wait (answered by the caller)."""
         api_key, token = _header(scope, b"x-service-api-key"), _header(scope, b"x-service-auth-token")
         authenticator = self.authenticator()
-        # A pair confirmed before is known without the database or a thread; a new one is looked up.
-        workspace = authenticator.remembered(api_key, token)
-        if workspace is None and api_key and token:
-            try:
+        # A pair confirmed before is known without a thread (on a shared store, after one epoch
+        # read shared with the requests arriving alongside); a new one is looked up.
+        workspace = None
+        try:
+            epoch = await authenticator.current_epoch() if authenticator.shared and api_key and token else None
+            workspace = authenticator.remembered(api_key, token, epoch)
+            if workspace is None and api_key and token:
                 workspace = await run_in_threadpool(authenticator.authenticate, api_key, token)
-            except ApiError as exc:
-                if exc.code is ErrorCode.UNAVAILABLE:  # the database, not the credentials: 503, not 401
-                    await send_error(send, exc, headers={"retry-after": str(getattr(exc, "retry_after_s", 1))})
-                    return None
-                workspace = None
+        except ApiError as exc:
+            if exc.code is ErrorCode.UNAVAILABLE:  # the database, not the credentials: 503, not 401
+                await send_error(send, exc, headers={"retry-after": str(getattr(exc, "retry_after_s", 1))})
+                return None
         if workspace is None:  # the route answers 401 (after its body-size check), not looking again
             await self._run({**scope, WORKSPACE_KEY: False}, receive, send, None)
             return None

@@ -3,16 +3,15 @@ the revoked-key-on-two-processes item of issue 13).
 
 Both processes first confirm the old credentials (each remembers the pair); then
 `collab workspace rotate-key | revoke-token | rotate-secret --db URL` runs as an operator runs
-it, with the servers up. Each process must refuse the old key or token — and sign user tokens
-with the new secret — within ``RECHECK_S`` of the command's return, and accept the new ones
-at once. Runs on PostgreSQL whatever COLLAB_TEST_BACKEND says (skipped with
-COLLAB_SKIP_POSTGRES=1)."""
+it, with the servers up. From the command's return on, each process must refuse the old key or
+token, sign user tokens with the new secret, and accept the new key or token: at once, with no
+delay allowed (the stored credential epoch is read with every request). Runs on PostgreSQL
+whatever COLLAB_TEST_BACKEND says (skipped with COLLAB_SKIP_POSTGRES=1)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
@@ -20,7 +19,6 @@ import httpx
 import pytest
 
 from api.support import DEF_LIST, Server, collab_bin, create_workspace, fresh_db, skip_without_postgres
-from toolkit.services.workspaces import RECHECK_S
 from toolkit.tokens import UserTokenError, verify_user_token
 
 TOKEN = "/v2/auth/generate_token"
@@ -30,8 +28,6 @@ USER = {
     "userProperties": {"name": "Ann", "email": "a@x.io"},
     "permissions": {"resources": [{"type": "organization", "id": "acme"}]},
 }
-# What a request may add to the bound: the last accepted request was sent before it.
-SLACK_S = 0.5
 
 
 @pytest.fixture(scope="module")
@@ -66,23 +62,10 @@ def status(client: httpx.Client) -> int:
     return client.post(DEF_LIST, json={"data": {}}).status_code
 
 
-def seconds_until_refused(clients: list[httpx.Client], since: float) -> list[float]:
-    """For each client (one per process), how long after ``since`` it sent the first request
-    answered 401; every later request must be refused too."""
-    refused: list[float | None] = [None] * len(clients)
-    deadline = since + RECHECK_S + 10
-    while None in refused and time.monotonic() < deadline:
-        for i, client in enumerate(clients):
-            sent = time.monotonic()
-            code = status(client)
-            assert code in (200, 401), code
-            if code == 401 and refused[i] is None:
-                refused[i] = sent - since
-            assert refused[i] is None or code == 401, "accepted again after refusing"
-    assert None not in refused, f"still accepted {RECHECK_S + 10} s after the change: {refused}"
-    for client in clients:
-        assert status(client) == 401
-    return [r for r in refused if r is not None]
+def refused_at_once(clients: list[httpx.Client], rounds: int = 20) -> None:
+    """Every request from each client (one per process), from the first on, is answered 401."""
+    for _ in range(rounds):
+        assert [status(c) for c in clients] == [401] * len(clients)
 
 
 def test_a_key_rotated_and_a_token_revoked_by_the_cli_are_refused_by_both_processes(cluster):
@@ -92,19 +75,15 @@ def test_a_key_rotated_and_a_token_revoked_by_the_cli_are_refused_by_both_proces
     assert [status(c) for c in old_a + old_b] == [200] * 4  # both processes now remember both pairs
 
     rotated = workspace_cli("rotate-key", "--db", str(srv.db), "--api-key", a["apiKey"])
-    changed = time.monotonic()
+    refused_at_once(old_a)
     for i in (0, 1):
         with process(srv, i, rotated["apiKey"], a["authToken"]) as new:
             assert status(new) == 200  # the new key works at once, on both
-    took = seconds_until_refused(old_a, changed)
-    assert max(took) <= RECHECK_S + SLACK_S, took
     assert [status(c) for c in old_b] == [200, 200]  # the other workspace is untouched
 
     revoked = workspace_cli("revoke-token", "--db", str(srv.db), "--token", b["authToken"], "--issue-new")
-    changed = time.monotonic()
     assert revoked["revoked"] is True
-    took = seconds_until_refused(old_b, changed)
-    assert max(took) <= RECHECK_S + SLACK_S, took
+    refused_at_once(old_b)
     for i in (0, 1):
         with process(srv, i, b["apiKey"], revoked["authToken"]) as new:
             assert status(new) == 200
@@ -123,20 +102,13 @@ def test_both_processes_sign_with_a_secret_rotated_by_the_cli(cluster):
 
     before = signed()
     rotated = workspace_cli("rotate-secret", "--db", str(srv.db), "--api-key", c["apiKey"], "--grace-hours", "0")
-    changed = time.monotonic()
     new_secret = rotated["jwtSecret"]
     for token in before:
         with pytest.raises(UserTokenError):
             verify_user_token(token, [new_secret])
-    while True:
-        sent = time.monotonic()
-        tokens = signed()
-        try:
-            for token in tokens:
-                verify_user_token(token, [new_secret])
-            break
-        except UserTokenError:
-            assert sent - changed <= RECHECK_S + SLACK_S, "a process still signs with the replaced secret"
+    for _ in range(10):  # from the first request after the command on, both sign with the new secret
+        for token in signed():
+            verify_user_token(token, [new_secret])
     for client in clients:
         client.close()
 

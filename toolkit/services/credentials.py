@@ -4,8 +4,9 @@ and the secret that signs its user tokens.
 Each function is one write through the store (statements in :mod:`toolkit.store.workspaces`),
 then :func:`~toolkit.services.workspaces.credentials_changed`, which makes every
 :class:`~toolkit.services.workspaces.Authenticator` on that store forget the pairs it
-confirmed: a rotated key or a revoked token stops working with the next request. Other processes
-on a shared store notice within :data:`~toolkit.services.workspaces.RECHECK_S`. A rotated signing
+confirmed: a rotated key or a revoked token stops working with the next request. On a shared
+store every change also raises the stored credential epoch in its own transaction, which every
+process reads with each request: there too the old credential stops at once. A rotated signing
 secret stays accepted by :func:`verify_workspace_token` for a grace period (``retired_secrets``),
 so user tokens issued just before the rotation keep working until they would have expired anyway.
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-import time
 import weakref
 from dataclasses import dataclass
 
 from toolkit.errors import ApiError, ErrorCode
+from toolkit.services.fresh_read import FreshRead
 from toolkit.store import Store
 from toolkit.store import workspaces as stored
 
@@ -85,12 +85,6 @@ def credentials_changed(store: Store) -> None:
     _EPOCHS[store] = _EPOCHS.get(store, 0) + 1
 
 
-# On a database other processes write to (PostgreSQL), how long a pair the database confirmed
-# is trusted before it is looked up again: the bound on how long a key rotated, a token revoked
-# or a secret replaced by another process (the CLI, another server) goes on working here.
-RECHECK_S = 1.0
-
-
 class Authenticator:
     """Maps the two service headers to a workspace.
 
@@ -103,51 +97,54 @@ class Authenticator:
     for the store — every change in :mod:`toolkit.services.credentials` calls it once
     committed — so a key rotated or a token revoked through this process stops working with
     the next request. On a shared store (``store.shared``: other processes change credentials
-    too) a remembered pair is also looked up again once it is ``recheck_s`` old
-    (:data:`RECHECK_S`), so a change made elsewhere takes effect here within that bound."""
+    too) that is not enough: every change also raises the database's credential epoch in its
+    own transaction (:func:`toolkit.store.workspaces.credential_epoch`), and a remembered pair
+    is used only while the epoch read for this request is the one it was confirmed under, so a
+    change acknowledged by any process stops the old credential here with the next request."""
 
-    def __init__(self, store: Store, *, recheck_s: float | None = None) -> None:
+    def __init__(self, store: Store) -> None:
         self.store = store
-        self.recheck_s = recheck_s if recheck_s is not None else (RECHECK_S if store.shared else None)
-        self._confirmed: dict[tuple[str, str], tuple[int, float, Workspace]] = {}
+        self.shared = store.shared
+        self._confirmed: dict[tuple[str, str], tuple[int, int, Workspace]] = {}
         self._anchor = (_NO_KEY, _NO_TOKEN)
-        self._anchored: tuple[int, float] | None = None
+        self._anchored: tuple[int, int] | None = None
+        # For an event loop serving many requests: one epoch read shared by those that arrive together.
+        self.current_epoch = FreshRead(self.stored_epoch)
 
-    def _fresh(self, epoch: int, at: float) -> bool:
-        """Whether what was read from the database at ``at`` (monotonic), in credential epoch
-        ``epoch``, may still be used."""
-        if epoch != _EPOCHS.get(self.store, 0):
-            return False
-        return self.recheck_s is None or time.monotonic() - at < self.recheck_s
+    def stored_epoch(self) -> int:
+        """The database's credential epoch (a read; 0 on a store only this process writes)."""
+        return stored.credential_epoch(self.store.read) if self.shared else 0
 
-    def _anchors(self, epoch: int, at: float) -> tuple[str, str]:
+    def _anchors(self, epochs: tuple[int, int]) -> tuple[str, str]:
         """A stored key hash and a stored token hash (dummies when there are none), read again
         after every credential change."""
-        if self._anchored is None or not self._fresh(*self._anchored):
+        if self._anchored != epochs:
             key, token = stored.anchors(self.store.read)
             self._anchor = (key or _NO_KEY, token or _NO_TOKEN)
-            self._anchored = (epoch, at)
+            self._anchored = epochs
         return self._anchor
 
-    def remembered(self, api_key: str | None, auth_token: str | None) -> Workspace | None:
-        """The workspace of a pair confirmed since the last credential change (and, on a
-        shared store, less than ``recheck_s`` ago), else None (cheap: two SHA-256s and a dict
-        lookup, no database)."""
-        if not api_key or not auth_token:
+    def remembered(
+        self, api_key: str | None, auth_token: str | None, stored_epoch: int | None = None
+    ) -> Workspace | None:
+        """The workspace of a pair confirmed since the last credential change, else None
+        (cheap: two SHA-256s and a dict lookup, no database). On a shared store only with
+        ``stored_epoch``, the :meth:`stored_epoch` read after this request arrived."""
+        if not api_key or not auth_token or (self.shared and stored_epoch is None):
             return None
         hit = self._confirmed.get((_hash(api_key), _hash(auth_token)))
-        if hit is None or not self._fresh(hit[0], hit[1]):
+        if hit is None or hit[0] != _EPOCHS.get(self.store, 0) or hit[1] != (stored_epoch or 0):
             return None
         return hit[2]
 
     def authenticate(self, api_key: str | None, auth_token: str | None) -> Workspace:
-        known = self.remembered(api_key, auth_token)
+        # Both taken before the credentials are read: a change after this voids the entry.
+        epochs = (_EPOCHS.get(self.store, 0), self.stored_epoch())
+        known = self.remembered(api_key, auth_token, epochs[1])
         if known is not None:
             return known
-        # Taken before the database is read: a change after this voids the entry.
-        epoch, at = _EPOCHS.get(self.store, 0), time.monotonic()
         key_hash, token_hash = _hash(api_key or ""), _hash(auth_token or "")
-        key_anchor, token_anchor = self._anchors(epoch, at)
+        key_anchor, token_anchor = self._anchors(epochs)
         # Two lookups, both run whatever the first finds, each by its hash and by an anchor: a
         # hash some row has. A row is fetched whether or not the caller's hash is stored (a
         # fetched row costs DuckDB far more than a miss), so a known key takes no longer.
@@ -169,5 +166,5 @@ class Authenticator:
             self._confirmed.pop((key_hash, token_hash), None)  # a pair revoked elsewhere
             raise unauthenticated()
         workspace = Workspace(*row[:5])
-        self._confirmed[(key_hash, token_hash)] = (epoch, at, workspace)
+        self._confirmed[(key_hash, token_hash)] = (*epochs, workspace)
         return workspace

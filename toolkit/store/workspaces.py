@@ -76,6 +76,7 @@ def token_owner(read: Read, token_hash: str) -> str | None:
 
 def set_key(tx: Writes, workspace_id: str, key_hash: str) -> None:
     tx.execute("UPDATE workspaces SET api_key_hash = ? WHERE workspace_id = ?", [key_hash, workspace_id])
+    raise_credential_epoch(tx)
 
 
 def add_token(tx: Writes, token_hash: str, workspace_id: str, now_ms: int) -> None:
@@ -98,6 +99,7 @@ def token_count(read: Read, workspace_id: str) -> int:
 
 def delete_token(tx: Writes, token_hash: str) -> None:
     tx.execute("DELETE FROM auth_tokens WHERE token_hash = ?", [token_hash])
+    raise_credential_epoch(tx)
 
 
 def replace_secret(tx: Writes, workspace_id: str, secret: str, now_ms: int, accepted_until: int) -> None:
@@ -111,6 +113,19 @@ def replace_secret(tx: Writes, workspace_id: str, secret: str, now_ms: int, acce
     )
     tx.execute("UPDATE workspaces SET jwt_secret = ? WHERE workspace_id = ?", [secret, workspace_id])
     tx.execute("DELETE FROM retired_secrets WHERE workspace_id = ? AND accepted_until <= ?", [workspace_id, now_ms])
+    raise_credential_epoch(tx)
+
+
+def raise_credential_epoch(tx: Writes) -> None:
+    """Count one credential change, in the transaction that makes it: a reader of
+    :func:`credential_epoch` sees the new count exactly when it sees the change."""
+    tx.execute("UPDATE credential_epoch SET n = n + 1", [])
+
+
+def credential_epoch(read: Read) -> int:
+    """How many credential changes (key rotations, token revocations, secret rotations) the
+    database has committed."""
+    return count(read, "SELECT n FROM credential_epoch", [])
 
 
 def verification_secrets(read: Read, workspace_id: str, now_ms: int) -> list[str]:
