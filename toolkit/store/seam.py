@@ -21,6 +21,8 @@ class Writes(Protocol):
 
     def next_key(self) -> int: ...
 
+    def next_keys(self, n: int) -> list[int]: ...
+
 
 def count(read: Read, sql: str, params: Params) -> int:
     """The one number ``sql`` (an aggregate without GROUP BY) answers.

@@ -132,6 +132,10 @@ class Tx(Buffered):
         assert self._keys is not None  # the Writer gives every Tx its KeySource
         return self._keys.next()
 
+    def next_keys(self, n: int) -> list[int]:
+        """``n`` next list keys, ascending."""
+        return [self.next_key() for _ in range(n)]
+
     def flush(self) -> None:
         """Write what the group buffered: inserts first (a new row may be updated in the same
         group), each table in one statement, then the version-checked updates, row by row."""

@@ -28,6 +28,10 @@ def save(
     also gets a pending delivery, due at once. Returns the new version."""
     eid = state.execution_id
     new_version = 1 if version is None else version + 1
+    # The list keys this write needs (the new execution's, one per outbox row), drawn at once:
+    # on PostgreSQL that is one round trip, not one per key.
+    external = [e for e in events if e.type in EXTERNAL_TYPES] if webhook_url is not None else []
+    keys = tx.next_keys(len(external) + (version is None))
     deadline = state.next_deadline()
     if deadline is not None and deadline > BIGINT_MAX:
         deadline = BIGINT_MAX  # an slaMs so large it never fires must not overflow the BIGINT column
@@ -41,7 +45,7 @@ def save(
     )
     if version is None:
         extra = extra or {}
-        list_key = tx.next_key()
+        list_key = keys.pop(0)
         executions.insert(
             tx,
             (
@@ -80,7 +84,7 @@ def save(
             for e in events
         ],
     )
-    if webhook_url is not None:
+    if external:
         executions.append_deliveries(
             tx,
             [
@@ -96,10 +100,9 @@ def save(
                     0,
                     at,
                     at,
-                    tx.next_key(),
+                    key,
                 )
-                for e in events
-                if e.type in EXTERNAL_TYPES
+                for e, key in zip(external, keys, strict=True)
             ],
         )
     kind, body = command

@@ -32,29 +32,11 @@ LOG_TABLES = ("definition_versions", "commands", "events", "steps", "executions"
 HIDDEN = ("state", "webhook_secret", "txid")  # never leave PostgreSQL for an analyst's copy
 APPEND_ONLY = ("definition_versions", "commands", "events")
 
-# The `steps` view of migration 001 for some executions only: the view's CTE is read twice, so
-# PostgreSQL materialises it for every execution before filtering.
-_STEPS_OF = r"""
-WITH flat AS (
-    SELECT x.workspace_id, x.execution_id, x.version AS x_version, s.*
-    FROM executions x,
-         jsonb_to_recordset((x.state::jsonb) -> 'steps')
-             AS s(step_id VARCHAR, node_id VARCHAR, node_type VARCHAR, status VARCHAR, group_id VARCHAR,
-                  iteration INTEGER, started_at BIGINT, completed_at BIGINT, output JSONB)
-    WHERE x.execution_id = ANY(%(ids)s)
+# The `steps` view's columns; `execution_steps(ids)` (migration 013) adds the execution's version.
+_STEP_COLUMNS = (
+    "run, workspace_id, execution_id, step_id, node_id, node_type, status, group_id, iteration, "
+    "started_at, completed_at, decision, source_node_id, output"
 )
-SELECT NULL::INTEGER AS run, f.workspace_id, f.execution_id, f.step_id, f.node_id, f.node_type, f.status,
-       f.group_id, f.iteration, f.started_at, f.completed_at,
-       f.output ->> 'decision' AS decision,
-       CASE WHEN f.step_id NOT LIKE '%%\_\_to\_\_%%' ESCAPE '\' THEN NULL
-            WHEN substring(f.step_id FROM '^(.*)__to__') LIKE 'group\_%%' ESCAPE '\'
-                 AND strpos(substring(f.step_id FROM '^(.*)__to__'), '__') = 0
-                THEN substr(substring(f.step_id FROM '^(.*)__to__'), 7)
-            ELSE p.node_id END AS source_node_id,
-       coalesce(f.output::VARCHAR, '{}') AS output{version}
-FROM flat f
-LEFT JOIN flat p ON p.execution_id = f.execution_id AND p.step_id = substring(f.step_id FROM '^(.*)__to__')
-"""
 
 
 def snapshot(con: psycopg.Connection[Any]) -> None:
@@ -97,7 +79,8 @@ def pull(
     counts = {}
     for table in tables + extra:
         if table == "steps":
-            sql = "SELECT * FROM steps" if ids is None else _STEPS_OF.replace("{version}", "") + " ORDER BY 3, 4"
+            rows = "steps" if ids is None else "execution_steps(%(ids)s)"
+            sql = f"SELECT {_STEP_COLUMNS} FROM {rows}" + ("" if ids is None else " ORDER BY 3, 4")
         elif ids is None:
             sql = f"SELECT {_columns(con, table)} FROM {table}"
         elif table == "definition_versions":
@@ -139,7 +122,7 @@ def pull_since(con: psycopg.Connection[Any], lo: int | None, hi: int) -> dict[st
         f"SELECT {_columns(con, 'events')} FROM events WHERE execution_id = ANY(%(ids)s) AND {since}",
         {**window, "ids": ids},
     )
-    tables["steps"] = fetch_arrow(con, _STEPS_OF.replace("{version}", ", f.x_version AS version"), {"ids": ids})
+    tables["steps"] = fetch_arrow(con, "SELECT * FROM execution_steps(%(ids)s)", {"ids": ids})
     tables["executions"] = fetch_arrow(
         con, f"SELECT {_columns(con, 'executions')} FROM executions WHERE execution_id = ANY(%(ids)s)", {"ids": ids}
     )

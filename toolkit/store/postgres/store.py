@@ -128,6 +128,14 @@ class PgTx(Buffered):
         assert row is not None
         return int(row[0])
 
+    def next_keys(self, n: int) -> list[int]:
+        """``n`` next list keys, ascending, drawn in one round trip (an outbox row needs one
+        for each external event of a command)."""
+        if n == 0:
+            return []
+        rows = self.execute("SELECT nextval('list_keys') FROM generate_series(1, ?)", [n]).fetchall()
+        return sorted(int(key) for (key,) in rows)
+
     def flush(self) -> None:
         """Write the buffered inserts (one batch per table), then the version-checked updates."""
         with self.con.cursor() as cur:

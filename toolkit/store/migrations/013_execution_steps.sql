@@ -1,0 +1,3 @@
+-- Nothing on DuckDB: its `steps` view (001) is read in process, where a filter on it is
+-- pushed down. PostgreSQL's file of the same number defines that view through a function the
+-- analysts' copy and the Parquet mirror call for the executions they read.
