@@ -2,7 +2,10 @@
 by more than 2x (issue 13, item 5).
 
 ``collab serve`` (default limits except ``--rate-limit``, default 20 req/s per workspace) on a
-fresh DuckDB file with two workspaces. Workspace B runs ``--calm`` clients (default 2), each
+fresh DuckDB file with two workspaces, or with ``--backend postgres --processes N`` N server
+processes on a fresh PostgreSQL database (a durable cluster the benchmark starts), every
+client sending each request to the next process in turn (limits are per process, so A is
+served at about N times its limit). Workspace B runs ``--calm`` clients (default 2), each
 repeating list definitions, dispatch, get execution. Workspace A, in a
 separate process (so that its client work does not steal B's client's GIL), floods with
 ``--flood`` threads (default 16) sending list definitions and dispatch as fast as answers come.
@@ -15,11 +18,14 @@ alone and under the flood, the ratio of the p99s (goal ≤ 2), A's answers by st
 be 429) and the rate A was served at (about its limit).
 
     .venv/bin/python benchmarks/tenant_fairness.py [--seconds 5] [--rounds 2] [--flood 16] [--rate 20]
+    .venv/bin/python benchmarks/tenant_fairness.py --backend postgres --processes 2
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import itertools
 import json
 import multiprocessing
 import os
@@ -36,6 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
+from pg_bench import Postgres  # noqa: E402
 
 from toolkit import examples  # noqa: E402
 
@@ -54,9 +61,27 @@ def headers(creds: dict) -> dict:
     return {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
 
 
-def calm_loop(url: str, creds: dict, definition_id: str, until: float, every_s: float, out: list) -> None:
+class InTurn:
+    """One client per server process, each request sent to the next in turn."""
+
+    def __init__(self, urls: list[str], creds: dict) -> None:
+        self.clients = [httpx.Client(base_url=url, headers=headers(creds), timeout=30) for url in urls]
+        self.turn = itertools.cycle(self.clients)
+
+    def post(self, path: str, json: dict) -> httpx.Response:
+        return next(self.turn).post(path, json=json)
+
+    def __enter__(self) -> InTurn:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for client in self.clients:
+            client.close()
+
+
+def calm_loop(urls: list[str], creds: dict, definition_id: str, until: float, every_s: float, out: list) -> None:
     """B's client: a list, a dispatch and a get every ``every_s`` (within B's rate limit)."""
-    with httpx.Client(base_url=url, headers=headers(creds), timeout=30) as http:
+    with InTurn(urls, creds) as http:
         next_at = time.monotonic()
         while time.monotonic() < until:
             next_at += every_s
@@ -75,14 +100,14 @@ def calm_loop(url: str, creds: dict, definition_id: str, until: float, every_s: 
                     out.append((time.perf_counter() - began, resp.status_code))
 
 
-def flood(url: str, creds: dict, definition_id: str, seconds: float, threads: int, queue) -> None:
+def flood(urls: list[str], creds: dict, definition_id: str, seconds: float, threads: int, queue) -> None:
     """In its own process: ``threads`` clients of workspace A sending as fast as answered."""
     statuses: Counter = Counter()
     lock = threading.Lock()
     until = time.monotonic() + seconds
 
     def loop():
-        with httpx.Client(base_url=url, headers=headers(creds), timeout=30) as http:
+        with InTurn(urls, creds) as http:
             while time.monotonic() < until:
                 for path, data in (
                     (f"{W}/definitions/list", {}),
@@ -105,6 +130,24 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def start_server(db: str, rate: float, log: Path) -> tuple[subprocess.Popen, str]:
+    """``collab serve`` on ``db``, ready; its process and URL."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    argv = [sys.executable, "-c", CLI, "serve", "--db", db, "--port", str(port), "--log-level", "warning"]
+    server = subprocess.Popen([*argv, "--rate-limit", str(rate)], stdout=open(log, "wb"), stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{url}/openapi.json", timeout=2).status_code == 200:
+                return server, url
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline or server.poll() is not None:
+            raise SystemExit(f"the server did not start; see {log}")
+        time.sleep(0.1)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0)
@@ -112,60 +155,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flood", type=int, default=16)
     parser.add_argument("--calm", type=int, default=2)
     parser.add_argument("--rate", type=float, default=20.0)
+    parser.add_argument("--backend", choices=("duckdb", "postgres"), default="duckdb")
+    parser.add_argument("--processes", type=int, default=1, help="server processes (PostgreSQL only)")
     args = parser.parse_args(argv)
+    if args.processes > 1 and args.backend != "postgres":
+        parser.error("several processes need --backend postgres (DuckDB admits one writing process)")
 
     root = Path(tempfile.mkdtemp(prefix="collab-fairness-"))
-    db = root / "fairness.duckdb"
-    creds = [
-        json.loads(
-            subprocess.run(
-                [sys.executable, "-c", CLI, "workspace", "create", "--db", str(db), "--json"],
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout
-        )
-        for _ in range(2)
-    ]
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            CLI,
-            "serve",
-            "--db",
-            str(db),
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-            "--rate-limit",
-            str(args.rate),
-        ],
-        stdout=open(root / "server.log", "wb"),
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/openapi.json", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise SystemExit(f"the server did not start; see {root / 'server.log'}")
-            time.sleep(0.1)
+    with contextlib.ExitStack() as stack:
+        if args.backend == "postgres":
+            db = stack.enter_context(Postgres(None)).database("fairness")
+        else:
+            db = str(root / "fairness.duckdb")
+        creds = [
+            json.loads(
+                subprocess.run(
+                    [sys.executable, "-c", CLI, "workspace", "create", "--db", db, "--json"],
+                    check=True,
+                    capture_output=True,
+                    text=True,
+                ).stdout
+            )
+            for _ in range(2)
+        ]
+        servers = []
+        for i in range(args.processes):
+            servers.append(start_server(db, args.rate, root / f"server{i}.log"))
+            stack.callback(servers[-1][0].wait, timeout=30)
+            stack.callback(servers[-1][0].terminate)
+        urls = [url for _, url in servers]
         definition = examples.load("parallel-review")
         for c in creds:
-            assert (
-                httpx.post(
-                    f"{url}{W}/definitions/create", json={"data": definition}, headers=headers(c), timeout=30
-                ).status_code
-                == 200
+            created = httpx.post(
+                f"{urls[0]}{W}/definitions/create", json={"data": definition}, headers=headers(c), timeout=30
             )
+            assert created.status_code == 200, created.text
         a, b = creds
         alone, flooded, flood_statuses = [], [], Counter()
         ctx = multiprocessing.get_context("spawn")
@@ -176,14 +200,14 @@ def main(argv: list[str] | None = None) -> int:
                 if with_flood:
                     queue = ctx.Queue()
                     proc = ctx.Process(
-                        target=flood, args=(url, a, definition["definitionId"], args.seconds + 1, args.flood, queue)
+                        target=flood, args=(urls, a, definition["definitionId"], args.seconds + 1, args.flood, queue)
                     )
                     proc.start()
                     time.sleep(1.0)  # let the flood reach full strength before measuring
                 until = time.monotonic() + args.seconds
                 every = 3 * args.calm / (args.rate / 2)  # B uses half its rate: 3 requests per round
                 calm = [
-                    threading.Thread(target=calm_loop, args=(url, b, definition["definitionId"], until, every, out))
+                    threading.Thread(target=calm_loop, args=(urls, b, definition["definitionId"], until, every, out))
                     for _ in range(args.calm)
                 ]
                 for t in calm:
@@ -194,9 +218,6 @@ def main(argv: list[str] | None = None) -> int:
                     flood_statuses.update(queue.get(timeout=120))
                     proc.join()
                 (flooded if with_flood else alone).extend(out)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
 
     failed = [s for _, s in alone + flooded if s != 200]
     lat_alone, lat_flooded = [t * 1000 for t, _ in alone], [t * 1000 for t, _ in flooded]
@@ -214,6 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ratio = p99_flooded / p99_alone
     print(
+        f"[{args.backend}, {args.processes} process{'es' if args.processes > 1 else ''}] "
         f"B's p99 under the flood / alone: {ratio:.2f}x (goal <= {GOAL:g}x); B's failed requests: {len(failed)}; "
         f"load average {os.getloadavg()[0]:.1f}"
     )
