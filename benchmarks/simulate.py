@@ -16,8 +16,11 @@ the time the process waited for a core. Both sides' outcome distributions are ch
 each other and against the exact values.
 
 Then worker scaling: ``simulate(workers=1)`` against ``simulate(workers=N)`` (wall clock: what
-the user waits for), with the load average before and after, which says how many cores the
-machine really had to give; and the two must give the same summary. Then peak memory of a
+the user waits for), with the load average before and after and the cores each actually used
+(CPU seconds of parent and workers over wall seconds), which say how much the machine really
+had to give — with Linux's scheduler autogroup a busy machine gives one session its share
+however many processes it starts — and the bound the CPU seconds give on idle cores; the two
+must give the same summary. Then peak memory of a
 100,000-run simulation, in a child process.
 
 Run: ``.venv/bin/python benchmarks/simulate.py [--runs 10000] [--workers 2] [--memory-runs 100000]``
@@ -217,15 +220,32 @@ def scaling(runs: int, seed: int, workers: int) -> None:
         f"\nworkers, {runs:,} runs to DuckDB (load average {before[0]:.1f} before, {after[0]:.1f} after, "
         f"{os.cpu_count()} cores)"
     )
-    print(f"  1 worker   {one['exec_wall']:>8,.0f} exec/s wall   CPU {one['cpu']:.1f} s")
+    print(
+        f"  1 worker   {one['exec_wall']:>8,.0f} exec/s wall   CPU {one['cpu']:.1f} s"
+        f"   cores used {one['cpu'] / one['wall']:.2f}"
+    )
+    total = many["cpu"] + many["children_cpu"]
     print(
         f"  {workers} workers  {many['exec_wall']:>8,.0f} exec/s wall   CPU {many['cpu']:.1f} s in the writer + "
-        f"{many['children_cpu']:.1f} s in the workers   measured {many['exec_wall'] / one['exec_wall']:.2f}x one worker"
+        f"{many['children_cpu']:.1f} s in the workers   cores used {total / many['wall']:.2f}   "
+        f"measured {many['exec_wall'] / one['exec_wall']:.2f}x one worker"
     )
     # What the same work gives on idle cores: the writer is one process, the workers share the rest.
-    total = many["cpu"] + many["children_cpu"]
     bound = max(many["cpu"], total / min(workers + 1, os.cpu_count() or 1))
     print(f"  on {os.cpu_count()} idle cores (from the CPU seconds): at best {one['cpu'] / bound:.2f}x one worker")
+    if _autogroup():
+        print(
+            "  (the scheduler's autogroup is on: a busy machine shares its cores between sessions, and the\n"
+            "   workers, in this session, share its part; 'cores used' says how much that was)"
+        )
+
+
+def _autogroup() -> bool:
+    """Whether Linux shares the CPU between sessions rather than between processes."""
+    try:
+        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        return False
 
 
 if __name__ == "__main__":

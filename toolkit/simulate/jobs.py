@@ -16,8 +16,10 @@ time.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import random
 import sys
+import tempfile
 from collections.abc import Iterator
 
 import pyarrow as pa
@@ -28,6 +30,7 @@ from toolkit.simulate.driver import run_execution
 from toolkit.simulate.policy import Policy
 from toolkit.simulate.queues import run_coupled
 from toolkit.simulate.records import TableBuilder
+from toolkit.simulate.results import BATCH_SCHEMAS
 
 
 def run_rng(seed: int, run: int) -> random.Random:
@@ -129,16 +132,39 @@ class Job:
             yield builder.tables()
 
 
-_JOB: Job  # this worker process's job, set by _init_worker as the pool starts it
+_JOB: Job  # this worker process's job and spool folder, set by _init_worker as the pool starts it
+_SPOOL: str
 
 
-def _init_worker(job: Job) -> None:
-    global _JOB
-    _JOB = job
+def _init_worker(job: Job, spool: str) -> None:
+    global _JOB, _SPOOL
+    _JOB, _SPOOL = job, spool
 
 
-def _compute(unit: tuple[int, int]) -> list[dict[str, pa.Table]]:
-    return list(_JOB.batches(unit))
+def _compute(unit: tuple[int, int]) -> list[str]:
+    """Compute one unit in a worker and write each batch's tables as Arrow IPC files to the
+    spool folder; returns the batches' file stems. A file costs the worker a copy of the
+    buffers and the parent one read, where a pickle through the pool's pipe cost both sides
+    several (and the worker a pickling pass)."""
+    stems = []
+    for i, tables in enumerate(_JOB.batches(unit)):
+        stem = os.path.join(_SPOOL, f"{unit[0]}-{i}")
+        for name, table in tables.items():
+            with pa.OSFile(f"{stem}.{name}.arrow", "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+                out.write_table(table)
+        stems.append(stem)
+    return stems
+
+
+def _read(stem: str) -> dict[str, pa.Table]:
+    """A batch a worker wrote (read into memory, then the files are deleted)."""
+    tables = {}
+    for name in BATCH_SCHEMAS:
+        path = f"{stem}.{name}.arrow"
+        with pa.OSFile(path) as source:
+            tables[name] = pa.ipc.open_file(source).read_all()
+        os.unlink(path)
+    return tables
 
 
 def batches(job: Job, workers: int = 1) -> Iterator[dict[str, pa.Table]]:
@@ -151,8 +177,12 @@ def batches(job: Job, workers: int = 1) -> Iterator[dict[str, pa.Table]]:
             yield from job.batches(unit)
         return
     # fork starts workers in milliseconds with the modules already imported; elsewhere
-    # (macOS, Windows) spawn re-imports them and gets the job by pickle.
+    # (macOS, Windows) spawn re-imports them and gets the job by pickle, once per worker.
     method = "fork" if sys.platform.startswith("linux") else "spawn"
-    with multiprocessing.get_context(method).Pool(workers, _init_worker, (job,)) as pool:
-        for result in pool.imap(_compute, units):
-            yield from result
+    with (
+        tempfile.TemporaryDirectory(prefix="collab-simulate-") as spool,
+        multiprocessing.get_context(method).Pool(workers, _init_worker, (job, spool)) as pool,
+    ):
+        for stems in pool.imap(_compute, units):
+            for stem in stems:
+                yield _read(stem)

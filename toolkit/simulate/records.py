@@ -8,12 +8,12 @@ from operator import attrgetter
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from toolkit.jsonio import dumps
 from toolkit.simulate.results import _INT, _STR, BATCH_SCHEMAS
 
 _orjson_dumps = orjson.dumps
-_PER_RUN = ("execution_id", "correlation_id")
 
 
 def source_of(step_id: str, steps: dict) -> str | None:
@@ -49,44 +49,37 @@ def outcome(log) -> tuple:
     return state.status, state.failure_reason, path, iterations, cycle, breaches, len(state.steps)
 
 
-# Attribute getters and list.extend(map(...)) iterate in C: no comprehension frame per column.
+# A run only adds its events and steps to the batch's lists; each column is then made in one
+# pass over the whole batch, in C (attribute getters mapped over the rows, orjson, Arrow).
 _STEP_COLUMNS = ("step_id", "node_id", "node_type", "status", "group_id", "iteration", "started_at", "completed_at")
 _EVENT_COLUMNS = ("seq", "type", "step_id", "timestamp")
-_GET = {name: attrgetter(name) for name in set(_STEP_COLUMNS + _EVENT_COLUMNS + ("data", "output"))}
-_JSON_COLUMNS = {"steps": "output", "events": "data"}
+_GET = {name: attrgetter(name) for name in set(_STEP_COLUMNS + _EVENT_COLUMNS)}
+_GET_DATA, _GET_OUTPUT = attrgetter("data"), attrgetter("output")
 _EXECUTION_ROW = attrgetter(*BATCH_SCHEMAS["executions"].names[2:])  # after x and run
-_OUTCOME_ROW = (
-    "x",
-    "run",
-    "status",
-    "failure_reason",
-    "path",
-    "iterations",
-    "cycle_time_ms",
-    "breaches",
-    "steps",
-    "replication",
-)
+_EXECUTION_COLUMNS = BATCH_SCHEMAS["executions"].names
+_OUTCOME_COLUMNS = tuple(n for n in BATCH_SCHEMAS["outcomes"].names if n != "execution_id")
 
 
 class TableBuilder:
-    """Column buffers for a batch of runs: one Python list per column, extended per run by
-    mapping an attribute getter over its events and steps (no tuple per row, no transposing),
-    and turned into Arrow tables by :meth:`tables`. JSON columns are kept as one byte string
-    per run plus each value's length, which become an Arrow string column without a Python
-    string per value. Per-run values of the events and steps (execution id, correlation id)
-    are dictionary columns indexed by the run's position ``x`` in the batch."""
+    """A batch of runs, turned into Arrow tables (of :data:`BATCH_SCHEMAS`) by :meth:`tables`.
+
+    A run adds its events and ordered steps to the batch's lists, and one tuple each (made
+    in C by an attribute getter) for its execution and outcome; :meth:`tables` then makes
+    every column in one pass over the batch. JSON columns become an Arrow string column from
+    one joined byte string and the values' lengths, without a Python string per value. The
+    per-run values of events, steps and outcomes (run, execution id, correlation id) are taken
+    from the executions by each row's run position ``x`` (dictionary columns)."""
 
     def __init__(self) -> None:
         self._clear()
 
     def _clear(self) -> None:
-        self.columns: dict[str, dict[str, list]] = {
-            table: {name: [] for name in schema.names} for table, schema in BATCH_SCHEMAS.items()
-        }
-        self.json: dict[str, tuple[list[bytes], list[int]]] = {t: ([], []) for t in _JSON_COLUMNS}
-        # One tuple per run (made in C by an attribute getter), in the order of the tables'
-        # columns; transposed once per batch by :meth:`tables`.
+        self.events: list = []
+        self.event_counts: list[int] = []
+        self.steps: list = []
+        self.step_counts: list[int] = []
+        self.sources: list[str | None] = []
+        self.json: dict[str, tuple[list[bytes], list[int]]] = {"steps": ([], []), "events": ([], [])}
         self.execution_rows: list[tuple] = []
         self.outcome_rows: list[tuple] = []
         self.count = 0
@@ -97,78 +90,97 @@ class TableBuilder:
         x = self.count
         self.count += 1
         self.execution_rows.append((x, run) + _EXECUTION_ROW(state))
-
         steps = state.steps
         ordered = in_step_order(steps.values())
-        c = self.columns["steps"]
-        c["x"].extend([x] * len(ordered))
-        for name in _STEP_COLUMNS:
-            c[name].extend(map(_GET[name], ordered))
-        outputs = [s.output if s.output is not None else {} for s in ordered]
-        c["decision"].extend(map(_decision, outputs))
-        c["source_node_id"].extend([source_of(s.step_id, steps) for s in ordered])
-        c["step_index"].extend(range(len(ordered)))
-        self._json("steps", outputs)
-
+        self.steps += ordered
+        self.step_counts.append(len(ordered))
+        self.sources += [source_of(s.step_id, steps) for s in ordered]
+        self._json("steps", [o if o is not None else {} for o in map(_GET_OUTPUT, ordered)])
         events = log.events
-        c = self.columns["events"]
-        c["x"].extend([x] * len(events))
-        for name in _EVENT_COLUMNS:
-            c[name].extend(map(_GET[name], events))
-        self._json("events", list(map(_GET["data"], events)))
-
+        self.events += events
+        self.event_counts.append(len(events))
+        self._json("events", list(map(_GET_DATA, events)))
         result = outcome(log)
         self.outcome_rows.append((x, run) + result + (replication,))
         return result
 
     def _json(self, table: str, values: list) -> None:
         """Compact JSON, as :func:`toolkit.jsonio.dumps` writes it (orjson; the standard library
-        for integers orjson refuses), joined into one byte string for the run."""
+        for integers orjson refuses), joined into one byte string per run: encoded while the
+        run's values are fresh, and without holding a bytes object per value for the batch."""
         try:
             texts = list(map(_orjson_dumps, values))
         except (orjson.JSONEncodeError, TypeError):
             texts = [dumps(v).encode("utf-8") for v in values]
         blobs, lengths = self.json[table]
         blobs.append(b"".join(texts))
-        lengths.extend(map(len, texts))
+        lengths += map(len, texts)
 
     def tables(self) -> dict[str, pa.Table]:
-        """The buffered runs as Arrow tables (of :data:`BATCH_SCHEMAS`); empties the buffers."""
-        by_table: dict[str, Mapping[str, Sequence]] = dict(self.columns)
-        for table, names, rows in (
-            ("executions", BATCH_SCHEMAS["executions"].names, self.execution_rows),
-            ("outcomes", _OUTCOME_ROW, self.outcome_rows),
-        ):
-            if rows:
-                by_table[table] = {**self.columns[table], **dict(zip(names, zip(*rows)))}
-        executions = by_table["executions"]
-        out = {}
-        for table, schema in BATCH_SCHEMAS.items():
-            columns = by_table[table]
-            x = pa.array(columns["x"], type=_INT)
-            arrays = []
-            for f in schema:
-                if f.name == _JSON_COLUMNS.get(table):
-                    blobs, lengths = self.json[table]
-                    offsets = pa.array(itertools.accumulate(lengths, initial=0), type=_INT)
-                    arrays.append(
-                        pa.StringArray.from_buffers(len(lengths), offsets.buffers()[1], pa.py_buffer(b"".join(blobs)))
-                    )
-                elif table == "executions":
-                    arrays.append(pa.array(columns[f.name], type=f.type))
-                elif f.name in _PER_RUN:  # execution_id / correlation_id of events, steps, outcomes
-                    arrays.append(pa.DictionaryArray.from_arrays(x, pa.array(executions[f.name], type=_STR)))
-                elif f.name == "run" and table != "outcomes":
-                    arrays.append(pa.array(executions["run"], type=_INT).take(x))
-                elif f.name == "x":
-                    arrays.append(x)
-                else:
-                    arrays.append(pa.array(columns[f.name], type=f.type))
-            out[table] = pa.Table.from_arrays(arrays, schema=schema)
+        """The buffered runs as Arrow tables; empties the buffers."""
+        executions = dict(zip(_EXECUTION_COLUMNS, zip(*self.execution_rows)))
+        x = pa.array(executions["x"], type=_INT)
+        per_run = {
+            "run": pa.array(executions["run"], type=_INT),
+            "execution_id": pa.array(executions["execution_id"], type=_STR),
+            "correlation_id": pa.array(executions["correlation_id"], type=_STR),
+        }
+        steps, events = self.steps, self.events
+        step_columns: dict[str, Sequence | pa.Array] = {name: list(map(_GET[name], steps)) for name in _STEP_COLUMNS}
+        step_columns["decision"] = list(map(_decision, map(_GET_OUTPUT, steps)))
+        step_columns["source_node_id"] = self.sources
+        step_columns["output"] = _json_column(*self.json["steps"])
+        step_columns["step_index"] = _positions_within(self.step_counts)
+        event_columns: dict[str, Sequence | pa.Array] = {name: list(map(_GET[name], events)) for name in _EVENT_COLUMNS}
+        event_columns["data"] = _json_column(*self.json["events"])
+        out = {
+            "executions": _table("executions", executions, x, per_run),
+            "steps": _table("steps", step_columns, _run_positions(self.step_counts), per_run),
+            "events": _table("events", event_columns, _run_positions(self.event_counts), per_run),
+            "outcomes": _table("outcomes", dict(zip(_OUTCOME_COLUMNS, zip(*self.outcome_rows))), x, per_run),
+        }
         self._clear()
         return out
 
 
-def _decision(output: dict) -> str | None:
-    decision = output.get("decision")
+def _table(name: str, columns: Mapping, x: pa.Array, per_run: dict[str, pa.Array]) -> pa.Table:
+    """Table ``name`` from its own ``columns``; ``x`` and the per-run columns the rows lack."""
+    schema = BATCH_SCHEMAS[name]
+    arrays = []
+    for f in schema:
+        value = columns.get(f.name)
+        if isinstance(value, pa.Array):
+            arrays.append(value)
+        elif value is not None:
+            arrays.append(pa.array(value, type=f.type))
+        elif f.name == "x":
+            arrays.append(x)
+        elif f.name == "run":
+            arrays.append(per_run["run"].take(x))
+        else:  # execution_id, correlation_id
+            arrays.append(pa.DictionaryArray.from_arrays(x, per_run[f.name]))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _run_positions(counts: list[int]) -> pa.Array:
+    """Each row's run position, from the runs' row counts: ``[2, 1] -> [0, 0, 1]``."""
+    lists = pa.ListArray.from_arrays(
+        pa.array(itertools.accumulate(counts, initial=0), type=_INT), pa.nulls(sum(counts))
+    )
+    return pc.list_parent_indices(lists).cast(_INT)
+
+
+def _positions_within(counts: list[int]) -> pa.Array:
+    """Each row's position within its run: ``[2, 1] -> [0, 1, 0]``."""
+    return pa.array(itertools.chain.from_iterable(map(range, counts)), type=_INT)
+
+
+def _json_column(blobs: list[bytes], lengths: list[int]) -> pa.Array:
+    """An Arrow string column from the values' bytes, joined, and their lengths."""
+    offsets = pa.array(itertools.accumulate(lengths, initial=0), type=_INT)
+    return pa.StringArray.from_buffers(len(lengths), offsets.buffers()[1], pa.py_buffer(b"".join(blobs)))
+
+
+def _decision(output: dict | None) -> str | None:
+    decision = output.get("decision") if output is not None else None
     return decision if isinstance(decision, str) else None
