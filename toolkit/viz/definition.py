@@ -341,7 +341,7 @@ def render_definition(definition, findings=None, *, compiled=None, legend: bool 
     found = lint(d) if findings is None else list(findings)
     unplaced = highlight_findings(scene, found)
     scene.caption = _caption(d, found, unplaced, legend)
-    return View(scene.to_digraph())
+    return View(scene=scene)
 
 
 def _mark_loop_entries(scene: Scene, loops: list[dict]) -> None:

@@ -59,9 +59,9 @@ class NodeItem:
     tooltip: list[str] = field(default_factory=list)
     group_id: str | None = None
 
-    def dot(self) -> str:
+    def dot(self, tooltips: bool = True) -> str:
         attrs = {"id": f"node-{self.node_id}", "label": HTML(html_lines(self.lines)), **self.attrs}
-        attrs["tooltip"] = _tooltip(self.tooltip)
+        attrs["tooltip"] = _tooltip(self.tooltip) if tooltips else None
         return f"{quote(self.node_id)}{_attr_list(attrs)}"
 
 
@@ -85,11 +85,11 @@ class EdgeItem:
     def svg_id(self) -> str:
         return "edge-" + "-".join(str(i) for i in self.indices)
 
-    def dot(self) -> str:
+    def dot(self, tooltips: bool = True) -> str:
         attrs = {"id": self.svg_id, **self.attrs}
         if self.label:
             attrs["label"] = HTML(html_lines(self.label))
-        attrs["tooltip"] = attrs["labeltooltip"] = _tooltip(self.tooltip)
+        attrs["tooltip"] = attrs["labeltooltip"] = _tooltip(self.tooltip) if tooltips else None
         return f"{quote(self.tail)} -> {quote(self.head)}{_attr_list(attrs)}"
 
 
@@ -117,9 +117,16 @@ class Scene:
     caption: str | None = None  # an HTML label body (text or one table), drawn on top
     graph_attrs: dict = field(default_factory=dict)
 
-    def to_digraph(self) -> graphviz.Digraph:
+    def to_digraph(self, tooltips: bool = True) -> graphviz.Digraph:
+        """The picture as DOT. Without ``tooltips`` it is the same picture (a tooltip moves
+        nothing and draws nothing) for a reader that takes them from the items: the
+        Designer's canvas, whose layouts are then kept across edits that change only a
+        tooltip (a description, a finding's message)."""
+        graph = {**style.GRAPH, **self.graph_attrs, **self._caption()}
+        if not tooltips:
+            graph.pop("tooltip", None)
         body = [
-            f"\tgraph{_attr_list({**style.GRAPH, **self.graph_attrs, **self._caption()})}\n",
+            f"\tgraph{_attr_list(graph)}\n",
             f"\tnode{_attr_list(style.NODE)}\n",
             f"\tedge{_attr_list(style.EDGE)}\n",
         ]
@@ -129,28 +136,28 @@ class Scene:
         for node_id, node in self.nodes.items():
             cluster = cluster_of.get(node_id)
             if cluster is None:
-                body.append(f"\t{node.dot()}\n")
+                body.append(f"\t{node.dot(tooltips)}\n")
             elif cluster.group_id not in emitted:
                 emitted.add(cluster.group_id)
-                body += self._cluster(cluster)
+                body += self._cluster(cluster, tooltips)
         for cluster in self.clusters.values():  # members all undrawn: cannot happen, but never drop one
             if cluster.group_id not in emitted:
-                body += self._cluster(cluster)
-        body += [f"\t{e.dot()}\n" for e in self.edges]
+                body += self._cluster(cluster, tooltips)
+        body += [f"\t{e.dot(tooltips)}\n" for e in self.edges]
         return graphviz.Digraph(name=self.name, body=body, format="svg", engine="dot")
 
-    def _cluster(self, cluster: ClusterItem) -> list[str]:
+    def _cluster(self, cluster: ClusterItem, tooltips: bool) -> list[str]:
         attrs = {
             "id": f"group-{cluster.group_id}",
             "label": HTML(html_lines(cluster.lines, align="left")),
             **style.GROUP,
             **cluster.attrs,
-            "tooltip": _tooltip(cluster.tooltip),
+            "tooltip": _tooltip(cluster.tooltip) if tooltips else None,
         }
         lines = [f"\tsubgraph {quote(cluster.name)} {{\n"]
         lines += [f"\t\t{k}={v if isinstance(v, HTML) else quote(v)}\n" for k, v in attrs.items() if v is not None]
         members = [m for m in cluster.members if m in self.nodes]
-        lines += [f"\t\t{self.nodes[m].dot()}\n" for m in members]
+        lines += [f"\t\t{self.nodes[m].dot(tooltips)}\n" for m in members]
         if len(members) > 1:  # members start together: one column (one row top-to-bottom)
             lines.append("\t\t{rank=same; " + " ".join(quote(m) for m in members) + "}\n")
         return lines + ["\t}\n"]

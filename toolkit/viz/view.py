@@ -11,8 +11,12 @@ True
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import graphviz
+
+if TYPE_CHECKING:
+    from toolkit.viz.scene import Scene
 
 __all__ = ["View"]
 
@@ -23,11 +27,26 @@ PNG_DPI = 144  # PNGs for docs and slides: twice graphviz's 72 dpi, crisp on hig
 class View:
     """A graphviz picture. ``source`` is the DOT text, ``svg()`` the rendered SVG (cached),
     ``save(path)`` writes ``.svg``, ``.png`` or ``.pdf`` by the suffix. The same input always
-    gives byte-identical output (no timestamps, nothing in hash order)."""
+    gives byte-identical output (no timestamps, nothing in hash order).
 
-    def __init__(self, graph: graphviz.Digraph):
-        self.graph = graph
+    Made from a :class:`~toolkit.viz.scene.Scene` (``View(scene=…)``), it keeps the scene
+    (the items with their tooltips, for a reader such as the Designer's canvas) and writes
+    the DOT text only when it is first asked for; the scene is not to be changed after."""
+
+    def __init__(self, graph: graphviz.Digraph | None = None, *, scene: Scene | None = None):
+        if graph is None and scene is None:
+            raise TypeError("a View needs a graph or a scene")
+        self._graph = graph
+        self.scene = scene
         self._svg: str | None = None
+
+    @property
+    def graph(self) -> graphviz.Digraph:
+        """The graphviz graph (written from the scene on first use)."""
+        if self._graph is None:
+            assert self.scene is not None  # __init__ requires one of the two
+            self._graph = self.scene.to_digraph()
+        return self._graph
 
     @property
     def source(self) -> str:

@@ -1,6 +1,7 @@
 """The Designer's canvas: the graph as an editor (an ``anywidget``).
 
-The browser side (``canvas.js``, ``canvas.css``, shipped in the package) draws
+The browser side (the ES modules in ``canvas_js/``, joined into one by
+:func:`toolkit.widgets.bundle.bundle`, and ``canvas.css``, shipped in the package) draws
 :attr:`Canvas.scene` and reports gestures as messages; this side hands each message to the
 Designer method of the same name, so a click and a call from Python do the same thing.
 State is a few synced traits: ``scene`` (the picture's data,
@@ -17,6 +18,8 @@ from pathlib import Path
 import anywidget
 import traitlets
 
+from toolkit.widgets.bundle import bundle
+
 __all__ = ["Canvas"]
 
 _HERE = Path(__file__).parent
@@ -25,7 +28,7 @@ _HERE = Path(__file__).parent
 class Canvas(anywidget.AnyWidget):
     """The picture of the definition; gestures call ``designer`` methods."""
 
-    _esm = _HERE / "canvas.js"
+    _esm = bundle(_HERE / "canvas_js", "canvas.js")
     _css = _HERE / "canvas.css"
 
     scene = traitlets.Unicode("").tag(sync=True)  # JSON text: one string, not a tree to walk

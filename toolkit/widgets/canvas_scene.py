@@ -25,16 +25,13 @@ Positions a person dragged are read from the definition's ``custom.layout``
 from __future__ import annotations
 
 import re
-from functools import lru_cache
-
-import graphviz
-import orjson
 
 from toolkit.viz import View
 from toolkit.viz.labels import duration
 from toolkit.widgets import edits
+from toolkit.widgets.layout import layout
 
-__all__ = ["scene_data", "layout_json", "finding_target", "roles_for", "layout_of", "ROLE_CHOICES"]
+__all__ = ["scene_data", "layout_source", "finding_target", "roles_for", "layout_of", "ROLE_CHOICES"]
 
 ROLE_CHOICES = ("approve", "reject", "reject-loop", "always", "custom", "exhausted")
 _FIRST_ROLES = {
@@ -44,23 +41,6 @@ _FIRST_ROLES = {
     "webhook": ("always", "custom"),
 }
 _PATH = re.compile(r"^data\.(nodes|edges|groups)\[(\d+)\]")
-
-
-@lru_cache(maxsize=64)
-def layout_json(source: str) -> dict:
-    """graphviz's layout of a DOT text as parsed JSON (cached: a drag changes no DOT)."""
-    try:
-        return orjson.loads(graphviz.Source(source).pipe(format="json", quiet=True))
-    except graphviz.ExecutableNotFound as exc:
-        raise RuntimeError(
-            "the graphviz program 'dot' is not installed: run 'make graphviz' or 'sudo apt-get install graphviz'"
-        ) from exc
-
-
-def _ops(obj: dict, *keys: str) -> list:
-    """The drawing operations of ``keys``, as graphviz wrote them (y upward: the browser
-    flips them, one subtraction per point, cheaper there than here)."""
-    return [op for key in keys for op in obj.get(key) or ()]
 
 
 def layout_of(raw: dict) -> dict:
@@ -139,17 +119,27 @@ def _hover(node: dict, loops: dict) -> list[str]:
     return lines + loops.get(node_id, [])
 
 
-def _bbox(text: str, height: float) -> list[float]:
-    x0, y0, x1, y1 = (float(v) for v in text.split(","))
-    return [x0, round(height - y1, 1), x1, round(height - y0, 1)]
+def _tooltips(view: View) -> dict[str, list[str]]:
+    """The tooltips of a view made from a scene, by SVG id, a line each (the canvas lays out
+    the scene's DOT without them, so an edit that changes only a tooltip needs no new layout)."""
+    scene = view.scene
+    if scene is None:
+        return {}
+    items = [(f"node-{n.node_id}", n.tooltip) for n in scene.nodes.values()]
+    items += [(f"group-{c.group_id}", c.tooltip) for c in scene.clusters.values()]
+    items += [(e.svg_id, e.tooltip) for e in scene.edges]
+    return {svg_id: [part for line in lines for part in line.split("\n")] for svg_id, lines in items}
+
+
+def layout_source(view: View) -> str:
+    """The DOT text the canvas lays out: the view's, without tooltips when it has a scene."""
+    return view.source if view.scene is None else view.scene.to_digraph(tooltips=False).source
 
 
 def scene_data(raw: dict, findings: list, view: View) -> dict:
     """Everything the canvas draws for ``raw`` (drawn by ``view``) and its ``findings``."""
-    laid = layout_json(view.source)
-    x0, y0, width, height = (float(v) for v in laid["bb"].split(","))
-    objects = laid.get("objects") or []
-    names = {o["_gvid"]: o["name"] for o in objects if "_gvid" in o}
+    laid = layout(layout_source(view))
+    tips = _tooltips(view)
     declared = {n.get("nodeId"): n for n in raw.get("nodes") or [] if isinstance(n, dict)}
     loops = _loops(raw)
     degree: dict[str, int] = {}
@@ -157,65 +147,56 @@ def scene_data(raw: dict, findings: list, view: View) -> dict:
         if isinstance(edge, dict):
             for end in {edits.endpoint_key(edge.get("from")), edits.endpoint_key(edge.get("to"))}:
                 degree[f"{end[0]}:{end[1]}"] = degree.get(f"{end[0]}:{end[1]}", 0) + 1
-    nodes, clusters = [], []
-    for obj in objects:
-        svg_id = obj.get("id", "")
-        if svg_id.startswith("group-") and "bb" in obj:
-            clusters.append(
-                {
-                    "id": svg_id[6:],
-                    "bbox": _bbox(obj["bb"], height),
-                    "ops": _ops(obj, "_draw_"),
-                    "label": _ops(obj, "_ldraw_"),
-                    "members": [names[i] for i in obj.get("nodes") or [] if i in names],
-                    "tooltip": obj.get("tooltip", "").split("\\n"),
-                    "edges": degree.get(f"group:{svg_id[6:]}", 0),
-                }
-            )
-        elif "pos" in obj and "_gvid" in obj and "nodes" not in obj:
-            x, y = (float(v) for v in obj["pos"].split(","))
-            node = declared.get(obj["name"])
-            key = f"node:{obj['name']}"
-            nodes.append(
-                {
-                    "id": obj["name"],
-                    "x": round(x, 1),
-                    "y": round(height - y, 1),
-                    "w": round(float(obj["width"]) * 72, 1),
-                    "h": round(float(obj["height"]) * 72, 1),
-                    "shape": obj.get("shape", "box"),
-                    "declared": node is not None,
-                    "ops": _ops(obj, "_draw_", "_ldraw_"),
-                    "hover": _hover(node, loops) if node else [obj.get("tooltip", "").replace("\\n", " ")],
-                    "edges": degree.get(key, 0),
-                }
-            )
+    clusters = [
+        {
+            "id": c.svg_id[6:],
+            "bbox": c.bbox,
+            "ops": c.ops,
+            "label": c.label,
+            "members": c.members,
+            "tooltip": tips.get(c.svg_id) or [""],
+            "edges": degree.get(f"group:{c.svg_id[6:]}", 0),
+        }
+        for c in laid.clusters
+    ]
+    nodes = [
+        {
+            "id": n.name,
+            "x": n.x,
+            "y": n.y,
+            "w": n.w,
+            "h": n.h,
+            "shape": n.shape,
+            "declared": n.name in declared,
+            "ops": n.ops,
+            "hover": _hover(declared[n.name], loops) if n.name in declared else [" ".join(tips.get(n.svg_id, []))],
+            "edges": degree.get(f"node:{n.name}", 0),
+        }
+        for n in laid.nodes
+    ]
     edges = []
-    for edge in laid.get("edges") or []:
-        svg_id = edge.get("id", "")
-        if not svg_id.startswith("edge-"):
-            continue
-        indices = [int(i) for i in svg_id[5:].split("-")]
-        edges.append(
-            {
-                "id": f"edge:{indices[0]}",
-                "indices": indices,
-                "tail": names.get(edge["tail"]),
-                "head": names.get(edge["head"]),
-                # an edge from or to a group ends at the group's frame (graphviz's ltail/lhead)
-                "tailGroup": edge.get("ltail", "")[8:] or None,
-                "headGroup": edge.get("lhead", "")[8:] or None,
-                "ops": _ops(edge, "_draw_", "_hdraw_", "_tdraw_"),
-                "label": _ops(edge, "_ldraw_", "_hldraw_", "_tldraw_"),
-                "hover": [t for t in edge.get("tooltip", "").split("\\n") if t],
-            }
-        )
-    members = {m for c in clusters for m in c["members"]}
+    for e in laid.edges:
+        if e.svg_id.startswith("edge-"):
+            indices = [int(i) for i in e.svg_id[5:].split("-")]
+            edges.append(
+                {
+                    "id": f"edge:{indices[0]}",
+                    "indices": indices,
+                    "tail": e.tail,
+                    "head": e.head,
+                    "tailGroup": e.tail_group,
+                    "headGroup": e.head_group,
+                    "ops": e.ops,
+                    "label": e.label,
+                    "hover": [t for t in tips.get(e.svg_id, []) if t],
+                }
+            )
+    members = {m for c in laid.clusters for m in c.members}
     return {
-        "width": round(width - x0, 1),
-        "height": round(height - y0, 1),
-        "flip": height,
-        "background": _ops(laid, "_draw_", "_ldraw_"),
+        "width": laid.width,
+        "height": laid.height,
+        "flip": laid.flip,
+        "background": laid.background,
         "nodes": nodes,
         "edges": edges,
         "clusters": clusters,

@@ -26,9 +26,12 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from toolkit import examples
 from toolkit.lint import errors_of, lint_document, unwrap
@@ -41,6 +44,7 @@ from toolkit.widgets.preview import preview
 __all__ = ["Designer"]
 
 _KINDS = ("node", "edge", "group")
+DRAWN = 16  # pictures kept by definition text: undo and redo go back to one without redrawing
 
 
 def _not_json(word: str):
@@ -68,7 +72,9 @@ class Designer(DesignerPage):
         self.findings: list = []
         self.model = None
         self.view = None
-        self.scene: dict = {}
+        self._scene_text = ""
+        self._scene: dict | None = None
+        self._drawn: OrderedDict[str, tuple] = OrderedDict()
         self.last_error: Exception | None = None
         self.last_traceback: str | None = None
         self._loading = False
@@ -435,15 +441,34 @@ class Designer(DesignerPage):
         self._redraw(message, select, keep_lint)
 
     def _redraw(self, message: str | None = None, select: tuple | None = None, keep_lint: bool = False) -> None:
-        if keep_lint:
-            if self.model is not None:
-                self.model = self.model.model_copy(update={"custom": copy.deepcopy(self._raw.get("custom"))})
+        """Lint, lay out and show the definition, or show the picture kept for this very text
+        (everything drawn is a function of it)."""
+        drawn = self._drawn.get(self._state)
+        if drawn is not None:
+            self._drawn.move_to_end(self._state)
+            self.model, self.findings, self.view, self._scene_text = drawn
         else:
-            definition, findings = lint_document(self._raw)
-            self.model, self.findings = definition, findings
-            self.view = preview(self._raw, findings, definition)
-        self.scene = scene_data(self._raw, self.findings, self.view)
-        self._show(message, select)
+            if keep_lint:
+                if self.model is not None:
+                    self.model = self.model.model_copy(update={"custom": copy.deepcopy(self._raw.get("custom"))})
+            else:
+                definition, findings = lint_document(self._raw)
+                self.model, self.findings = definition, findings
+                self.view = preview(self._raw, findings, definition)
+            self._scene_text = orjson.dumps(scene_data(self._raw, self.findings, self.view)).decode("utf-8")
+            self._drawn[self._state] = (self.model, self.findings, self.view, self._scene_text)
+            if len(self._drawn) > DRAWN:
+                self._drawn.popitem(last=False)
+        self._scene = None
+        self._show(self._scene_text, message, select)
+
+    @property
+    def scene(self) -> dict:
+        """What the canvas draws (:func:`~toolkit.widgets.canvas_scene.scene_data`), read
+        back from the JSON text it is sent as."""
+        if self._scene is None:
+            self._scene = orjson.loads(self._scene_text)
+        return self._scene
 
     def _select_quiet(self, key: tuple) -> None:
         """Keep the selection on an item that was renamed (its form stays open)."""

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import ipywidgets as w
-import orjson
 
 from toolkit import examples
 from toolkit.widgets import edits
@@ -39,7 +38,6 @@ class DesignerPage:
         _raw: dict
         _selection: tuple | None
         history: History
-        scene: dict
 
         @property
         def dirty(self) -> bool: ...
@@ -300,9 +298,10 @@ class DesignerPage:
         finally:
             self._loading = False
 
-    def _show(self, message: str | None, select: tuple | None) -> None:
-        """Put the new state on the page: canvas, JSON tab, info fields, forms, selection."""
-        self.canvas.scene = orjson.dumps(self.scene).decode("utf-8")
+    def _show(self, scene: str, message: str | None, select: tuple | None) -> None:
+        """Put the new state on the page: canvas (``scene``: its data as JSON text), JSON tab,
+        info fields, forms, selection."""
+        self.canvas.scene = scene
         if self.tabs.selected_index == 3:
             self._show_json()
         self._set_quiet(self.id_field, str(self._raw.get("definitionId") or ""))
