@@ -426,6 +426,9 @@ def test_heatmap_widths_and_fills_increase_with_counts():
     assert "120 steps · 1.20/run" in text(nodes["node-draft"])
     caption = text(parse(view))
     assert "completed 90" in caption and "failed 10" in caption and "100 simulated runs" in caption
+    # failure reasons in words, not the internal loop id
+    assert "10 × rejected 3 times: Legal and brand review → Draft campaign copy" in caption
+    assert "loop_review-board__to__draft" not in caption
     # a member edge that the group fires is drawn once, from the cluster
     assert 'ltail="cluster_review-board"' in next(line for line in view.source.splitlines() if 'id="edge-1-2"' in line)
 

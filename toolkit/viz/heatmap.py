@@ -19,6 +19,7 @@ from html import escape
 from toolkit.viz import style
 from toolkit.viz.definition import as_definition, build_scene
 from toolkit.viz.labels import caption_table, chip_row, thousands
+from toolkit.viz.names import Names
 from toolkit.viz.view import View
 
 __all__ = ["render_heatmap", "edge_count_of"]
@@ -79,8 +80,9 @@ def _caption(d, f: dict, top: int) -> str:
             for k, n in f["outcomes"].items()
         ]
         rows.append(f'<font point-size="10">{" · ".join(parts)}</font>')
-    for reason, n in list(f["failure_reasons"].items())[:3]:
-        rows.append(f'<font point-size="9" color="#C62828">{thousands(n)} × {escape(str(reason))}</font>')
+    names = Names(d)
+    for reason, n in list(f["failure_reasons"].items())[:3]:  # in words: the code is internal
+        rows.append(f'<font point-size="9" color="#C62828">{thousands(n)} × {escape(names.reason(str(reason)))}</font>')
     if len(f["iterations"]) > 1:
         hist = " · ".join(f"{k}: {thousands(v)}" for k, v in f["iterations"].items())
         rows.append(f'<font point-size="9" color="{style.MUTED}">loop iterations per run  {hist}</font>')
