@@ -150,7 +150,7 @@ def _fit_one(quarters: list[tuple[int, int, int, int]], hours: dict[int, int], n
     worked = [d for d in range(7) if per_weekday[d] >= _WEEKDAY_SHARE * n]
     if len(worked) == 7 and spans == [(0, _QUARTERS)]:
         return None  # acts at any time: always at work
-    holidays = _holidays(per_day, set(worked))
+    holidays, quiet = _holidays(per_day, set(worked))
     shift = offset * HOUR
     return {
         "n": n,
@@ -166,6 +166,7 @@ def _fit_one(quarters: list[tuple[int, int, int, int]], hours: dict[int, int], n
         "actionsPerHour": [sum(counts[(4 * (h - offset) + k) % _QUARTERS] for k in range(4)) for h in range(24)],
         "breaks": breaks,
         "holidayEvidence": holidays,
+        "quietDays": quiet,
         "convention": f"the whole-hour UTC offset that opens the day closest to {_OPENING_HOUR}:00 local",
     }
 
@@ -224,17 +225,19 @@ def _expected_in_gap(left: tuple[int, int], right: tuple[int, int], counts: list
     return (right[0] - left[1]) * inside / len(bins)
 
 
-def _holidays(per_day: dict[int, int], worked: set[int]) -> list[dict]:
+def _holidays(per_day: dict[int, int], worked: set[int]) -> tuple[list[dict], int]:
     """Worked weekdays with no action between the first and the last day of the log, where
-    steady activity around them makes an empty day strong evidence (see the module doc)."""
+    steady activity around them makes an empty day strong evidence (see the module doc),
+    and how many other worked weekdays had no action."""
     days = [d for d in range(min(per_day) + 1, max(per_day)) if (d + 3) % 7 in worked]
     if not days:
-        return []
+        return [], 0
     threshold = math.log(len(days) / _HOLIDAY_RISK)
-    out = []
+    out, quiet = [], 0
     for d in days:
         if per_day.get(d, 0):
             continue
+        quiet += 1
         near = sorted((abs(e - d), e) for e in days if e != d)[:_HOLIDAY_NEIGHBOURS]
         counts = [per_day.get(e, 0) for _, e in near]
         if len(counts) < _HOLIDAY_NEIGHBOURS or min(counts) == 0:
@@ -243,4 +246,5 @@ def _holidays(per_day: dict[int, int], worked: set[int]) -> list[dict]:
         if expected >= threshold:
             date = (dt.date(1970, 1, 1) + dt.timedelta(days=d)).isoformat()
             out.append({"date": date, "actions": 0, "expected": expected, "neighbourMin": min(counts)})
-    return out
+            quiet -= 1
+    return out, quiet
