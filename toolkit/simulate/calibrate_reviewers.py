@@ -40,7 +40,7 @@ def fit_reviewers(con, scope: str, calendars: dict, report: dict) -> dict:
         "SELECT reviewer_id, awaiting_at, decided_at AS ended_at, 1 AS e FROM _cal_r UNION ALL "
         "SELECT n.reviewer_id, s.started_at, coalesce(s.completed_at, $end), 0 FROM steps s "
         f"{scope.format(t='s')} JOIN (SELECT DISTINCT reviewer_id, node_id FROM _cal_r) n ON n.node_id = s.node_id "
-        "ANTI JOIN _cal_r r ON r.execution_id = s.execution_id AND r.step_id = s.step_id "
+        "ANTI JOIN _cal_r r ON r.k = hash(s.execution_id, s.step_id) "
         "AND r.reviewer_id = n.reviewer_id WHERE s.node_type = 'human' AND s.started_at IS NOT NULL)",
         {"end": log_end},
     )
