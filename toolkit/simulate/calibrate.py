@@ -5,20 +5,21 @@ simulation's database — the executions, steps and events every source has, as 
 views do (the reviewer decisions are the ``reviewer_latency`` view's rows, computed in one pass
 over the response events) — and fits what the policy format (:mod:`.policy`) can say:
 
-* per reviewer: the chance to approve (approvals / decisions), the chance to respond
-  (responses / (responses + steps left waiting without their response); steps another
-  reviewer's decision ended are censored and left out), and the latency distribution;
+* per reviewer: the chance to approve (approvals / decisions), and the chance to respond with
+  the latency distribution, where a review cut short (a quorum, a cancellation, still waiting
+  when the log ends) is a censored wait (:mod:`.calibrate_reviewers`);
 * per agent node: the failure rate, the output mix (the 10 most frequent outputs) and latency;
 * per blocking-agent node: resolution success and approve chances, and latency (of the
   resolutions recorded: when a step resolves before all expected resolutions arrive, the
   missing ones are censored, so the fitted latency is the recorded ones' and runs short);
 * the arrival process: ``startAt`` (the first dispatch) and ``arrivalIntervalMs`` (the mean
   spacing of dispatches);
-* calendars: a reviewer's working weekdays and hours (UTC, one span a day) from when they act
-  (from 50 actions spread over at least a week).
+* calendars: a reviewer's working hours with breaks, weekdays, UTC offset and holidays from
+  when they act (from 50 actions spread over at least a week; :mod:`.calibrate_calendars`).
 
 Every figure in ``Calibration.report`` comes with the count behind it and a 95% interval (Wilson
-for chances, the distribution-free order-statistic interval for latency medians); anything
+for chances, Greenwood's for reviewers' median waits, the distribution-free order-statistic
+interval for other latency medians); anything
 with fewer than :data:`~.fitting.MIN_SAMPLES` observations is not fitted and listed under
 ``fallbacks`` (the policy keeps the simulator's default). All aggregation runs in DuckDB.
 """
