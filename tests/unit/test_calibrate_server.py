@@ -60,3 +60,33 @@ def test_whatif_reads_the_recorded_version_from_the_server_store(server_db):
     assert result.flagged == []  # both versions complete every run; only the path differs
     fixes = "SELECT count(*) FROM steps WHERE node_id = 'fix'"
     assert result.candidate.sql(fixes).fetchall()[0][0] == 0 and result.baseline.sql(fixes).fetchall()[0][0] > 0
+
+
+@pytest.fixture(scope="module")
+def cut_short_db(tmp_path_factory):
+    """Rita answers every review after an exponential wait averaging an hour, but the log
+    ends a day in: the reviews of the last hours are still waiting."""
+    path = tmp_path_factory.mktemp("calibrate-cut-short") / "server.duckdb"
+    rec = ServerRecorder(path)
+    rec.define(REVIEW)
+    rng = random.Random(10)
+    end, actions = 24 * 3_600_000, []
+    for i in range(end // SPACING_MS):
+        start = i * SPACING_MS
+        actions.append((start, i, None))
+        actions.append((start + int(rng.expovariate(1 / 3_600_000)), i, "approve"))
+    executions: dict[int, str] = {}
+    for at, i, decision in sorted(a for a in actions if a[0] < end):
+        if decision is None:
+            executions[i] = rec.at(at).dispatch("one-review")
+        else:
+            rec.at(at).decide(executions[i], "review", "rita", decision)
+    rec.close()
+    return path
+
+
+def test_reviews_still_waiting_when_the_log_ends_are_censored_not_unanswered(cut_short_db):
+    rita = calibrate(cut_short_db, "one-review").report["reviewers"]["rita"]
+    assert rita["respond"]["censored"] > 0
+    assert rita["respond"]["low"] <= 1.0 <= rita["respond"]["high"]
+    assert rita["latency"]["medianLow"] <= 3_600_000 * math.log(2) <= rita["latency"]["medianHigh"]

@@ -5,20 +5,21 @@ simulation's database — the executions, steps and events every source has, as 
 views do (the reviewer decisions are the ``reviewer_latency`` view's rows, computed in one pass
 over the response events) — and fits what the policy format (:mod:`.policy`) can say:
 
-* per reviewer: the chance to approve (approvals / decisions), the chance to respond
-  (responses / (responses + steps left waiting without their response); steps another
-  reviewer's decision ended are censored and left out), and the latency distribution;
+* per reviewer: the chance to approve (approvals / decisions), and the chance to respond with
+  the latency distribution, where a review cut short (a quorum, a cancellation, still waiting
+  when the log ends) is a censored wait (:mod:`.calibrate_reviewers`);
 * per agent node: the failure rate, the output mix (the 10 most frequent outputs) and latency;
 * per blocking-agent node: resolution success and approve chances, and latency (of the
   resolutions recorded: when a step resolves before all expected resolutions arrive, the
   missing ones are censored, so the fitted latency is the recorded ones' and runs short);
 * the arrival process: ``startAt`` (the first dispatch) and ``arrivalIntervalMs`` (the mean
   spacing of dispatches);
-* calendars: a reviewer's working weekdays and hours (UTC, one span a day) from when they act
-  (from 50 actions spread over at least a week).
+* calendars: a reviewer's working hours with breaks, weekdays, UTC offset and holidays from
+  when they act (from 50 actions spread over at least a week; :mod:`.calibrate_calendars`).
 
 Every figure in ``Calibration.report`` comes with the count behind it and a 95% interval (Wilson
-for chances, the distribution-free order-statistic interval for latency medians); anything
+for chances, Greenwood's for reviewers' median waits, the distribution-free order-statistic
+interval for other latency medians); anything
 with fewer than :data:`~.fitting.MIN_SAMPLES` observations is not fitted and listed under
 ``fallbacks`` (the policy keeps the simulator's default). All aggregation runs in DuckDB.
 """
@@ -27,32 +28,21 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import duckdb
 
-from toolkit.simulate.calendars import WEEKDAYS
-from toolkit.simulate.fitting import GRID, MIN_SAMPLES, fit_latency, median_ranks, wilson
+from toolkit.simulate.calibrate_calendars import fit_calendars
+from toolkit.simulate.calibrate_reviewers import fit_reviewers
+from toolkit.simulate.fitting import GRID, MIN_SAMPLES, at_level, chance, fit_latency, median_ranks
 
 if TYPE_CHECKING:
     from toolkit.analytics.mirror import MirrorConnection
 
 __all__ = ["Calibration", "calibrate", "open_source"]
 
-_DAY = 86_400_000
-_HOUR = 3_600_000
-# A weekday counts as worked when it holds at least this share of a reviewer's actions
-# (an evenly spread week gives each day 1/7 ≈ 14%).
-_WEEKDAY_SHARE = 0.02
-# Actions below/above these quantiles of the time of day are read as outliers, not hours.
-_HOUR_TAIL = 0.001
-_MIN_CALENDAR = 50
-# A calendar is read only from actions spread over at least a week: a shorter log shows when
-# it was recorded, not when people work.
-_CALENDAR_SPAN_MS = 7 * _DAY
 _TOP_OUTPUTS = 10
 
 
@@ -90,9 +80,16 @@ class Calibration:
             )
         for who, row in r["calendars"].items():
             lines.append(
-                f"  calendar {who}: {row['weekdays']} {row['hours']} UTC (n={row['n']}, "
-                f"first action {row['earliestHour']:.2f}h, last {row['latestHour']:.2f}h)"
+                f"  calendar {who}: {row['weekdays']} {row['hours']} {row['timeZone']} (n={row['n']}, "
+                f"first action {row['earliestHour']:.2f}h, last {row['latestHour']:.2f}h local)"
             )
+            for gap in row["breaks"]:
+                lines.append(f"    break {gap['hours']}: 0 actions where {gap['expected']:.0f} were expected")
+            for day in row["holidayEvidence"]:
+                lines.append(
+                    f"    holiday {day['date']}: 0 actions; the 10 nearest working days had "
+                    f"{day['neighbourMin']}+ (median {day['expected']:g})"
+                )
         arr = r["arrivals"]
         lines.append(f"  arrivals: every {arr['arrivalIntervalMs']} ms from {arr['startAt']} (n={arr['n']})")
         for item in r["fallbacks"]:
@@ -106,7 +103,8 @@ class Calibration:
 def _pct(figure: dict | None) -> str:
     if not figure:
         return "-"
-    return f"{figure['value']:.1%} [{figure['low']:.1%}, {figure['high']:.1%}] (n={figure['n']})"
+    censored = f", {figure['censored']} cut short" if figure.get("censored") else ""
+    return f"{figure['value']:.1%} [{figure['low']:.1%}, {figure['high']:.1%}] (n={figure['n']}{censored})"
 
 
 def _latency(figure: dict | None) -> str:
@@ -150,11 +148,6 @@ def _iso(ms: int) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
-def _chance(successes: int, n: int) -> dict:
-    low, high = wilson(successes, n)
-    return {"value": successes / n if n else None, "low": low, "high": high, "n": n, "successes": successes}
-
-
 def calibrate(source, definition_id: str, since=None, until=None) -> Calibration:
     """Fit a policy to the executions of ``definition_id`` recorded in ``source`` (see the
     module docstring), dispatched in ``[since, until)`` (epoch ms or ISO 8601; default all).
@@ -191,13 +184,11 @@ def calibrate(source, definition_id: str, since=None, until=None) -> Calibration
         "grid's resolution)",
         "fallbacks": [],
     }
-    calendars = _calendars(con, report)
+    calendars = fit_calendars(con, report)
     report["calendars"] = calendars
     if calendars:
-        policy["calendars"] = {
-            who: {"timeZone": "UTC", "weekdays": c["weekdays"], "hours": [c["hours"]]} for who, c in calendars.items()
-        }
-    policy["reviewers"] = _reviewers(con, calendars, report)
+        policy["calendars"] = {who: _calendar_policy(c) for who, c in calendars.items()}
+    policy["reviewers"] = fit_reviewers(con, scope, calendars, report)
     agents, resolutions = _agents(con, report), _resolutions(con, report)
     if agents:
         policy["agents"] = agents
@@ -212,6 +203,13 @@ def calibrate(source, definition_id: str, since=None, until=None) -> Calibration
     return Calibration(policy, report)
 
 
+def _calendar_policy(fitted: dict) -> dict:
+    out = {"timeZone": fitted["timeZone"], "weekdays": fitted["weekdays"], "hours": fitted["hours"]}
+    if fitted["holidays"]:
+        out["holidays"] = fitted["holidays"]
+    return out
+
+
 def _prepare(con, scope: str) -> None:
     """What calibration reads, each read from the log once: response events with their fields
     extracted (``_cal_ev``), reviewer decisions (``_cal_r``: the rows of the ``reviewer_latency``
@@ -219,23 +217,26 @@ def _prepare(con, scope: str) -> None:
     agent steps (``_cal_a``). A waiting step awaits from the moment it starts (the engine logs
     ``step.awaiting-approval`` with its start, on a server as in the simulator), so latencies
     run from the step's ``started_at``: no second pass over the events for the waiting ones."""
-    # One JSON parse per response for its three fields.
+    # One JSON parse per response for its three fields; the step is keyed by one 64-bit hash of
+    # its execution and step ids: joining on that integer instead of two strings is the cheaper
+    # join that pays for the censored fit on the 10M-event log (a collision among a log's few
+    # million steps is about as likely as 1 in 10^7, and would misplace one response).
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE _cal_ev AS SELECT execution_id, step_id, timestamp, "
-        "f[1] AS reviewer_id, f[2] AS decision, f[3] AS status FROM (SELECT e.execution_id, e.step_id, "
+        "CREATE OR REPLACE TEMP TABLE _cal_ev AS SELECT k, timestamp, "
+        "f[1] AS reviewer_id, f[2] AS decision, f[3] AS status FROM (SELECT hash(e.execution_id, e.step_id) AS k, "
         "e.timestamp, json_extract_string(e.data, ['$.reviewerId', '$.decision', '$.status']) AS f "
         f"FROM events e {scope.format(t='e')} WHERE e.type = 'step.response-recorded')"
     )
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE _cal_r AS SELECT d.reviewer_id, s.node_id, d.execution_id, d.step_id, "
+        "CREATE OR REPLACE TEMP TABLE _cal_r AS SELECT d.reviewer_id, s.node_id, d.k, "
         "d.decision, s.started_at AS awaiting_at, d.timestamp AS decided_at "
-        "FROM _cal_ev d JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
+        "FROM _cal_ev d JOIN steps s ON hash(s.execution_id, s.step_id) = d.k "
         "WHERE d.reviewer_id IS NOT NULL AND s.node_type = 'human'"
     )
     con.execute(
-        "CREATE OR REPLACE TEMP TABLE _cal_blocking AS SELECT d.execution_id, d.step_id, s.node_id, "
+        "CREATE OR REPLACE TEMP TABLE _cal_blocking AS SELECT d.k, s.node_id, "
         "d.timestamp - s.started_at AS latency_ms, d.status, s.output "
-        "FROM _cal_ev d JOIN steps s ON s.execution_id = d.execution_id AND s.step_id = d.step_id "
+        "FROM _cal_ev d JOIN steps s ON hash(s.execution_id, s.step_id) = d.k "
         "WHERE d.reviewer_id IS NULL AND s.node_type = 'agent'"
     )
     con.execute(
@@ -259,120 +260,9 @@ def _latency_fit(con, table_sql: str, value_sql: str, key_sql: str, params=None)
     for key, n, mean, log_mean, log_sd, grid, distinct in rows:
         distribution, rep = fit_latency(n, mean, log_mean, log_sd or 0.0, list(grid), distinct)
         lo, hi = median_ranks(n)
-        rep.update(medianMs=_at(grid, 0.5), medianLow=_at(grid, lo), medianHigh=_at(grid, hi))
+        rep.update(medianMs=at_level(grid, 0.5), medianLow=at_level(grid, lo), medianHigh=at_level(grid, hi))
         out[key] = (distribution, rep)
     return out
-
-
-def _at(grid: list[float], level: float) -> float:
-    """The quantile at ``level`` interpolated on the grid of levels ``(i + ½) / len(grid)``."""
-    k = len(grid)
-    pos = min(max(level * k - 0.5, 0.0), k - 1.0)
-    i = int(math.floor(pos))
-    j = min(i + 1, k - 1)
-    return grid[i] + (grid[j] - grid[i]) * (pos - i)
-
-
-def _working_ms(column: str, calendar: dict) -> str:
-    """SQL for the working milliseconds from the epoch to ``column`` under a one-span UTC calendar."""
-    mask = [1 if d in calendar["weekdays"] else 0 for d in WEEKDAYS]
-    before = [sum(mask[:i]) for i in range(7)]
-    lo, hi = (round(h * _HOUR) for h in calendar["hours"])
-    span = hi - lo
-    dow = f"(({column} // {_DAY} + 3) % 7)"  # 1970-01-01 was a Thursday: Monday is 0
-    return (
-        f"((({column} // {_DAY} + 3) // 7) * {sum(mask) * span} + {before}[{dow} + 1] * {span} "
-        f"+ {mask}[{dow} + 1] * least(greatest({column} % {_DAY} - {lo}, 0), {span}))"
-    )
-
-
-def _calendars(con, report) -> dict:
-    """Working weekdays and hours per reviewer, from when they acted (see the module doc)."""
-    days = con.execute(
-        f"SELECT reviewer_id, (decided_at // {_DAY} + 3) % 7 AS dow, count(*) FROM _cal_r GROUP BY ALL"
-    ).fetchall()
-    hours = con.execute(
-        f"SELECT reviewer_id, count(*), quantile_cont(h, [{_HOUR_TAIL}, {1 - _HOUR_TAIL}]), min(h), "
-        f"max(h), max(decided_at) - min(decided_at) FROM (SELECT reviewer_id, decided_at, "
-        f"(decided_at % {_DAY}) / {_HOUR} AS h FROM _cal_r) "
-        "GROUP BY ALL"
-    ).fetchall()
-    per_day: dict[str, dict[int, int]] = {}
-    for who, dow, count in days:
-        per_day.setdefault(who, {})[dow] = count
-    out = {}
-    for who, n, (q_lo, q_hi), first, last, spread in hours:
-        if n < _MIN_CALENDAR or spread < _CALENDAR_SPAN_MS:
-            report["fallbacks"].append(
-                f"calendar of {who}: {n} actions over {spread / _DAY:.1f} days (need "
-                f"{_MIN_CALENDAR} over 7 days), always at work"
-            )
-            continue
-        weekdays = [WEEKDAYS[d] for d in range(7) if per_day[who].get(d, 0) >= _WEEKDAY_SHARE * n]
-        span = [math.floor(q_lo), min(24, math.ceil(q_hi))]
-        if len(weekdays) == 7 and span[1] - span[0] >= 24:
-            continue  # acts at any time: always at work
-        out[who] = {
-            "n": n,
-            "weekdays": weekdays,
-            "hours": span,
-            "earliestHour": first,
-            "latestHour": last,
-            "actionsPerWeekday": {WEEKDAYS[d]: per_day[who].get(d, 0) for d in range(7)},
-        }
-    return out
-
-
-def _reviewers(con, calendars: dict, report) -> dict:
-    decided = {
-        who: (n, a)
-        for who, n, a in con.execute(
-            "SELECT reviewer_id, count(*), count(*) FILTER (WHERE decision = 'approve') FROM _cal_r GROUP BY 1"
-        ).fetchall()
-    }
-    # Steps no decision ended (still waiting when the log stops, or ended by a timeout/SLA
-    # path) of nodes where the reviewer decides, without a response from them: non-responses.
-    silent = dict(
-        con.execute(
-            "WITH nodes AS (SELECT DISTINCT reviewer_id, node_id FROM _cal_r), "
-            "open AS (SELECT s.execution_id, s.step_id, s.node_id FROM steps s "
-            "WHERE s.node_type = 'human' AND s.decision IS NULL "
-            "AND s.status NOT IN ('completed', 'cancelled')) "
-            "SELECT n.reviewer_id, count(*) FROM open o JOIN nodes n ON n.node_id = o.node_id "
-            "ANTI JOIN _cal_r r ON r.execution_id = o.execution_id AND r.step_id = o.step_id "
-            "AND r.reviewer_id = n.reviewer_id GROUP BY 1"
-        ).fetchall()
-    )
-    cases = " ".join(
-        f"WHEN reviewer_id = '{who.replace(chr(39), chr(39) * 2)}' THEN "
-        f"{_working_ms('decided_at', c)} - {_working_ms('awaiting_at', c)}"
-        for who, c in calendars.items()
-    )
-    value = f"CASE {cases} ELSE decided_at - awaiting_at END" if cases else "decided_at - awaiting_at"
-    latencies = _latency_fit(con, "_cal_r", value, "reviewer_id")
-    policy, rows = {}, {}
-    for who, (n, approvals) in sorted(decided.items()):
-        responded = n + silent.get(who, 0)
-        row = {
-            "approve": _chance(approvals, n),
-            "respond": _chance(n, responded),
-            "latency": None,
-            "latencyClock": "working time" if who in calendars else "wall-clock",
-        }
-        entry: dict = {}
-        if n >= MIN_SAMPLES:
-            entry["approve"] = round(approvals / n, 4)
-            entry["respond"] = round(n / responded, 4)
-            distribution, rep = latencies[who]
-            entry["latencyMs"] = distribution
-            row["latency"] = rep
-        else:
-            report["fallbacks"].append(f"reviewer {who}: {n} decisions (< {MIN_SAMPLES}), defaults kept")
-        if entry:
-            policy[who] = entry
-        rows[who] = row
-    report["reviewers"] = rows
-    return policy
 
 
 def _agents(con, report) -> dict:
@@ -395,7 +285,7 @@ def _agents(con, report) -> dict:
     for node, n, failed in counts:
         completed = sorted(outputs.get(node, []), key=lambda o: (-o[0], o[1]))
         row = {
-            "fail": _chance(failed, n),
+            "fail": chance(failed, n),
             "latency": None,
             "outputs": {
                 "distinct": distinct.get(node, 0),
@@ -430,7 +320,7 @@ def _resolutions(con, report) -> dict:
         (node, (n, a))
         for node, n, a in con.execute(
             "SELECT node_id, count(*), count(*) FILTER (WHERE d = 'approve') "
-            "FROM (SELECT DISTINCT execution_id, step_id, node_id, output FROM _cal_blocking), "
+            "FROM (SELECT DISTINCT k, node_id, output FROM _cal_blocking), "
             "unnest(CAST(json_extract(output, '$.resolutions[*].output.decision') AS VARCHAR[])) AS t(d) "
             "GROUP BY 1"
         ).fetchall()
@@ -439,7 +329,7 @@ def _resolutions(con, report) -> dict:
     policy, rows = {}, {}
     for node, n, successes in counts:
         an, aa = approvals.get(node, (0, 0))
-        row = {"success": _chance(successes, n), "approve": _chance(aa, an) if an else None, "latency": None}
+        row = {"success": chance(successes, n), "approve": chance(aa, an) if an else None, "latency": None}
         rows[node] = row
         if n < MIN_SAMPLES:
             report["fallbacks"].append(f"resolutions of {node}: {n} recorded (< {MIN_SAMPLES}), defaults kept")

@@ -20,7 +20,7 @@ MIN_SAMPLES = 20
 GRID = 200
 
 
-def wilson(successes: int, n: int) -> tuple[float, float]:
+def wilson(successes: float, n: float) -> tuple[float, float]:
     """The 95% Wilson score interval of a proportion (sound near 0 and 1, unlike the Wald one)."""
     if n <= 0:
         return 0.0, 1.0
@@ -39,7 +39,26 @@ def median_ranks(n: int) -> tuple[float, float]:
     return max(0.0, 0.5 - half), min(1.0, 0.5 + half)
 
 
-def _normal_cdf(x: float) -> float:
+def chance(successes: int, n: int) -> dict:
+    """A share with its Wilson interval and the counts behind it, as the report gives it."""
+    low, high = wilson(successes, n)
+    return {"value": successes / n if n else None, "low": low, "high": high, "n": n, "successes": successes}
+
+
+def at_level(grid: list[float], level: float) -> float:
+    """The quantile at ``level`` interpolated on the grid of levels ``(i + ½) / len(grid)``.
+
+    >>> at_level([10.0, 20.0], 0.5)
+    15.0
+    """
+    k = len(grid)
+    pos = min(max(level * k - 0.5, 0.0), k - 1.0)
+    i = int(math.floor(pos))
+    j = min(i + 1, k - 1)
+    return grid[i] + (grid[j] - grid[i]) * (pos - i)
+
+
+def normal_cdf(x: float) -> float:
     return 0.5 * (1 + math.erf(x / math.sqrt(2)))
 
 
@@ -71,14 +90,20 @@ def fit_latency(
     sigma = max(log_sd or 0.0, 1e-6)
     ks = {
         "exponential": ks_distance(grid, lambda x: 1 - math.exp(-max(x, 0) / exp_mean)),
-        "lognormal": ks_distance(grid, lambda x: _normal_cdf((math.log(max(x, 1.0)) - log_mean) / sigma)),
+        "lognormal": ks_distance(grid, lambda x: normal_cdf((math.log(max(x, 1.0)) - log_mean) / sigma)),
     }
     critical = 1.36 / math.sqrt(n) + 1 / GRID
     best = min(ks, key=ks.__getitem__)
     chosen = best if ks[best] <= critical else "empirical"
     report.update(ks={k: round(v, 4) for k, v in ks.items()}, ksCritical=round(critical, 4), chosen=chosen)
+    return latency_policy(chosen, exp_mean, log_mean, sigma, grid), report
+
+
+def latency_policy(chosen: str, exp_mean: float, log_mean: float, sigma: float, grid: list[float]) -> dict:
+    """The policy's ``latencyMs`` for the chosen model (``exponential``, ``lognormal`` or the
+    ``empirical`` grid of quantiles)."""
     if chosen == "exponential":
-        return {"exponential": round(exp_mean, 1)}, report
+        return {"exponential": round(exp_mean, 1)}
     if chosen == "lognormal":
-        return {"lognormal": {"medianMs": round(math.exp(log_mean), 1), "sigma": round(min(sigma, 5.0), 4)}}, report
-    return {"empirical": [int(round(x)) for x in grid]}, report
+        return {"lognormal": {"medianMs": round(math.exp(log_mean), 1), "sigma": round(min(sigma, 5.0), 4)}}
+    return {"empirical": [int(round(x)) for x in grid]}
