@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.admin import admin_routes
@@ -88,7 +88,8 @@ def _handler(endpoint: Operation, app_state):
     return route
 
 
-async def _http_error(request: Request, exc: HTTPException):
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)  # registered for HTTPException only
     if exc.status_code == 405:
         allowed = (exc.headers or {}).get("Allow", "POST")
         message = f"method {request.method} not allowed: use {allowed}"

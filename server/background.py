@@ -94,14 +94,13 @@ class Background:
         self.heap: list[tuple[int, str, str]] = []
         self.queued: set[tuple[int, str]] = set()  # (deadline, execution id) in the heap
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.wake: asyncio.Event | None = None
+        self.wake = asyncio.Event()
         self.task: asyncio.Task | None = None
         self.agents = ThreadPoolExecutor(agent_threads, thread_name_prefix="collab-agent")
         self.maintenance = Maintenance(services, retention_ms, maintenance_every_s, self.owner)
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
-        self.wake = asyncio.Event()
         for deadline, workspace_id, execution_id in running_deadlines(self.services):
             self._queue(deadline, workspace_id, execution_id)
         self.services.listeners.append(self._on_commit)
@@ -116,8 +115,8 @@ class Background:
         store = self.services.store
         if self.mirror_every_s:
             self.mirror = await run_in_threadpool(server_mirror, store, self.mirror_dir)
-        if self.mirror is not None:
-            self.mirror.start(interval=self.mirror_every_s)
+            if self.mirror is not None:
+                self.mirror.start(interval=self.mirror_every_s)
         self.maintenance.start(self.mirror)
 
     async def stop(self) -> None:
@@ -151,10 +150,12 @@ class Background:
     # ---------------------------------------------------------------- called on the writer thread
 
     def _on_commit(self, notice: CommitNotice) -> None:
-        if notice.next_deadline is not None and self.loop is not None:
-            self.loop.call_soon_threadsafe(self._push, notice.next_deadline, notice.workspace_id, notice.execution_id)
-        for request in notice.agent_requests:
-            self._submit_agent(notice.workspace_id, notice.execution_id, request)
+        execution_id = notice.execution_id
+        if execution_id is not None:  # None: a redrive, which names no execution
+            if notice.next_deadline is not None and self.loop is not None:
+                self.loop.call_soon_threadsafe(self._push, notice.next_deadline, notice.workspace_id, execution_id)
+            for request in notice.agent_requests:
+                self._submit_agent(notice.workspace_id, execution_id, request)
         if notice.deliveries:
             self.origins.note(list(notice.deliveries))
         if notice.deliveries or notice.redriven:

@@ -90,7 +90,7 @@ class Tenants:
         tenant.stamp = now
         return tenant
 
-    def refusal(self, workspace_id: str) -> ApiError | None:
+    def refusal(self, workspace_id: str) -> RateLimited | None:
         """Why a request of this workspace must wait now (None when it may go), taking nothing."""
         limits, tenant = self.limits, self._tenant(workspace_id)
         if limits.in_flight > 0 and tenant.in_flight >= limits.in_flight:
@@ -107,7 +107,7 @@ class Tenants:
             )
         return None
 
-    def admit(self, workspace_id: str) -> ApiError | None:
+    def admit(self, workspace_id: str) -> RateLimited | None:
         """Take a token and an in-flight slot, or say why not."""
         refused = self.refusal(workspace_id)
         if refused is None:

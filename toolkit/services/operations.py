@@ -24,7 +24,10 @@ from toolkit.model import activities as act
 from toolkit.model import agents as ag
 from toolkit.model import annotations as ann
 from toolkit.model import workflow as wf
-from toolkit.services import access, activities, agents, annotations, workflow
+from toolkit.services import access, activities, agents, workflow
+
+# aliased: `annotations` is the name `from __future__ import annotations` binds
+from toolkit.services import annotations as comments
 
 __all__ = ["BY_NAME", "BY_PATH", "OPERATIONS", "Operation"]
 
@@ -156,23 +159,23 @@ OPERATIONS: tuple[Operation, ...] = (
         acc.UpdateDisabledState,
     ),
     # comment annotations and activity logs (§4.12–4.16)
-    Operation(f"{_C}/add", None, annotations.add_annotations, ann.AnnotationsAdded, ann.AddAnnotations),
-    Operation(f"{_C}/get", ann.GetAnnotations, annotations.get_annotations, ann.AnnotationPage, ann.GetAnnotations),
+    Operation(f"{_C}/add", None, comments.add_annotations, ann.AnnotationsAdded, ann.AddAnnotations),
+    Operation(f"{_C}/get", ann.GetAnnotations, comments.get_annotations, ann.AnnotationPage, ann.GetAnnotations),
     Operation(
         f"{_C}/count/get",
         ann.CountAnnotations,
-        annotations.count_annotations,
+        comments.count_annotations,
         ann.AnnotationCounts,
         ann.CountAnnotations,
     ),
     Operation(
         f"{_C}/delete",
         ann.DeleteAnnotations,
-        annotations.delete_annotations,
+        comments.delete_annotations,
         ann.AnnotationsDeleted,
         ann.DeleteAnnotations,
     ),
-    Operation(f"{_C}/markread", ann.MarkRead, annotations.mark_read, ann.MarkedRead, ann.MarkRead),
+    Operation(f"{_C}/markread", ann.MarkRead, comments.mark_read, ann.MarkedRead, ann.MarkRead),
     Operation(f"{_L}/add", act.AddActivities, activities.add_activities, act.ActivitiesAdded, act.AddActivities),
     Operation(f"{_L}/get", act.GetActivities, activities.get_activities, act.ActivityPage, act.GetActivities),
     Operation(

@@ -71,6 +71,7 @@ def _background_runs(services: Services, workspace_id: str, raw: str, step_id: s
             continue
         node = plan.nodes[step.node_id]
         if step.status == "running" and node.type == "agent" and not node.blocking and not node.external:
+            assert node.agent_id is not None  # an agent node's config requires its agentId
             request = AgentRequest(step.step_id, node.node_id, node.agent_id, node.config, step.input)
             runs.append((workspace_id, state.execution_id, request))
     return runs
