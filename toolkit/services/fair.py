@@ -4,6 +4,7 @@ not to whoever asked first. A workspace sending many requests at once then queue
 own requests while another workspace's request waits for at most one slot to free up.
 
 Used by :class:`server.limits.LimitsMiddleware`, from the event loop only (no lock needed).
+A tenant is any hashable value (the server passes workspace ids).
 """
 
 from __future__ import annotations
