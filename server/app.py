@@ -16,17 +16,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.admin import admin_routes
-from server.background import Background
-from server.envelope import DEFAULT_MAX_BODY, BodyTooLarge, error, ok, parse_data, read_body
+from server.envelope import DEFAULT_MAX_BODY, BodyTooLarge, error, ok, read_body
 from server.health import health_routes
 from server.limits import WORKSPACE_KEY, LimitsMiddleware
 from server.metrics import MetricsListener, metrics_endpoint
 from server.observe import Observe
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.logs import note_workspace
-from toolkit.model import validate
+from toolkit.services.background import Background
 from toolkit.services.context import AgentRunner, DefaultAgentRunner, Services
-from toolkit.services.limits import Limits
+from toolkit.services.envelope import parse_data
+from toolkit.services.fair_shares import Limits
 from toolkit.services.metrics import Metrics
 from toolkit.services.openapi import openapi_document
 from toolkit.services.operations import OPERATIONS, Operation
@@ -58,7 +58,7 @@ class Settings:
     admin_token: str | None = None  # the operator token of /admin/* (None: those endpoints are off)
     lease_s: float = LEASE_S  # how long a dead process's agent runs and deliveries wait to be taken over
 
-    limits: Limits = field(default_factory=Limits)  # per-workspace rate and concurrency (toolkit.services.limits)
+    limits: Limits = field(default_factory=Limits)  # per-workspace rate and concurrency, fair shares
     quotas: Quotas = field(default_factory=Quotas)  # stored definitions and executions per workspace
 
 
@@ -71,9 +71,7 @@ def _handler(endpoint: Operation, app_state):
                 headers.get("x-service-api-key"), headers.get("x-service-auth-token")
             )
         note_workspace(workspace.workspace_id)
-        data = parse_data(raw)
-        request = data if endpoint.request is None else validate(endpoint.request, data)
-        return endpoint.service(app_state.services, workspace, request)
+        return endpoint.call(app_state.services, workspace, parse_data(raw))
 
     async def route(request: Request):
         try:

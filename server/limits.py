@@ -1,6 +1,6 @@
 """Fair shares for the HTTP API: the per-workspace rate and concurrency limits and the
-server-wide cap of :mod:`toolkit.services.limits`, a deadline for receiving a request body,
-and a size limit on request heads (431 in the API's envelope).
+server-wide cap of :mod:`toolkit.services.fair_shares`, a deadline for receiving a request
+body, and a size limit on request heads (431 in the API's envelope).
 
 :class:`LimitsMiddleware` is ASGI middleware around the routes. For a ``/v2/`` request it
 
@@ -16,8 +16,8 @@ and a size limit on request heads (431 in the API's envelope).
 4. runs the route with the workspace handed over (``scope["collab.workspace"]``) and a
    ``receive`` that gives up on a body not received in full within ``body_timeout_s``
    (408, and the connection is closed), then waits its turn at the fair gate
-   (:mod:`toolkit.services.fair`: ``running`` requests work at once, the slots handed to the waiting
-   workspaces in turn).
+   (:class:`~toolkit.services.fair_shares.FairGate`: ``running`` requests work at once, the
+   slots handed to the waiting workspaces in turn).
 
 Requests without valid credentials go on to the route, which answers 401 as before.
 """
@@ -33,8 +33,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolkit.errors import ApiError, ErrorCode
-from toolkit.services.fair import FairGate
-from toolkit.services.limits import Limits, RateLimited, Tenants
+from toolkit.services.fair_shares import FairGate, Limits, RateLimited, Tenants
 from toolkit.services.workspaces import Authenticator
 
 WORKSPACE_KEY = "collab.workspace"

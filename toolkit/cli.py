@@ -486,7 +486,7 @@ def _add_limit_flags(p) -> None:
 
 def _serve_limits(args):
     from server.protocol import ConnectionLimits
-    from toolkit.services.limits import Limits
+    from toolkit.services.fair_shares import Limits
     from toolkit.services.quotas import Quotas
 
     for flag, *_ in _LIMIT_FLAGS:

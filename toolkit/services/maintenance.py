@@ -1,6 +1,6 @@
 """Hourly upkeep of a serving process: retention (``collab serve --retention 90d``) and the
-compaction of its Parquet mirror; the server runs :func:`maintenance_pass` every ``every_s``
-seconds (and once at start) on a worker thread.
+compaction of its Parquet mirror, a :func:`maintenance_pass` every ``every_s`` seconds (and once
+at start) run by :class:`Maintenance`.
 
 DuckDB admits one process per database file, so while the server runs it prunes its own
 database: :func:`toolkit.services.retention.prune` removes the finished executions older than
@@ -15,7 +15,10 @@ shared mirror has a lease of its own (:mod:`toolkit.analytics.shared_mirror`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
+
+from anyio.to_thread import run_sync
 
 from toolkit.analytics import Mirror
 from toolkit.services.context import Services
@@ -46,3 +49,49 @@ def _my_turn(services: Services, every_s: float, owner: str) -> bool:
         return True
     # a little longer than the period, so the holder's next pass renews it before it runs out
     return take_turn(services, "retention", owner, int(every_s * 1000) + 60_000)
+
+
+class Maintenance:
+    """The loop: a :func:`maintenance_pass` every ``every_s`` seconds and once at start, on a
+    worker thread; a failure is logged and the next pass tries again."""
+
+    def __init__(self, services: Services, retention_ms: int | None, every_s: float, owner: str = "") -> None:
+        self.services = services
+        self.owner = owner  # the process's lease owner id (a shared store)
+        self.retention_ms = retention_ms
+        self.every_s = every_s
+        self.mirror: Mirror | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.current: asyncio.Future[None] | None = None  # the pass running on a worker thread
+
+    def start(self, mirror: Mirror | None) -> None:
+        self.mirror = mirror
+        if self.retention_ms is not None or mirror is not None:
+            self.task = asyncio.create_task(self._loop())
+
+    async def stop(self) -> None:
+        """Stop the loop; a pass under way finishes first (it cannot stop half-way safely)."""
+        if self.task is not None:
+            self.task.cancel()
+            try:
+                await self.task
+            except asyncio.CancelledError:
+                pass
+        if self.current is not None:
+            try:
+                await self.current
+            except Exception:  # noqa: BLE001 - already logged by the loop, or the server is stopping anyway
+                pass
+
+    async def _loop(self) -> None:
+        while True:
+            self.current = asyncio.ensure_future(
+                run_sync(maintenance_pass, self.services, self.retention_ms, self.every_s, self.owner, self.mirror)
+            )
+            try:
+                await asyncio.shield(self.current)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # keep the loop: the next pass retries
+                log.exception("maintenance pass failed")
+            await asyncio.sleep(self.every_s)

@@ -15,10 +15,10 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolkit.errors import ErrorCode
-from toolkit.model import Definition, DefinitionUpdate
+from toolkit.model import Definition, DefinitionUpdate, validate
 from toolkit.model import access as acc
 from toolkit.model import activities as act
 from toolkit.model import agents as ag
@@ -28,6 +28,10 @@ from toolkit.services import access, activities, agents, workflow
 
 # aliased: `annotations` is the name `from __future__ import annotations` binds
 from toolkit.services import annotations as comments
+
+if TYPE_CHECKING:
+    from toolkit.services.context import Services
+    from toolkit.services.workspaces import Workspace
 
 __all__ = ["BY_NAME", "BY_PATH", "OPERATIONS", "Operation"]
 
@@ -50,6 +54,11 @@ class Operation(NamedTuple):
     def name(self) -> str:
         """The client method name: the service function's name."""
         return self.service.__name__
+
+    def call(self, services: Services, workspace: Workspace, data: Any) -> dict:
+        """Validate ``data`` (the envelope's ``data`` object) and call the service function."""
+        request = data if self.request is None else validate(self.request, data)
+        return self.service(services, workspace, request)
 
 
 _W, _A, _C, _L = "/v2/workflow", "/v2/agents", "/v2/commentannotations", "/v2/activities"

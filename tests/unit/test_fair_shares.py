@@ -1,13 +1,12 @@
 """The parts of the server's limits that decide who goes next, on an injected clock: the
-token bucket and in-flight count per workspace (toolkit.services.limits.Tenants) and the fair gate's
-round robin (toolkit.services.fair.FairGate)."""
+token bucket and in-flight count per workspace (toolkit.services.fair_shares.Tenants) and the
+fair gate's round robin (toolkit.services.fair_shares.FairGate)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from toolkit.services.fair import FairGate
-from toolkit.services.limits import Limits, Tenants
+from toolkit.services.fair_shares import FairGate, Limits, Tenants
 
 
 class Clock:

@@ -1,9 +1,10 @@
-"""The background loops of a serving process, each driving a service: the timer firing the
+"""The background work of a serving process, in its event loop: the timer firing the
 deadlines of :class:`~toolkit.services.workflow.timers.Deadlines`, the agent runs of
 :class:`~toolkit.services.workflow.agent_pool.AgentPool`, the webhook
 :class:`~toolkit.services.webhooks.deliverer.Deliverer`, the lease heartbeat of a shared store,
-the Parquet mirror and the upkeep (:mod:`server.maintenance`). Each commit tells them what it
-started (:meth:`Background._on_commit`, on the writer thread).
+the Parquet mirror and the upkeep (:class:`~toolkit.services.maintenance.Maintenance`). Each
+commit tells them what it started (:meth:`Background._on_commit`, on the writer thread). None
+of it is HTTP: the server starts it when its app starts and stops it when the app stops.
 
 On a shared store (PostgreSQL, several processes) agent runs and deliveries are leased to one
 process (:mod:`toolkit.store.leases`); the heartbeat renews the leases of the work still under
@@ -16,11 +17,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from starlette.concurrency import run_in_threadpool
+from anyio.to_thread import run_sync
 
-from server.maintenance import Maintenance
 from toolkit.analytics import Mirror, server_mirror
 from toolkit.services.context import CommitNotice, Services
+from toolkit.services.maintenance import Maintenance
 from toolkit.services.webhooks.attempt_log import Origins, log_delivery
 from toolkit.services.webhooks.deliverer import Deliverer, DeliverySettings
 from toolkit.services.workflow.agent_pool import AgentPool
@@ -31,6 +32,8 @@ log = logging.getLogger("collab.background")
 
 
 class Background:
+    """:meth:`start` and :meth:`stop` in the event loop that is to run the work."""
+
     def __init__(
         self,
         services: Services,
@@ -72,13 +75,13 @@ class Background:
         if self.shared and not self.services.runs_agents_inline:
             self.services.lease_agent_runs = self.agents.lease_new
         if not self.services.runs_agents_inline:
-            await run_in_threadpool(self.agents.resume)
+            await run_sync(self.agents.resume)
         self.timer = asyncio.create_task(self._fire_deadlines())
         if self.shared:
             self.heartbeat = asyncio.create_task(self._renew_leases())
         await self.deliverer.start()
         if self.mirror_every_s:
-            self.mirror = await run_in_threadpool(server_mirror, self.services.store, self.mirror_dir)
+            self.mirror = await run_sync(server_mirror, self.services.store, self.mirror_dir)
             if self.mirror is not None:
                 self.mirror.start(interval=self.mirror_every_s)
         self.maintenance.start(self.mirror)
@@ -99,14 +102,14 @@ class Background:
             await asyncio.gather(self.heartbeat, return_exceptions=True)
         await self.maintenance.stop()
         await self.deliverer.stop()
-        await run_in_threadpool(self.agents.stop, self.stop_within_s)
+        await run_sync(self.agents.stop, self.stop_within_s)
         if self.shared:
             try:
-                await run_in_threadpool(release_leases, self.services, self.owner)
+                await run_sync(release_leases, self.services, self.owner)
             except Exception:  # noqa: BLE001 - they run out by themselves
                 log.warning("could not give up the leases of this process; they run out in %d ms", self.lease_ms)
         if self.mirror is not None:
-            await run_in_threadpool(self.mirror.stop)  # a last sync, so the mirror ends complete
+            await run_sync(self.mirror.stop)  # a last sync, so the mirror ends complete
 
     def _on_commit(self, notice: CommitNotice) -> None:
         """Called on the writer thread after each commit."""
@@ -131,14 +134,14 @@ class Background:
             now = self.services.clock.now()
             if deadlines.poll_due(now):
                 try:  # deadlines other processes made (ours are in the heap already)
-                    for deadline in await run_in_threadpool(deadlines.made_elsewhere, now):
+                    for deadline in await run_sync(deadlines.made_elsewhere, now):
                         deadlines.add(*deadline)
                 except Exception:  # noqa: BLE001 - the next poll tries again
                     log.warning("could not read the deadlines", exc_info=True)
             while not self.stopping and (due := deadlines.pop_due(now)) is not None:
                 workspace_id, execution_id = due
                 try:
-                    next_deadline = await run_in_threadpool(deadlines.fire, workspace_id, execution_id)
+                    next_deadline = await run_sync(deadlines.fire, workspace_id, execution_id)
                 except Exception:  # keep the timer alive; the deadline stays in the database
                     log.exception("tick failed for %s", execution_id)
                     continue
@@ -159,8 +162,8 @@ class Background:
             await asyncio.sleep(self.lease_ms / 3000)
             try:
                 deliveries, runs = list(self.deliverer.in_flight), list(self.agents.running)
-                await run_in_threadpool(renew_leases, self.services, self.owner, self.lease_ms, deliveries, runs)
+                await run_sync(renew_leases, self.services, self.owner, self.lease_ms, deliveries, runs)
                 if not self.services.runs_agents_inline and not self.stopping:
-                    await run_in_threadpool(self.agents.take_over)
+                    await run_sync(self.agents.take_over)
             except Exception:  # noqa: BLE001 - the next beat tries again; a lease lost is taken over, not lost
                 log.warning("could not renew the leases of this process", exc_info=True)

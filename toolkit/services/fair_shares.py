@@ -1,7 +1,8 @@
 """Fair shares of one serving process: what one workspace, and the process as a whole, may ask
-for at once (:class:`Limits`), and each workspace's token bucket and count of requests in
-flight (:class:`Tenants`). The server's :class:`server.limits.LimitsMiddleware` enforces them;
-the state lives in the process's memory (see docs/decisions.md, "Limits and credentials").
+for at once (:class:`Limits`), each workspace's token bucket and count of requests in flight
+(:class:`Tenants`), and the fair gate in front of the service work (:class:`FairGate`). The
+server's :class:`server.limits.LimitsMiddleware` enforces them; the state lives in the
+process's memory (see docs/decisions.md, "Limits and credentials").
 
 >>> tenants = Tenants(Limits(rate_per_s=1, burst=1), clock=lambda: 0.0)
 >>> tenants.admit("ws-1") is None, tenants.admit("ws-1").retry_after_s
@@ -10,9 +11,11 @@ the state lives in the process's memory (see docs/decisions.md, "Limits and cred
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from toolkit.errors import ApiError, ErrorCode
@@ -28,7 +31,7 @@ class Limits:
     in_flight_total: int = 128  # requests being served at once, all workspaces together
     body_timeout_s: float = 30.0  # a request body must arrive in full within this time
     max_head_bytes: int = 16 * 1024  # request line and headers together
-    running: int = 16  # requests doing their work at once, shared fairly (toolkit.services.fair)
+    running: int = 16  # requests doing their work at once, shared fairly (FairGate)
     refusal_delay_s: float = 1.0  # a 429 is answered this late (at most its Retry-After)
 
     @property
@@ -101,3 +104,53 @@ class RateLimited(ApiError):
     def __init__(self, message: str, retry_after_s: int) -> None:
         super().__init__(ErrorCode.RESOURCE_EXHAUSTED, message)
         self.retry_after_s = retry_after_s
+
+
+class FairGate:
+    """``async acquire(tenant)`` / ``release()`` around a request's work; ``slots`` 0: no gate.
+
+    At most ``slots`` requests run at once, and when one finishes the next slot goes to the
+    tenants (workspaces) with requests waiting in turn (round robin), not to whoever asked
+    first. A workspace sending many requests at once then queues behind its own requests
+    while another workspace's request waits for at most one slot to free up. Used from the
+    event loop only (no lock needed)."""
+
+    def __init__(self, slots: int) -> None:
+        self.slots = slots
+        self.running = 0
+        self._waiting: dict[Hashable, deque[asyncio.Future]] = {}  # insertion order is the turn order
+
+    async def acquire(self, tenant: Hashable) -> None:
+        if self.slots <= 0:
+            return
+        if self.running < self.slots and not self._waiting:
+            self.running += 1
+            return
+        turn = asyncio.get_running_loop().create_future()
+        self._waiting.setdefault(tenant, deque()).append(turn)
+        try:
+            await turn  # release() handed this request its slot (``running`` already counts it)
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():
+                self.release()  # the slot came just as the request was cancelled: pass it on
+            else:
+                queue = self._waiting.get(tenant)
+                if queue is not None and turn in queue:
+                    queue.remove(turn)
+                    if not queue:
+                        del self._waiting[tenant]
+            raise
+
+    def release(self) -> None:
+        if self.slots <= 0:
+            return
+        while self._waiting:
+            tenant = next(iter(self._waiting))
+            queue = self._waiting.pop(tenant)
+            turn = queue.popleft()
+            if queue:
+                self._waiting[tenant] = queue  # to the back of the line: the others go first
+            if not turn.done():
+                turn.set_result(None)
+                return
+        self.running -= 1
