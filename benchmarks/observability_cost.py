@@ -28,8 +28,8 @@ warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testcli
 from starlette.testclient import TestClient  # noqa: E402
 
 from server import Settings, create_app  # noqa: E402
-from server.logs import configure  # noqa: E402
 from toolkit import examples  # noqa: E402
+from toolkit.logs import configure  # noqa: E402
 from toolkit.services.runtime import SystemClock  # noqa: E402
 from toolkit.services.workspaces import create_workspace  # noqa: E402
 from toolkit.store import Store  # noqa: E402

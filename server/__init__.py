@@ -1,4 +1,5 @@
-"""A thin Starlette adapter over :mod:`toolkit.services`: envelope, auth, routing, timers."""
+"""A thin Starlette adapter over :mod:`toolkit.services`: envelope, auth, routing; it starts and
+stops the background work (:mod:`toolkit.services.background`)."""
 
 from server.app import Settings, create_app
 

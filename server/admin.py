@@ -1,5 +1,5 @@
 """Operator endpoints, outside ``/v2``: ``POST /admin/backup`` streams a consistent copy of the
-database (:func:`toolkit.store.backup.backup_connection`).
+database (:func:`toolkit.store.backup.backup_beside`).
 
 They span workspaces, so workspace credentials do not open them: the server is started with
 an operator token (``--admin-token`` / ``COLLAB_ADMIN_TOKEN``) and a request carries it as
@@ -12,8 +12,6 @@ from __future__ import annotations
 import hmac
 import logging
 import os
-import uuid
-from pathlib import Path
 
 from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
@@ -23,7 +21,7 @@ from starlette.routing import Route
 
 from server.envelope import error
 from toolkit.errors import ApiError, ErrorCode
-from toolkit.store.backup import backup_connection
+from toolkit.store.backup import backup_beside
 
 log = logging.getLogger("collab.admin")
 
@@ -47,22 +45,10 @@ def admin_routes(state) -> list[Route]:
         refused = authorised(request)
         if refused is not None:
             return refused
-        store = state.store
-        folder = Path(store.path).parent
-        tmp = folder / f".backup-{uuid.uuid4().hex}.duckdb"
-
-        def copy() -> None:
-            cur = store.con.cursor()  # a cursor of its own: the copy is one read snapshot
-            try:
-                backup_connection(cur, tmp)
-            finally:
-                cur.close()
-
         try:
-            await run_in_threadpool(copy)
+            tmp = await run_in_threadpool(backup_beside, state.store)
         except Exception as exc:  # disk full, say: the operator gets the reason, the server carries on
             log.exception("backup failed")
-            tmp.unlink(missing_ok=True)
             return error(ApiError(ErrorCode.UNAVAILABLE, f"backup failed: {type(exc).__name__}: {exc}"))
         return FileResponse(
             tmp,

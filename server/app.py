@@ -12,24 +12,28 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.admin import admin_routes
-from server.background import LEASE_S, Background
-from server.delivery import DeliverySettings
-from server.envelope import DEFAULT_MAX_BODY, BodyTooLarge, error, ok, parse_data, read_body
-from server.health import Probe, Readiness
-from server.limits import WORKSPACE_KEY, Limits, LimitsMiddleware
-from server.logs import note_workspace
-from server.metrics import Metrics
+from server.envelope import DEFAULT_MAX_BODY, BodyTooLarge, error, ok, read_body
+from server.health import health_routes
+from server.limits import WORKSPACE_KEY, LimitsMiddleware
+from server.metrics import MetricsListener, metrics_endpoint
 from server.observe import Observe
-from server.openapi import openapi_document
 from toolkit.errors import ApiError, ErrorCode
-from toolkit.model import validate
+from toolkit.logs import note_workspace
+from toolkit.services.background import Background
 from toolkit.services.context import AgentRunner, DefaultAgentRunner, Services
+from toolkit.services.envelope import parse_data
+from toolkit.services.fair_shares import Limits
+from toolkit.services.metrics import Metrics
+from toolkit.services.openapi import openapi_document
 from toolkit.services.operations import OPERATIONS, Operation
 from toolkit.services.quotas import Quotas
+from toolkit.services.readiness import Probe, Readiness
+from toolkit.services.webhooks.deliverer import DeliverySettings
+from toolkit.services.workflow.recovery import LEASE_S
 from toolkit.services.workspaces import Authenticator, unauthenticated
 from toolkit.store import DEFAULT_PATH, Store, open_store
 
@@ -54,7 +58,7 @@ class Settings:
     admin_token: str | None = None  # the operator token of /admin/* (None: those endpoints are off)
     lease_s: float = LEASE_S  # how long a dead process's agent runs and deliveries wait to be taken over
 
-    limits: Limits = field(default_factory=Limits)  # per-workspace rate and concurrency (server.limits)
+    limits: Limits = field(default_factory=Limits)  # per-workspace rate and concurrency, fair shares
     quotas: Quotas = field(default_factory=Quotas)  # stored definitions and executions per workspace
 
 
@@ -67,9 +71,7 @@ def _handler(endpoint: Operation, app_state):
                 headers.get("x-service-api-key"), headers.get("x-service-auth-token")
             )
         note_workspace(workspace.workspace_id)
-        data = parse_data(raw)
-        request = data if endpoint.request is None else validate(endpoint.request, data)
-        return endpoint.service(app_state.services, workspace, request)
+        return endpoint.call(app_state.services, workspace, parse_data(raw))
 
     async def route(request: Request):
         try:
@@ -88,7 +90,8 @@ def _handler(endpoint: Operation, app_state):
     return route
 
 
-async def _http_error(request: Request, exc: HTTPException):
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)  # registered for HTTPException only
     if exc.status_code == 405:
         allowed = (exc.headers or {}).get("Allow", "POST")
         message = f"method {request.method} not allowed: use {allowed}"
@@ -134,16 +137,19 @@ def create_app(settings: Settings | None = None) -> Starlette:
             lease_s=settings.lease_s,
         )
         app.state.services = probe.services = state.services
+        listener = None
         if metrics is not None:
-            metrics.attach(state.services, state.background, settings.metrics_listen)
+            metrics.attach(state.services, state.background.deliverer)
+            if settings.metrics_listen is not None:
+                listener = MetricsListener(metrics, settings.metrics_listen)
         if settings.timers:
             await state.background.start()
         try:
             yield
         finally:
             await state.background.stop()
-            if metrics is not None:
-                metrics.close()
+            if listener is not None:
+                listener.close()
             state.store.close()
 
     async def openapi(request: Request):
@@ -151,9 +157,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     routes = [Route(e.path, _handler(e, state), methods=["POST"]) for e in OPERATIONS]
     routes.append(Route("/openapi.json", openapi, methods=["GET"]))
-    routes += [Route(path, endpoint, methods=["GET"]) for path, endpoint in probe.routes()]
+    routes += health_routes(probe)
     if metrics is not None and settings.metrics_listen is None:
-        routes.append(Route("/metrics", metrics.endpoint(), methods=["GET"]))
+        routes.append(Route("/metrics", metrics_endpoint(metrics), methods=["GET"]))
     routes += admin_routes(state)
     # Observe is outermost, so that refusals by the limits are logged and counted too.
     observe = Middleware(Observe, routes={r.path for r in routes}, metrics=metrics)

@@ -1,6 +1,6 @@
-"""Fair shares for the HTTP API: per-workspace rate and concurrency limits, a server-wide cap
-on requests in flight, a deadline for receiving a request body, and a size limit on request
-heads (431 in the API's envelope).
+"""Fair shares for the HTTP API: the per-workspace rate and concurrency limits and the
+server-wide cap of :mod:`toolkit.services.fair_shares`, a deadline for receiving a request
+body, and a size limit on request heads (431 in the API's envelope).
 
 :class:`LimitsMiddleware` is ASGI middleware around the routes. For a ``/v2/`` request it
 
@@ -17,120 +17,36 @@ heads (431 in the API's envelope).
 4. runs the route with the workspace handed over (``scope["collab.workspace"]``) and a
    ``receive`` that gives up on a body not received in full within ``body_timeout_s``
    (408, and the connection is closed), then waits its turn at the fair gate
-   (:mod:`server.fair`: ``running`` requests work at once, the slots handed to the waiting
-   workspaces in turn).
+   (:class:`~toolkit.services.fair_shares.FairGate`: ``running`` requests work at once, the
+   slots handed to the waiting workspaces in turn).
 
-Requests without valid credentials go on to the route, which answers 401 as before. The
-state lives in this process's memory (see docs/decisions.md, "Limits and credentials").
+Requests without valid credentials go on to the route, which answers 401 as before.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server.fair import FairGate
 from toolkit.errors import ApiError, ErrorCode
+from toolkit.services.fair_shares import FairGate, Limits, RateLimited, Tenants
+from toolkit.services.workspaces import Authenticator
 
 WORKSPACE_KEY = "collab.workspace"
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one workspace, and the server as a whole, may ask for at once. 0 turns a limit off."""
-
-    rate_per_s: float = 100.0  # requests per second per workspace (token bucket refill)
-    burst: int = 0  # bucket size; 0 means twice the rate (at least 1)
-    in_flight: int = 32  # requests of one workspace being served at once
-    in_flight_total: int = 128  # requests being served at once, all workspaces together
-    body_timeout_s: float = 30.0  # a request body must arrive in full within this time
-    max_head_bytes: int = 16 * 1024  # request line and headers together
-    running: int = 16  # requests doing their work at once, shared fairly (server.fair)
-    refusal_delay_s: float = 1.0  # a 429 is answered this late (at most its Retry-After)
-
-    @property
-    def bucket_size(self) -> float:
-        return float(self.burst) if self.burst > 0 else max(1.0, 2 * self.rate_per_s)
 
 
 class BodyTimeout(Exception):
     """The client did not send the whole body in time."""
 
 
-class _Tenant:
-    """One workspace's token bucket and its count of requests in flight."""
-
-    __slots__ = ("tokens", "stamp", "in_flight")
-
-    def __init__(self, size: float, now: float) -> None:
-        self.tokens, self.stamp, self.in_flight = size, now, 0
-
-
-class Tenants:
-    """Token buckets and in-flight counts per workspace id. Called from the event loop only,
-    so no lock is needed."""
-
-    def __init__(self, limits: Limits, clock: Callable[[], float] = time.monotonic) -> None:
-        self.limits = limits
-        self.clock = clock
-        self._tenants: dict[str, _Tenant] = {}
-
-    def _tenant(self, workspace_id: str) -> _Tenant:
-        now = self.clock()
-        tenant = self._tenants.get(workspace_id)
-        if tenant is None:
-            tenant = self._tenants[workspace_id] = _Tenant(self.limits.bucket_size, now)
-        elif self.limits.rate_per_s > 0:
-            tenant.tokens = min(self.limits.bucket_size, tenant.tokens + (now - tenant.stamp) * self.limits.rate_per_s)
-        tenant.stamp = now
-        return tenant
-
-    def refusal(self, workspace_id: str) -> ApiError | None:
-        """Why a request of this workspace must wait now (None when it may go), taking nothing."""
-        limits, tenant = self.limits, self._tenant(workspace_id)
-        if limits.in_flight > 0 and tenant.in_flight >= limits.in_flight:
-            return RateLimited(
-                f"workspace has {tenant.in_flight} requests in flight, the limit is "
-                f"{limits.in_flight}: retry when one has finished",
-                1,
-            )
-        if limits.rate_per_s > 0 and tenant.tokens < 1:
-            wait = (1 - tenant.tokens) / limits.rate_per_s
-            return RateLimited(
-                f"workspace is over its rate limit of {limits.rate_per_s:g} requests per second",
-                max(1, math.ceil(wait)),
-            )
-        return None
-
-    def admit(self, workspace_id: str) -> ApiError | None:
-        """Take a token and an in-flight slot, or say why not."""
-        refused = self.refusal(workspace_id)
-        if refused is None:
-            tenant = self._tenants[workspace_id]
-            if self.limits.rate_per_s > 0:
-                tenant.tokens -= 1
-            tenant.in_flight += 1
-        return refused
-
-    def release(self, workspace_id: str) -> None:
-        self._tenants[workspace_id].in_flight -= 1
-
-
-class RateLimited(ApiError):
-    """429 RESOURCE_EXHAUSTED, with the seconds to wait for ``Retry-After``."""
-
-    def __init__(self, message: str, retry_after_s: int) -> None:
-        super().__init__(ErrorCode.RESOURCE_EXHAUSTED, message)
-        self.retry_after_s = retry_after_s
-
-
-async def send_error(send, exc: ApiError, status: int | None = None, headers: dict[str, str] | None = None) -> None:
+async def send_error(
+    send: Send, exc: ApiError, status: int | None = None, headers: dict[str, str] | None = None
+) -> None:
     """Answer with the API's error envelope (as :func:`server.envelope.error`), from ASGI."""
     body = json.dumps(exc.to_body(), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
@@ -139,7 +55,7 @@ async def send_error(send, exc: ApiError, status: int | None = None, headers: di
     await send({"type": "http.response.body", "body": body})
 
 
-def _header(scope, name: bytes) -> str | None:
+def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope["headers"]:
         if key == name:
             return value.decode("latin-1")
@@ -149,7 +65,7 @@ def _header(scope, name: bytes) -> str | None:
 class LimitsMiddleware:
     """ASGI middleware enforcing :class:`Limits` (see the module docstring)."""
 
-    def __init__(self, app, limits: Limits, authenticator: Callable) -> None:
+    def __init__(self, app: ASGIApp, limits: Limits, authenticator: Callable[[], Authenticator | None]) -> None:
         self.app = app
         self.limits = limits
         self.authenticator = authenticator  # () -> the app's Authenticator (made at startup)
@@ -157,7 +73,7 @@ class LimitsMiddleware:
         self.gate = FairGate(limits.running)
         self.in_flight = 0
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -192,10 +108,11 @@ class LimitsMiddleware:
             await asyncio.sleep(min(self.limits.refusal_delay_s, refused.retry_after_s))
             await send_error(send, refused, headers={"retry-after": str(refused.retry_after_s)})
 
-    async def _serve(self, scope, receive, send) -> RateLimited | None:
+    async def _serve(self, scope: Scope, receive: Receive, send: Send) -> RateLimited | None:
         """Serve the request, or say why this workspace must wait (answered by the caller)."""
         api_key, token = _header(scope, b"x-service-api-key"), _header(scope, b"x-service-auth-token")
         authenticator = self.authenticator()
+        assert authenticator is not None  # made at startup, before any request is served
         # A pair confirmed before is known without a thread (on a shared store, after one epoch
         # read shared with the requests arriving alongside); a new one is looked up.
         workspace = None
@@ -221,7 +138,7 @@ class LimitsMiddleware:
             self.tenants.release(ws)
         return None
 
-    async def _run(self, scope, receive, send, tenant: str | None) -> None:
+    async def _run(self, scope: Scope, receive: Receive, send: Send, tenant: str | None) -> None:
         """The route, with a deadline on its body, and its work behind the fair gate: the slot
         is taken once the whole body is in (a slow sender holds none) and given back when the
         route returns. A late body is answered 408 and the connection closed (what is left of
@@ -229,7 +146,7 @@ class LimitsMiddleware:
         deadline = time.monotonic() + self.limits.body_timeout_s
         state = {"body": False, "slot": False, "response": False}
 
-        async def gated_receive():
+        async def gated_receive() -> Message:
             if state["body"]:
                 return await receive()
             try:
@@ -246,7 +163,7 @@ class LimitsMiddleware:
                     state["slot"] = True
             return message
 
-        async def tracked_send(message):
+        async def tracked_send(message: Message) -> None:
             if message["type"] == "http.response.start":
                 state["response"] = True
             await send(message)

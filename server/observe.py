@@ -1,5 +1,5 @@
 """The outermost ASGI middleware: a request id for every request (echoed in ``x-request-id``),
-one log line per request, and the HTTP metrics.
+one log line per request (:func:`toolkit.logs.log_request`), and the HTTP metrics.
 
 It is plain ASGI, not ``BaseHTTPMiddleware``, so it adds a few microseconds a request and
 leaves streaming alone. The route in the log and the metrics is the route *template* (a
@@ -9,24 +9,22 @@ could carry ids or credentials.
 
 from __future__ import annotations
 
-import logging
 import time
 
-from server.logs import REQUEST_ID_HEADER, RequestInfo, current, fields, request_id_from, workspace_hash
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-log = logging.getLogger("collab.access")
+from toolkit.logs import REQUEST_ID_HEADER, RequestInfo, current, log_request, request_id_from
+from toolkit.services.metrics import Metrics
 
 UNMATCHED = "unmatched"
 _HEADER = REQUEST_ID_HEADER.encode()
-# Probes and scrapes come every few seconds: their lines are DEBUG, so INFO logs show traffic.
-QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
 class Observe:
     """``Observe(app, routes, metrics)``: ``routes`` are the paths the app serves (templates),
-    ``metrics`` a :class:`server.metrics.Metrics` or None (metrics off)."""
+    ``metrics`` the app's :class:`~toolkit.services.metrics.Metrics` or None (metrics off)."""
 
-    def __init__(self, app, routes: set[str], metrics=None) -> None:
+    def __init__(self, app: ASGIApp, routes: set[str], metrics: Metrics | None = None) -> None:
         self.app = app
         self.routes = frozenset(routes)
         self.metrics = metrics
@@ -34,7 +32,7 @@ class Observe:
     def route_of(self, path: str) -> str:
         return path if path in self.routes else UNMATCHED
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
@@ -44,7 +42,7 @@ class Observe:
         token = current.set(info)
         status = 500  # what the client gets if the app raises before answering
 
-        async def send_with_id(message) -> None:
+        async def send_with_id(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
@@ -60,21 +58,5 @@ class Observe:
             route = self.route_of(scope["path"])
             if self.metrics is not None:
                 self.metrics.request(route, status, seconds)
-            level = logging.DEBUG if route in QUIET_ROUTES else logging.INFO
-            if log.isEnabledFor(level):
-                log.log(
-                    level,
-                    "%s %s %d",
-                    scope["method"],
-                    route,
-                    status,
-                    extra=fields(
-                        method=scope["method"],
-                        route=route,
-                        status=status,
-                        durationMs=round(seconds * 1000, 2),
-                        workspace=workspace_hash(info.workspace) if info.workspace else None,
-                        requestId=info.request_id,
-                    ),
-                )
+            log_request(scope["method"], route, status, seconds, info)
             current.reset(token)

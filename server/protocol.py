@@ -52,7 +52,7 @@ def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
     class ApiH11Protocol(H11Protocol):
         _head_timer = None
 
-        def connection_made(self, transport) -> None:  # type: ignore[override]
+        def connection_made(self, transport) -> None:
             super().connection_made(transport)
             if limits.max_connections and len(self.connections) > limits.max_connections:
                 refused = ApiError(

@@ -312,11 +312,11 @@ def _add_credential_commands(wsub, default_db: str) -> None:
 
 def cmd_serve(args) -> int:
     from server import Settings, create_app
-    from server.delivery import DeliverySettings
-    from server.logs import configure as configure_logs
     from server.protocol import uvicorn_options
     from server.shutdown import serve
+    from toolkit.logs import configure as configure_logs
     from toolkit.services.runtime import SystemClock
+    from toolkit.services.webhooks.deliverer import DeliverySettings
     from toolkit.services.workspaces import create_workspace, has_dev_workspace
     from toolkit.webhook_urls import WebhookPolicy
 
@@ -366,7 +366,7 @@ def cmd_serve(args) -> int:
 
 def _operations_settings(args) -> dict:
     """The Settings of `collab serve`'s health, metrics and shutdown flags."""
-    from server.health import Readiness
+    from toolkit.services.readiness import Readiness
 
     return {
         "metrics": args.metrics,
@@ -485,8 +485,8 @@ def _add_limit_flags(p) -> None:
 
 
 def _serve_limits(args):
-    from server.limits import Limits
     from server.protocol import ConnectionLimits
+    from toolkit.services.fair_shares import Limits
     from toolkit.services.quotas import Quotas
 
     for flag, *_ in _LIMIT_FLAGS:

@@ -55,7 +55,6 @@ from pydantic.alias_generators import to_camel
 
 from toolkit.client_areas import AreaMethods
 from toolkit.errors import ApiError, ErrorCode
-from toolkit.model import validate
 from toolkit.services.operations import BY_NAME, BY_PATH, OPERATIONS, Operation
 
 if TYPE_CHECKING:
@@ -339,9 +338,7 @@ class LocalClient(WorkflowClient):
         return client
 
     def _call(self, op: Operation, data: dict) -> dict:
-        data = json.loads(json.dumps(data))
-        request = data if op.request is None else validate(op.request, data)
-        return json.loads(json.dumps(op.service(self.services, self.workspace, request)))
+        return json.loads(json.dumps(op.call(self.services, self.workspace, json.loads(json.dumps(data)))))
 
     def close(self) -> None:
         """Close the database if :meth:`open` opened it (a client over given services owns nothing)."""

@@ -11,7 +11,7 @@ user: as an ``ApiError`` code, as a ``collab`` exit code, as a recorded value, o
     │   │                                                (400/401/403/404/409/429/500/503);
     │   │                                                ``collab simulate`` exits 2 on one
     │   │                                                (a bad --policy or --script)
-    │   ├── RateLimited          server/limits           429 RESOURCE_EXHAUSTED with the
+    │   ├── RateLimited          toolkit/services/fair_shares  429 RESOURCE_EXHAUSTED with the
     │   │                                                ``Retry-After`` seconds it carries
     │   └── StoreUnavailable     toolkit/store/postgres/store  the PostgreSQL database lost or too
     │                                                    slow: 503 UNAVAILABLE with ``Retry-After``
@@ -29,10 +29,11 @@ user: as an ``ApiError`` code, as a ``collab`` exit code, as a recorded value, o
     │                                                    writer (a bug): INTERNAL (500)
     ├── BodyTooLarge             server/envelope         a request body over --max-body-bytes:
     │                                                    INVALID_ARGUMENT with HTTP 413
-    ├── Refused                  server/delivery         a webhook destination never called: no
-    │                                                    error to anyone, the delivery is
-    │                                                    dead-lettered with the reason as
-    │                                                    ``last_error`` (``collab deliveries``)
+    ├── Refused                  toolkit/services/webhooks/destinations  a webhook destination
+    │                                                    never called: no error to anyone, the
+    │                                                    delivery is dead-lettered with the
+    │                                                    reason as ``last_error``
+    │                                                    (``collab deliveries``)
     ├── ValueError
     │   ├── PredicateError       toolkit/predicates      a bad ``when``: INVALID_ARGUMENT naming
     │   │                                                the edge's field; a ``collab lint``

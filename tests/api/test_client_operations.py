@@ -8,9 +8,9 @@ import re
 
 import httpx
 
-from server.openapi import openapi_document
 from toolkit.client import HttpClient, LocalClient
 from toolkit.errors import ApiError
+from toolkit.services.openapi import openapi_document
 
 NOT_OPERATIONS = {"call", "iter_events", "close", "open"}
 

@@ -17,8 +17,8 @@ from processes import free_port
 from api.inprocess import InProcess
 from api.support import DEF_CREATE, DEF_LIST, DISPATCH, create_workspace, human_definition, wait_for
 from server import Settings
-from server.delivery import DeliverySettings
-from server.health import Readiness
+from toolkit.services.readiness import Readiness
+from toolkit.services.webhooks.deliverer import DeliverySettings
 from toolkit.webhook_urls import WebhookPolicy
 
 

@@ -31,8 +31,8 @@ from api.support import (
     wait_for,
 )
 from server import Settings
-from server.logs import JsonFormatter
 from toolkit.engine import DefaultAgentRunner
+from toolkit.logs import JsonFormatter
 
 SECRET = "whsec-observed-5a4b3c2d1e"
 FAMILIES = (

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from server.envelope import MAX_DEPTH, parse_data
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model import validate
+from toolkit.services.envelope import MAX_DEPTH, parse_data
 from toolkit.services.operations import OPERATIONS
 
 FUZZ = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -15,14 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import toolkit.webhook_urls
-from server.delivery import Refused, prepare
-from server.webhook_client import request_for
 from toolkit.engine import ManualClock
 from toolkit.errors import ApiError
 from toolkit.model import validate
 from toolkit.model import workflow as m
 from toolkit.services import workflow
 from toolkit.services.context import Services
+from toolkit.services.webhooks.destinations import Refused, prepare
+from toolkit.services.webhooks.pinned_client import request_for
 from toolkit.services.workspaces import Authenticator, create_workspace
 from toolkit.store import Store
 from toolkit.webhook_urls import WebhookPolicy, parse_webhook_url, url_problem

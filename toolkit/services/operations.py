@@ -15,16 +15,23 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from toolkit.errors import ErrorCode
-from toolkit.model import Definition, DefinitionUpdate
+from toolkit.model import Definition, DefinitionUpdate, validate
 from toolkit.model import access as acc
 from toolkit.model import activities as act
 from toolkit.model import agents as ag
 from toolkit.model import annotations as ann
 from toolkit.model import workflow as wf
-from toolkit.services import access, activities, agents, annotations, workflow
+from toolkit.services import access, activities, agents, workflow
+
+# aliased: `annotations` is the name `from __future__ import annotations` binds
+from toolkit.services import annotations as comments
+
+if TYPE_CHECKING:
+    from toolkit.services.context import Services
+    from toolkit.services.workspaces import Workspace
 
 __all__ = ["BY_NAME", "BY_PATH", "OPERATIONS", "Operation"]
 
@@ -47,6 +54,11 @@ class Operation(NamedTuple):
     def name(self) -> str:
         """The client method name: the service function's name."""
         return self.service.__name__
+
+    def call(self, services: Services, workspace: Workspace, data: Any) -> dict:
+        """Validate ``data`` (the envelope's ``data`` object) and call the service function."""
+        request = data if self.request is None else validate(self.request, data)
+        return self.service(services, workspace, request)
 
 
 _W, _A, _C, _L = "/v2/workflow", "/v2/agents", "/v2/commentannotations", "/v2/activities"
@@ -156,23 +168,23 @@ OPERATIONS: tuple[Operation, ...] = (
         acc.UpdateDisabledState,
     ),
     # comment annotations and activity logs (§4.12–4.16)
-    Operation(f"{_C}/add", None, annotations.add_annotations, ann.AnnotationsAdded, ann.AddAnnotations),
-    Operation(f"{_C}/get", ann.GetAnnotations, annotations.get_annotations, ann.AnnotationPage, ann.GetAnnotations),
+    Operation(f"{_C}/add", None, comments.add_annotations, ann.AnnotationsAdded, ann.AddAnnotations),
+    Operation(f"{_C}/get", ann.GetAnnotations, comments.get_annotations, ann.AnnotationPage, ann.GetAnnotations),
     Operation(
         f"{_C}/count/get",
         ann.CountAnnotations,
-        annotations.count_annotations,
+        comments.count_annotations,
         ann.AnnotationCounts,
         ann.CountAnnotations,
     ),
     Operation(
         f"{_C}/delete",
         ann.DeleteAnnotations,
-        annotations.delete_annotations,
+        comments.delete_annotations,
         ann.AnnotationsDeleted,
         ann.DeleteAnnotations,
     ),
-    Operation(f"{_C}/markread", ann.MarkRead, annotations.mark_read, ann.MarkedRead, ann.MarkRead),
+    Operation(f"{_C}/markread", ann.MarkRead, comments.mark_read, ann.MarkedRead, ann.MarkRead),
     Operation(f"{_L}/add", act.AddActivities, activities.add_activities, act.ActivitiesAdded, act.AddActivities),
     Operation(f"{_L}/get", act.GetActivities, activities.get_activities, act.ActivityPage, act.GetActivities),
     Operation(

@@ -18,8 +18,12 @@ A metric undefined in some replication (cycle time when no run ended) uses the o
 from __future__ import annotations
 
 import math
+from collections.abc import ItemsView, Iterator, KeysView
 from statistics import NormalDist, fmean, stdev
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import duckdb
 
 # t(0.975, df) for df = 1..30 (standard tables); beyond, the Cornish-Fisher expansion below
 # agrees with them to 4 decimals.
@@ -121,18 +125,30 @@ FROM outcomes WHERE starts_with(execution_id, ?) GROUP BY replication ORDER BY r
 """
 
 
-class Intervals(dict):
-    """``metric -> Interval`` (keys of :data:`METRICS`; a metric defined in fewer than two
-    replications is left out), with ``values[metric]`` the per-replication values behind
-    each interval and ``replications`` their count."""
+class Intervals:
+    """The 95% intervals of a simulation's metrics across its replications.
+
+    ``intervals[metric]`` is the metric's :class:`Interval` (keys of :data:`METRICS`; a
+    metric defined in fewer than two replications is left out), ``values[metric]`` the
+    per-replication values behind it and ``replications`` their count. It reads like a
+    read-only mapping of metric to interval (``in``, ``len``, iteration, ``keys()``,
+    ``items()``, ``dict(intervals)``) but is not a ``Mapping``: there ``values`` would be a
+    method, here it is the data the intervals come from.
+
+    >>> iv = Intervals({"share.completed": [0.70, 0.74, 0.69], "cycle_time_ms.p50": [5.0]}, 3)
+    >>> list(iv), round(iv["share.completed"].mean, 2), iv.values["cycle_time_ms.p50"]
+    (['share.completed'], 0.71, [5.0])
+    """
+
+    __slots__ = ("values", "replications", "_intervals")
 
     def __init__(self, values: dict[str, list[float]], replications: int) -> None:
-        super().__init__({m: t_interval(v) for m, v in values.items() if len(v) >= 2})
         self.values = values
         self.replications = replications
+        self._intervals = {m: t_interval(v) for m, v in values.items() if len(v) >= 2}
 
     @classmethod
-    def from_outcomes(cls, con, seed: int) -> Intervals:
+    def from_outcomes(cls, con: duckdb.DuckDBPyConnection, seed: int) -> Intervals:
         """The intervals of the simulation with ``seed`` in ``con`` (its ``outcomes`` table)."""
         rows = con.execute(_PER_REPLICATION, [f"sim-{seed}-"]).fetchall()
         values: dict[str, list[float]] = {m: [] for m in METRICS}
@@ -142,12 +158,39 @@ class Intervals(dict):
                     values[metric].append(float(value))
         return cls(values, len(rows))
 
+    def __getitem__(self, metric: str) -> Interval:
+        return self._intervals[metric]
+
+    def __contains__(self, metric: object) -> bool:
+        return metric in self._intervals
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._intervals)
+
+    def __len__(self) -> int:
+        return len(self._intervals)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Intervals):
+            return NotImplemented
+        return (self.values, self.replications) == (other.values, other.replications)
+
+    def __repr__(self) -> str:
+        return f"Intervals({self._intervals!r}, replications={self.replications})"
+
+    def keys(self) -> KeysView[str]:
+        return self._intervals.keys()
+
+    def items(self) -> ItemsView[str, Interval]:
+        """``(metric, Interval)`` pairs."""
+        return self._intervals.items()
+
     def compare(self, other: Intervals) -> dict[str, tuple[Interval, Interval, bool]]:
         """Metric by metric (those both have): ``(ours, theirs, differs)``, where ``differs``
         says the two 95% intervals do not overlap — how ``whatif`` flags a change."""
         return {m: (iv, other[m], not iv.overlaps(other[m])) for m, iv in self.items() if m in other}
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         """``{metric: {mean, low, high, values}}`` plus ``replications``."""
         return {
             "replications": self.replications,
@@ -156,7 +199,7 @@ class Intervals(dict):
 
     def rows(self) -> list[tuple[str, str, str, str]]:
         """(metric, mean, low, high) as display strings, in :data:`METRICS` order."""
-        out = []
+        out: list[tuple[str, str, str, str]] = []
         for metric, (label, unit) in METRICS.items():
             if metric in self:
                 iv = self[metric]

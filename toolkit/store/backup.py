@@ -14,10 +14,14 @@ import os
 import shutil
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import duckdb
 
-__all__ = ["BackupError", "backup_connection", "backup_file", "fetch_backup", "restore"]
+if TYPE_CHECKING:
+    from toolkit.store.duck import Store
+
+__all__ = ["BackupError", "backup_beside", "backup_connection", "backup_file", "fetch_backup", "restore"]
 
 
 class BackupError(RuntimeError):
@@ -60,6 +64,21 @@ def backup_connection(con: duckdb.DuckDBPyConnection, to: str | Path) -> int:
         tmp.unlink(missing_ok=True)
         raise
     return to.stat().st_size
+
+
+def backup_beside(store: Store) -> Path:
+    """A consistent copy of the DuckDB database ``store`` serves, in a new file next to it under
+    a hidden temporary name: the caller sends it and removes it (``POST /admin/backup``)."""
+    tmp = Path(store.path).parent / f".backup-{uuid.uuid4().hex}.duckdb"
+    cur = store.con.cursor()  # a cursor of its own: the copy is one read snapshot
+    try:
+        backup_connection(cur, tmp)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        cur.close()
+    return tmp
 
 
 def backup_file(db: str | Path, to: str | Path) -> int:

@@ -8,6 +8,9 @@ server reads neither."""
 from __future__ import annotations
 
 import json
+import os
+import secrets
+import socket
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -19,12 +22,14 @@ from toolkit.store import agent_runs, leases, timers
 from toolkit.store.agent_runs import run_key
 
 __all__ = [
+    "LEASE_S",
     "AgentRun",
     "abandoned_agent_runs",
     "claim_agent_runs",
     "deadlines_due_by",
     "interrupted_agent_runs",
     "lease_new_agent_runs",
+    "lease_owner",
     "release_agent_run",
     "release_leases",
     "renew_leases",
@@ -33,6 +38,14 @@ __all__ = [
     "running_deadlines",
     "take_turn",
 ]
+
+
+LEASE_S = 30.0  # well over the 10 s a delivery attempt may take; renewed every third of it
+
+
+def lease_owner() -> str:
+    """This process's name on the leases it holds: host, pid and a random part (pids recur)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
 
 
 class AgentRun(NamedTuple):
@@ -71,6 +84,7 @@ def _background_runs(services: Services, workspace_id: str, raw: str, step_id: s
             continue
         node = plan.nodes[step.node_id]
         if step.status == "running" and node.type == "agent" and not node.blocking and not node.external:
+            assert node.agent_id is not None  # an agent node's config requires its agentId
             request = AgentRequest(step.step_id, node.node_id, node.agent_id, node.config, step.input)
             runs.append((workspace_id, state.execution_id, request))
     return runs

@@ -1,13 +1,12 @@
 """The parts of the server's limits that decide who goes next, on an injected clock: the
-token bucket and in-flight count per workspace (server.limits.Tenants) and the fair gate's
-round robin (server.fair.FairGate)."""
+token bucket and in-flight count per workspace (toolkit.services.fair_shares.Tenants) and the
+fair gate's round robin (toolkit.services.fair_shares.FairGate)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from server.fair import FairGate
-from server.limits import Limits, Tenants
+from toolkit.services.fair_shares import FairGate, Limits, Tenants
 
 
 class Clock:

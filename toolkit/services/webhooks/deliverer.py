@@ -1,12 +1,10 @@
 """The webhook deliverer: POSTs due outbox rows, signs them, records each outcome.
 
-Each attempt parses the stored URL with the same function dispatch used
-(:mod:`toolkit.webhook_urls`), resolves the host itself and refuses loopback, private,
-link-local and other non-public addresses (so a dispatch cannot make the server call into its
-own network), then connects to the address it checked — the request carries the original
-``Host`` and TLS server name, so the certificate is verified against the host name — which
-closes the gap a second DNS answer (rebinding) would otherwise open. No redirects are
-followed; 10 s is the limit for the whole attempt, 64 KiB the most read of an answer.
+Each attempt goes only where :mod:`.destinations` allows, to the address it checked
+(:mod:`.pinned_client`: the request carries the original ``Host`` and TLS server name, so the
+certificate is verified against the host name). No redirects are followed; 10 s is the limit
+for the whole attempt, 64 KiB the most read of an answer. It runs in the serving process's
+event loop; the outbox is read and written on worker threads.
 
 Every attempt ends in a recorded outcome, whatever goes wrong in it: a row that breaks an
 attempt (a bug, a value stored by an older version) fails its attempts on the schedule and
@@ -16,26 +14,18 @@ is dead-lettered, and never stops the loop or the other workspaces' deliveries.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import logging
-import socket
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import httpx
-from starlette.concurrency import run_in_threadpool
+from anyio.to_thread import run_sync
 
-from server.webhook_client import WebhookClient, tls_context
 from toolkit.services.context import Services
+from toolkit.services.webhooks.destinations import Refused, prepare, resolve
+from toolkit.services.webhooks.pinned_client import WebhookClient, tls_context
 from toolkit.services.workflow.deliveries import Delivery, Outcome, claim, due, next_due, record
-from toolkit.webhook_urls import (
-    BadUrl,
-    IPAddress,
-    Target,
-    WebhookPolicy,
-    destination_problem,
-    parse_webhook_url,
-    refusal,
-)
+from toolkit.webhook_urls import WebhookPolicy
 from toolkit.webhooks import ATTEMPT_HEADER, EVENT_ID_HEADER, RETRY_DELAYS_MS, SIGNATURE_HEADER, TIMEOUT_S, sign
 
 log = logging.getLogger("collab.webhooks")
@@ -56,40 +46,6 @@ class DeliverySettings:
     concurrency: int = 32
     per_workspace: int = 8
     poll_s: float = 1.0  # also picks up rows another process or a redrive made due
-
-
-class Refused(Exception):
-    """The destination is one we never call: the delivery is dead-lettered at once."""
-
-
-async def resolve(target: Target, allow_loopback: bool) -> IPAddress:
-    """The checked address to connect to for ``target``. Raises :class:`Refused` when any
-    address the host resolves to is not public (a mixed answer is refused as a whole),
-    ``OSError`` when the name does not resolve (a transient failure: retried)."""
-    if target.address is not None:
-        addresses = [target.address]
-    else:
-        infos = await asyncio.get_running_loop().getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
-        addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
-    for ip in addresses:
-        reason = refusal(ip, allow_loopback)
-        if reason is not None:
-            raise Refused(f"destination refused: {target.host} resolves to {ip}, {reason}")
-    return addresses[0]
-
-
-def prepare(url: str, policy: WebhookPolicy) -> Target:
-    """A stored URL as the target of an attempt, by the rules dispatch applied; a URL they
-    refuse (stored by an older version, or before the operator changed the policy) raises
-    :class:`Refused`."""
-    try:
-        target = parse_webhook_url(url)
-    except BadUrl as exc:
-        raise Refused(f"destination refused: webhookUrl {exc}") from None
-    problem = destination_problem(target, policy)
-    if problem is not None:
-        raise Refused(f"destination refused: {problem}")
-    return target
 
 
 def describe(exc: BaseException) -> str:
@@ -116,7 +72,9 @@ class Deliverer:
         self.task: asyncio.Task | None = None
         self.http: WebhookClient | None = None
         self.sends: set[asyncio.Task] = set()
-        self.observers: list = []  # called with each attempt's Outcome once it is recorded (logs, metrics)
+        self.observers: list[
+            Callable[[Outcome], None]
+        ] = []  # called with each attempt's Outcome once it is recorded (logs, metrics)
 
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
@@ -154,15 +112,13 @@ class Deliverer:
                         busy[workspace_id] = busy.get(workspace_id, 0) + 1
                     skip = [*self.in_flight, *self.held]
                     if self.lease is None:
-                        batch = await run_in_threadpool(
-                            due, self.services, now, room, skip, busy, self.settings.per_workspace
-                        )
+                        batch = await run_sync(due, self.services, now, room, skip, busy, self.settings.per_workspace)
                     else:
                         owner, lease_ms = self.lease
-                        batch = await run_in_threadpool(
+                        batch = await run_sync(
                             claim, self.services, owner, lease_ms, now, room, skip, busy, self.settings.per_workspace
                         )
-                later = await run_in_threadpool(next_due, self.services, now)
+                later = await run_sync(next_due, self.services, now)
             except Exception:  # keep delivering: the rows are safe in the outbox
                 log.exception("could not read the webhook outbox")
                 batch, later = [], None
@@ -199,7 +155,7 @@ class Deliverer:
                 error = describe(exc)
             outcome = Outcome(delivery, self.services.clock.now(), error, permanent)
             owner = None if self.lease is None else self.lease[0]
-            await run_in_threadpool(record, self.services, [outcome], self.settings.retry_delays_ms, owner)
+            await run_sync(record, self.services, [outcome], self.settings.retry_delays_ms, owner)
             for observe in self.observers:
                 observe(outcome)
         except Exception:  # not recorded: the row stays pending; hold it back so it cannot spin

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.logs import JsonFormatter, RequestInfo, TextFormatter, configure, current, fields, request_id_from
+from toolkit.logs import JsonFormatter, RequestInfo, TextFormatter, configure, current, fields, request_id_from
 
 SAFE = re.compile(r"[A-Za-z0-9._:@+=/-]{1,128}")
 

@@ -1,5 +1,11 @@
-"""GET /openapi.json: an OpenAPI 3.1 document generated from the same pydantic models that
-validate requests, so the published contract cannot drift from the code."""
+"""The OpenAPI 3.1 document of the API (the server serves it at ``GET /openapi.json``),
+generated from the operations table and the same pydantic models that validate requests, so
+the published contract cannot drift from the code.
+
+>>> doc = openapi_document()
+>>> doc["openapi"], doc["paths"]["/v2/users/add"]["post"]["operationId"]
+('3.1.0', 'users_add')
+"""
 
 from __future__ import annotations
 

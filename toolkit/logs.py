@@ -1,12 +1,12 @@
 """Server logs: one line a record, JSON (default) or text, through the standard ``logging``
-module; request ids; and the request each piece of background work came from.
+module; request ids; the one line each request is logged with.
 
 Every record made while a request is being served — in its handler, in the writer job it
 submitted, in the agent runs its commit started — carries that request's id (``requestId``),
 because the id lives in a :class:`contextvars.ContextVar` that the writer and the agent pool
-carry along; webhook attempts, sent later, find it through :class:`Origins`. Nothing here
-logs a request's headers, body or query string, so credentials and secrets never reach a
-log line.
+carry along; webhook attempts, sent later, find it through
+:class:`toolkit.services.webhooks.attempt_log.Origins`. Nothing here logs a request's headers,
+body or query string, so credentials and secrets never reach a log line.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import re
 import sys
 import time
 import uuid
-from collections import OrderedDict
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,7 +30,6 @@ REQUEST_ID_HEADER = "x-request-id"
 # A client's id is kept when it is 1–128 of these characters; otherwise one is generated (a
 # log line must not carry arbitrary client bytes, nor grow without bound).
 _SAFE_ID = re.compile(r"[A-Za-z0-9._:@+=/-]{1,128}")
-ORIGINS_KEPT = 100_000  # event ids whose originating request is remembered for the delivery log
 
 
 @dataclass
@@ -71,28 +69,6 @@ def note_workspace(workspace_id: str) -> None:
 def workspace_hash(workspace_id: str) -> str:
     """A short stable hash: enough to tell workspaces apart in logs, not to name them."""
     return hashlib.sha256(workspace_id.encode()).hexdigest()[:12]
-
-
-class Origins:
-    """Which request created each webhook delivery (by event id), for the delivery log.
-    Kept in memory for the last :data:`ORIGINS_KEPT` events: after a restart, or for rows a
-    redrive brought back, the attempt is logged without a request id."""
-
-    def __init__(self, kept: int = ORIGINS_KEPT) -> None:
-        self.kept = kept
-        self._ids: OrderedDict[str, str] = OrderedDict()
-
-    def note(self, event_ids) -> None:
-        request_id = current_request_id()
-        if request_id is None:
-            return
-        for event_id in event_ids:
-            self._ids[event_id] = request_id
-        while len(self._ids) > self.kept:
-            self._ids.popitem(last=False)
-
-    def get(self, event_id: str) -> str | None:
-        return self._ids.get(event_id)
 
 
 # ---------------------------------------------------------------------------- formatting
@@ -160,7 +136,7 @@ def configure(log_format: str = "json", level: str | int = "info", stream=None) 
     """Send every logger's records (uvicorn's too) to one handler on ``stream`` (standard
     error) in ``log_format``; returns the handler. uvicorn is then run with ``log_config=None``
     and ``access_log=False``: its access log is replaced by the request log of
-    :mod:`server.observe`."""
+    :func:`log_request` (called by :mod:`server.observe`)."""
     if log_format not in FORMATS:
         raise ValueError(f"log format must be one of {', '.join(FORMATS)}, not {log_format!r}")
     handler = logging.StreamHandler(stream or sys.stderr)
@@ -176,34 +152,30 @@ def configure(log_format: str = "json", level: str | int = "info", stream=None) 
     return handler
 
 
-# ---------------------------------------------------------------------------- background work
+# ---------------------------------------------------------------------------- the request log
 
-delivery_log = logging.getLogger("collab.webhooks")
-
-
-def delivery_result(outcome) -> str:
-    """``delivered``, ``failed`` (retried on the schedule) or ``refused`` (a destination never
-    called: dead-lettered at once)."""
-    return "delivered" if outcome.error is None else ("refused" if outcome.permanent else "failed")
+access_log = logging.getLogger("collab.access")
+# Probes and scrapes come every few seconds: their lines are DEBUG, so INFO logs show traffic.
+QUIET_ROUTES = frozenset({"/healthz", "/readyz", "/metrics"})
 
 
-def log_delivery(origins: Origins):
-    """An observer for the deliverer: one line per attempt, with the id of the request whose
-    commit created the delivery. The URL is not logged (its query may hold a credential)."""
-
-    def observe(outcome) -> None:
-        d = outcome.delivery
-        result = delivery_result(outcome)
-        delivery_log.info(
-            "webhook attempt %s",
-            result,
+def log_request(method: str, route: str, status: int, seconds: float, info: RequestInfo) -> None:
+    """The one line of a request: its route *template* (never the raw path or query, which
+    could carry ids or credentials), status, duration, a hash of its workspace and its id."""
+    level = logging.DEBUG if route in QUIET_ROUTES else logging.INFO
+    if access_log.isEnabledFor(level):
+        access_log.log(
+            level,
+            "%s %s %d",
+            method,
+            route,
+            status,
             extra=fields(
-                eventId=d.event_id,
-                attempt=d.attempts + 1,
-                result=result,
-                error=outcome.error,
-                requestId=origins.get(d.event_id),
+                method=method,
+                route=route,
+                status=status,
+                durationMs=round(seconds * 1000, 2),
+                workspace=workspace_hash(info.workspace) if info.workspace else None,
+                requestId=info.request_id,
             ),
         )
-
-    return observe
