@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from toolkit.errors import ApiError, ErrorCode
+from toolkit.jsonio import encode
 
 DEFAULT_MAX_BODY = 1024 * 1024
 MAX_DEPTH = 64
@@ -22,8 +23,7 @@ class BodyTooLarge(Exception):
 
 
 def render(payload: dict, status: int = 200) -> Response:
-    body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return Response(body, status_code=status, media_type="application/json")
+    return Response(encode(payload), status_code=status, media_type="application/json")
 
 
 def ok(result: Any) -> Response:
