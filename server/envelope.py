@@ -5,13 +5,13 @@ parsing."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from toolkit.errors import ApiError
+from toolkit.jsonio import encode
 
 DEFAULT_MAX_BODY = 1024 * 1024
 
@@ -21,8 +21,7 @@ class BodyTooLarge(Exception):
 
 
 def render(payload: dict, status: int = 200) -> Response:
-    body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return Response(body, status_code=status, media_type="application/json")
+    return Response(encode(payload), status_code=status, media_type="application/json")
 
 
 def ok(result: Any) -> Response:

@@ -151,7 +151,9 @@ class LimitsMiddleware:
                 return await receive()
             try:
                 if self.limits.body_timeout_s > 0:
-                    message = await asyncio.wait_for(receive(), max(0.0, deadline - time.monotonic()))
+                    # A timeout scope, not wait_for: that would wrap receive() in a task of its own.
+                    async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
+                        message = await receive()
                 else:
                     message = await receive()
             except TimeoutError:

@@ -20,7 +20,16 @@ import orjson
 
 
 def dumps(value) -> str:
+    return encode(value).decode("utf-8")
+
+
+def encode(value) -> bytes:
+    """:func:`dumps` as UTF-8 bytes, what an HTTP answer sends (no decoding and encoding again).
+
+    >>> encode({"é": [1.5, 2 ** 70]})
+    b'{"\\xc3\\xa9":[1.5,1180591620717411303424]}'
+    """
     try:
-        return orjson.dumps(value).decode("utf-8")
+        return orjson.dumps(value)
     except (orjson.JSONEncodeError, TypeError):
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")

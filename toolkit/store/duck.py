@@ -34,7 +34,11 @@ class Store:
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        self.con = duckdb.connect(self.path)
+        # One thread: the store's statements are point reads and small writes, for which
+        # DuckDB's parallel scheduler costs more than it gains (waking its workers for every
+        # statement took about a fifth of the writer thread's CPU). Concurrency comes from the
+        # request threads, each running its own reads.
+        self.con = duckdb.connect(self.path, config={"threads": 1})
         migrate(self.con)
         self.writer = Writer(self.con)
         self._local = threading.local()

@@ -258,6 +258,8 @@ def dispatch(services: Services, workspace: Workspace, request: m.Dispatch) -> d
         _commit(
             services, tx, ws, transition.state, plan, transition, command, None, clock, request.webhook_url, extra, memo
         )
+        # The execution's next command then finds its definition without reading the row.
+        tx.after_commit(lambda: remember_origin(services, execution_id, ws, request.definition_id, version))
         return {"executionId": execution_id, "correlationId": transition.state.correlation_id, "deduplicated": False}
 
     return services.store.write(job)
