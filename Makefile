@@ -62,10 +62,12 @@ postgresql:
 # notebooks top to bottom (nbval; see pyproject.toml) — the HTTP tests on a DuckDB file, the
 # PostgreSQL ones (several processes, outages, the fault harness) on a cluster the tests start.
 # Then the HTTP API tests again on PostgreSQL with two server processes, each request sent to
-# the next process in turn (tests that choose their database themselves ran in the first pass),
-# in two pytest workers: these tests mostly wait on their servers, so two at once halve the time.
+# the next process in turn (tests that choose their database themselves ran in the first pass).
+# Both passes run in two pytest workers (the first one keeps each test file in one worker, so
+# its module's server and fixtures are made once): most tests wait on a server, a browser or a
+# kernel, so two at once nearly halve the time.
 test: $(STAMP) graphviz chromium postgresql lint
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile
 	@if [ "$$COLLAB_SKIP_POSTGRES" = "1" ]; then \
 	  echo "COLLAB_SKIP_POSTGRES=1: the HTTP API tests on PostgreSQL are skipped"; \
 	else \
