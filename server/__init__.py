@@ -1,5 +1,5 @@
 """A thin Starlette adapter over :mod:`toolkit.services`: envelope, auth, routing; it starts and
-stops the background work (:mod:`toolkit.services.background`)."""
+stops the serving process (:mod:`toolkit.services.serving`)."""
 
 from server.app import Settings, create_app
 

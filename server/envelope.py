@@ -13,8 +13,6 @@ from starlette.responses import Response
 from toolkit.errors import ApiError
 from toolkit.jsonio import encode
 
-DEFAULT_MAX_BODY = 1024 * 1024
-
 
 class BodyTooLarge(Exception):
     """Raised when a body is too large: answered 413 with INVALID_ARGUMENT."""
