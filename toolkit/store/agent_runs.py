@@ -20,9 +20,22 @@ def split_run_key(key: str) -> tuple[str, str]:
     return execution_id, step_id
 
 
-def running_states(read: Read) -> list[tuple[str, str]]:
-    """``(workspace id, state JSON)`` of every running execution."""
-    rows = read("SELECT workspace_id, state FROM executions WHERE status = 'running'", []).fetchall()
+# The running executions a background agent run may be waiting in. PostgreSQL keeps only those
+# with a running agent step (a containment test on the state, in the database: many processes
+# start against one large database); DuckDB's one process reads every running execution.
+_RUNNING = {
+    "duckdb": "SELECT workspace_id, state FROM executions WHERE status = 'running'",
+    "postgres": (
+        "SELECT workspace_id, state FROM executions WHERE status = 'running' "
+        """AND (state::jsonb -> 'steps') @> '[{"status": "running", "node_type": "agent"}]'"""
+    ),
+}
+
+
+def running_states(read: Read, dialect: str) -> list[tuple[str, str]]:
+    """``(workspace id, state JSON)`` of every running execution (on PostgreSQL, those with a
+    running agent step)."""
+    rows = read(_RUNNING[dialect], []).fetchall()
     return [(str(w), str(s)) for w, s in rows]
 
 

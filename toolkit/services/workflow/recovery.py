@@ -94,7 +94,7 @@ def interrupted_agent_runs(services: Services) -> list[Run]:
     """``(workspace id, execution id, request)`` of each background agent step that was running
     when the server stopped: it gets its runner again."""
     runs = []
-    for workspace_id, raw in agent_runs.running_states(services.store.read):
+    for workspace_id, raw in agent_runs.running_states(services.store.read, services.store.dialect):
         runs.extend(_background_runs(services, workspace_id, raw))
     return runs
 
