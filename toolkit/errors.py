@@ -43,6 +43,10 @@ user: as an ``ApiError`` code, as a ``collab`` exit code, as a recorded value, o
     │   ├── BadUrl               toolkit/webhook_urls    an undeliverable webhookUrl:
     │   │                                                INVALID_ARGUMENT naming webhookUrl; at
     │   │                                                delivery time a Refused (above)
+    │   ├── BundleError          toolkit/widgets/bundle  never, once released: the package's own
+    │   │                                                canvas modules broke the joiner's rules,
+    │   │                                                raised when the canvas is imported (a
+    │   │                                                packaging bug the tests catch)
     │   ├── CredentialError      toolkit/services/credentials  ``collab workspace rotate-key |
     │   │                                                revoke-token | rotate-secret``: message
     │   │                                                on stderr, exit 2
