@@ -160,18 +160,20 @@ def test_minimal_annotation_gets_defaults(api):
 
 
 def test_null_times_and_status_are_filled_like_missing_ones(api):
-    """createdAt, lastUpdated and status sent as null (the schema allows it) are filled by the
-    server, on the annotation and on its comments, as when they are left out (before: a 500 for
+    """annotationId, createdAt, lastUpdated and status sent as null (the schema allows it) are
+    filled by the server, on the annotation and on its comments, as when they are left out (before: a 500 for
     the times, and a null status that broke the answer's schema)."""
     org, doc, item = new_doc(
         api,
+        annotationId=None,
         status=None,
         createdAt=None,
         lastUpdated=None,
         commentData=[{"commentText": "first", "createdAt": None, "lastUpdated": None}],
     )
-    assert item["success"] is True
+    assert item["success"] is True and item["annotationId"]
     (stored,) = get_all(api, organizationId=org, documentId=doc)
+    assert stored["annotationId"] == item["annotationId"]  # a null id is generated, not stored as null
     assert isinstance(stored["createdAt"], int) and stored["lastUpdated"] == stored["createdAt"]
     assert stored["status"] == {"id": "OPEN", "name": "Open", "type": "default"}
     (comment,) = stored["commentData"]

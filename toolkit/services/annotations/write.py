@@ -68,8 +68,8 @@ class _Item:
         # An explicit null is the same as leaving the time out: the server stamps it.
         created = now if raw.get("createdAt") is None else raw["createdAt"]
         body = {
-            "annotationId": self.annotation_id,
             **copy.deepcopy(raw),
+            "annotationId": self.annotation_id,  # after the raw fields: an explicit null is given an id too
             "documentId": document_id,
             "organizationId": organization_id or None,
             "createdAt": created,
