@@ -171,8 +171,8 @@ def verify_execution(ctx: Ctx, rec: ExecutionRecord) -> None:
             f"{_where(rec)}: key, definition, version {view['idempotencyKey']}, "
             f"{view['definitionId']}, {view['definitionVersion']}; expected {expected}"
         )
-    events = events_of(ctx, rec.execution_id)
-    if events is None:
+    view, events = settled(ctx, rec, view)
+    if view is None or events is None:
         return
     check_structure(ctx, rec, view, events)
     unknown, rec.unknown = rec.unknown, []
@@ -182,6 +182,21 @@ def verify_execution(ctx: Ctx, rec: ExecutionRecord) -> None:
     for command in unknown:
         retry_unknown(ctx, rec, view, command)
     rec.checked = True
+
+
+def settled(ctx: Ctx, rec: ExecutionRecord, view: dict, tries: int = 5) -> tuple[dict | None, list | None]:
+    """The execution's view and its events as one moment: the events read between two equal
+    views. The view and the events are two requests, and the servers' own work (a deadline
+    firing, an agent run finishing) goes on during the checks; a state and its events are
+    written in one transaction, so events read between two equal views belong to that view."""
+    for _ in range(tries):
+        events = events_of(ctx, rec.execution_id)
+        after = ctx.read(EXEC_GET, {"executionId": rec.execution_id})
+        if events is None or after is None or after == view:
+            return view, events
+        view = after
+    ctx.report.problem(f"{_where(rec)}: still changing after {tries} reads of its view and events")
+    return None, None
 
 
 def check_structure(ctx: Ctx, rec: ExecutionRecord, view: dict, events: list) -> None:
