@@ -75,7 +75,9 @@ def _error_responses(op: Operation) -> dict:
 
 _ALWAYS = (
     "Rules JSON Schema cannot state are answered INVALID_ARGUMENT naming the field: an integer is "
-    "written without a fraction (2, not 2.0), a page token or cursor is one this API returned. "
+    "written without a fraction (2, not 2.0), a page token or cursor is one this API returned, and "
+    "on a server whose database is PostgreSQL a text kept as text (an id, a name, a comment) may "
+    "not contain the NUL character U+0000 (inside free-form JSON objects it may). "
     "FAILED_PRECONDITION is a state that forbids the call."
 )
 
