@@ -26,7 +26,7 @@ from toolkit.services.openapi import openapi_document
 from toolkit.services.operations import OPERATIONS, Operation
 from toolkit.services.readiness import Probe
 from toolkit.services.serving import Serving, Settings
-from toolkit.services.workspaces import unauthenticated
+from toolkit.services.workspaces import Workspace, unauthenticated
 
 __all__ = ["Settings", "create_app"]
 
@@ -34,14 +34,10 @@ log = logging.getLogger("collab.server")
 
 
 def _handler(endpoint: Operation, app_state: Serving):
-    def handle(raw: bytes, headers, workspace) -> object:
-        assert app_state.services is not None and app_state.authenticator is not None  # requests come after start
-        if workspace is False:  # the limits middleware found the service credentials wrong
+    def handle(raw: bytes, workspace: Workspace | bool | None) -> object:
+        assert app_state.services is not None  # requests come after start
+        if not isinstance(workspace, Workspace):  # the limits middleware found no valid credentials
             raise unauthenticated()
-        if workspace is None:  # no limits middleware in front
-            workspace = app_state.authenticator.authenticate(
-                headers.get("x-service-api-key"), headers.get("x-service-auth-token")
-            )
         note_workspace(workspace.workspace_id)
         return endpoint.call(app_state.services, workspace, parse_data(raw))
 
@@ -52,7 +48,7 @@ def _handler(endpoint: Operation, app_state: Serving):
             limit = app_state.settings.max_body_bytes
             return error(ApiError(ErrorCode.INVALID_ARGUMENT, f"body: larger than the {limit}-byte limit"), 413)
         try:
-            return ok(await app_state.in_thread(handle, raw, request.headers, request.scope.get(WORKSPACE_KEY)))
+            return ok(await app_state.in_thread(handle, raw, request.scope.get(WORKSPACE_KEY)))
         except ApiError as exc:
             return error(exc)
         except Exception:  # a 5xx is always a bug: log it, never leak internals

@@ -12,27 +12,22 @@ from starlette.responses import Response
 
 from toolkit.errors import ApiError
 from toolkit.jsonio import encode
+from toolkit.services.envelope import error_bytes, retry_after
 
 
 class BodyTooLarge(Exception):
     """Raised when a body is too large: answered 413 with INVALID_ARGUMENT."""
 
 
-def render(payload: dict, status: int = 200) -> Response:
-    return Response(encode(payload), status_code=status, media_type="application/json")
-
-
 def ok(result: Any) -> Response:
-    return render({"result": result})
+    return Response(encode({"result": result}), media_type="application/json")
 
 
 def error(exc: ApiError, status: int | None = None) -> Response:
-    """The error envelope; an error that says when to try again (a database that cannot be
-    reached, a rate limit) carries it as ``Retry-After``."""
-    response = render(exc.to_body(), status or exc.code.http_status)
-    retry_after = getattr(exc, "retry_after_s", None)
-    if retry_after is not None:
-        response.headers["retry-after"] = str(retry_after)
+    """The error envelope, with ``Retry-After`` when the client should try again later."""
+    response = Response(error_bytes(exc), status_code=status or exc.code.http_status, media_type="application/json")
+    if (seconds := retry_after(exc)) is not None:
+        response.headers["retry-after"] = seconds
     return response
 
 

@@ -26,14 +26,13 @@ Requests without valid credentials go on to the route, which answers 401 as befo
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
 
-from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolkit.errors import ApiError, ErrorCode
+from toolkit.services.envelope import error_bytes, retry_after
 from toolkit.services.fair_shares import FairGate, Limits, RateLimited, Tenants
 from toolkit.services.workspaces import Authenticator
 
@@ -48,9 +47,11 @@ async def send_error(
     send: Send, exc: ApiError, status: int | None = None, headers: dict[str, str] | None = None
 ) -> None:
     """Answer with the API's error envelope (as :func:`server.envelope.error`), from ASGI."""
-    body = json.dumps(exc.to_body(), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    raw += [(k.encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+    body = error_bytes(exc)
+    headers = {"content-type": "application/json", "content-length": str(len(body)), **(headers or {})}
+    if (seconds := retry_after(exc)) is not None:
+        headers["retry-after"] = seconds
+    raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
     await send({"type": "http.response.start", "status": status or exc.code.http_status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
 
@@ -94,7 +95,7 @@ class LimitsMiddleware:
         total = self.limits.in_flight_total
         if total > 0 and self.in_flight >= total:
             message = f"the server has {self.in_flight} requests in flight, its limit: retry shortly"
-            await send_error(send, ApiError(ErrorCode.UNAVAILABLE, message), headers={"retry-after": "1"})
+            await send_error(send, ApiError(ErrorCode.UNAVAILABLE, message))
             return
         self.in_flight += 1
         try:
@@ -106,25 +107,19 @@ class LimitsMiddleware:
             # is slowed to one refusal per connection per delay, which costs the server a timer
             # instead of a request's work (a tarpit).
             await asyncio.sleep(min(self.limits.refusal_delay_s, refused.retry_after_s))
-            await send_error(send, refused, headers={"retry-after": str(refused.retry_after_s)})
+            await send_error(send, refused)
 
     async def _serve(self, scope: Scope, receive: Receive, send: Send) -> RateLimited | None:
         """Serve the request, or say why this workspace must wait (answered by the caller)."""
-        api_key, token = _header(scope, b"x-service-api-key"), _header(scope, b"x-service-auth-token")
         authenticator = self.authenticator()
         assert authenticator is not None  # made at startup, before any request is served
-        # A pair confirmed before is known without a thread (on a shared store, after one epoch
-        # read shared with the requests arriving alongside); a new one is looked up.
-        workspace = None
         try:
-            epoch = await authenticator.current_epoch() if authenticator.shared and api_key and token else None
-            workspace = authenticator.remembered(api_key, token, epoch)
-            if workspace is None and api_key and token:
-                workspace = await run_in_threadpool(authenticator.authenticate, api_key, token)
-        except ApiError as exc:
-            if exc.code is ErrorCode.UNAVAILABLE:  # the database, not the credentials: 503, not 401
-                await send_error(send, exc, headers={"retry-after": str(getattr(exc, "retry_after_s", 1))})
-                return None
+            workspace = await authenticator.identify(
+                _header(scope, b"x-service-api-key"), _header(scope, b"x-service-auth-token")
+            )
+        except ApiError as exc:  # the database, not the credentials: 503, not 401
+            await send_error(send, exc)
+            return None
         if workspace is None:  # the route answers 401 (after its body-size check), not looking again
             await self._run({**scope, WORKSPACE_KEY: False}, receive, send, None)
             return None

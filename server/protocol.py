@@ -16,26 +16,17 @@ on open connections and a deadline for a request's head.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-
 import h11
 from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol
 
 from toolkit.errors import ApiError, ErrorCode
-
-
-@dataclass(frozen=True)
-class ConnectionLimits:
-    max_connections: int = 1024  # open connections at once (0: no limit)
-    max_head_bytes: int = 16 * 1024  # request line and headers together
-    head_timeout_s: float = 10.0  # to send a whole request head
-    keep_alive_s: float = 5.0  # an idle kept-alive connection is closed after this
+from toolkit.services.envelope import error_bytes
+from toolkit.services.serving import ConnectionLimits
 
 
 def _raw_response(status: int, exc: ApiError, extra: tuple[tuple[str, str], ...] = ()) -> bytes:
     """A whole HTTP/1.1 answer in the API's error envelope, closing the connection."""
-    body = json.dumps(exc.to_body(), separators=(",", ":")).encode("utf-8")
+    body = error_bytes(exc)
     head = [
         f"HTTP/1.1 {status} {STATUS_PHRASES[status].decode()}",
         "content-type: application/json",

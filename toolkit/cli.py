@@ -485,9 +485,9 @@ def _add_limit_flags(p) -> None:
 
 
 def _serve_limits(args):
-    from server.protocol import ConnectionLimits
     from toolkit.services.fair_shares import Limits
     from toolkit.services.quotas import Quotas
+    from toolkit.services.serving import ConnectionLimits
 
     for flag, *_ in _LIMIT_FLAGS:
         if getattr(args, flag[2:].replace("-", "_")) < 0:

@@ -158,3 +158,9 @@ def test_the_checker_sees_the_whole_project():
     assert {"toolkit.engine", "toolkit.services.operations", "server.app", "toolkit.cli"} <= set(modules)
     # the one allowed exception is real: the CLI starts the server
     assert "server" in {i.split(".")[0] for i in imports(modules["toolkit.cli"], "toolkit.cli", set(modules))}
+
+
+def test_the_server_stays_thin():
+    """The HTTP layer only: everything else lives behind services (issue 15: under 700 lines)."""
+    lines = sum(len(path.read_text().splitlines()) for path in (ROOT / "server").glob("*.py"))
+    assert lines < 700, f"server/ has {lines} lines: move what is not HTTP into toolkit/services"

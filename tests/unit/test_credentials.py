@@ -6,6 +6,7 @@ for known and unknown keys."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 import time
@@ -281,6 +282,26 @@ def test_a_change_made_by_another_process_is_refused_with_the_next_request(two_p
     assert auth.authenticate(new_key, token).workspace_id == creds.workspace_id
     revoke_token(elsewhere, token)
     assert unauthenticated(auth, new_key, token)
+
+
+def test_the_event_loop_lookup_follows_changes_made_elsewhere(two_processes):
+    """``identify`` (what the limits middleware asks): a workspace for a good pair, remembered or
+    not; None for a wrong or missing header; a rotation by the other process ends the old key."""
+    here, elsewhere = two_processes
+    creds = create_workspace(here, "a", now_ms=NOW)
+    auth = Authenticator(here)
+
+    async def ask(key: str | None, token: str | None) -> str | None:
+        found = await auth.identify(key, token)
+        return None if found is None else found.workspace_id
+
+    assert asyncio.run(ask(creds.api_key, creds.auth_token)) == creds.workspace_id  # looked up
+    assert asyncio.run(ask(creds.api_key, creds.auth_token)) == creds.workspace_id  # remembered
+    assert asyncio.run(ask(creds.api_key, "at_wrong")) is None
+    assert asyncio.run(ask(None, creds.auth_token)) is None
+    new_key = rotate_key(elsewhere, creds.workspace_id)
+    assert asyncio.run(ask(creds.api_key, creds.auth_token)) is None
+    assert asyncio.run(ask(new_key, creds.auth_token)) == creds.workspace_id
 
 
 def test_two_revocations_at_once_never_take_the_last_token(two_processes):

@@ -1,6 +1,8 @@
 """The v2 envelope as the API reads it: the ``data`` object of a JSON request body, or
 ``INVALID_ARGUMENT`` saying what is wrong with the body (api-v2 §1; semantics §1). The server
-reads the body off the wire (:mod:`server.envelope`) and hands its bytes here.
+reads the body off the wire (:mod:`server.envelope`) and hands its bytes here; what it answers
+with an error is :func:`error_bytes` and, when the client should try again later, the
+:func:`retry_after` header.
 
 >>> parse_data(b'{"data": {"definitionId": "d-1"}}')
 {'definitionId': 'd-1'}
@@ -18,6 +20,7 @@ import re
 from typing import Any
 
 from toolkit.errors import ApiError, ErrorCode
+from toolkit.jsonio import encode
 
 MAX_DEPTH = 64
 
@@ -94,3 +97,27 @@ def parse_data(raw: bytes) -> Any:
     if not _depth_ok(body["data"], MAX_DEPTH):
         raise ApiError(ErrorCode.INVALID_ARGUMENT, f"data: nested deeper than {MAX_DEPTH} levels")
     return body["data"]
+
+
+def error_bytes(exc: ApiError) -> bytes:
+    """The error envelope of ``exc`` as the body of an answer.
+
+    >>> error_bytes(ApiError(ErrorCode.NOT_FOUND, "execution ex_1 not found"))
+    b'{"error":{"message":"execution ex_1 not found","status":"NOT_FOUND"}}'
+    """
+    return encode(exc.to_body())
+
+
+def retry_after(exc: ApiError) -> str | None:
+    """The ``Retry-After`` of an answer with ``exc``: the seconds the error names (a rate limit,
+    a database being reconnected); one second for any other ``UNAVAILABLE``; else None.
+
+    >>> retry_after(ApiError(ErrorCode.UNAVAILABLE, "the server is stopping"))
+    '1'
+    >>> retry_after(ApiError(ErrorCode.NOT_FOUND, "execution ex_1 not found")) is None
+    True
+    """
+    seconds = getattr(exc, "retry_after_s", None)
+    if seconds is None and exc.code is ErrorCode.UNAVAILABLE:
+        seconds = 1
+    return None if seconds is None else str(seconds)

@@ -50,5 +50,6 @@ class FreshRead(Generic[T]):
                 answer.set_result(await loop.run_in_executor(None, self._read))
             except Exception as exc:  # every awaiter of this read gets it (a 503 when the database is gone)
                 answer.set_exception(exc)
+                answer.exception()  # retrieved: awaiters that gave up must not leave it to be logged
             answer, self._queued = self._queued, None
             self._running = answer

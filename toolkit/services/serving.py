@@ -37,13 +37,24 @@ from toolkit.services.workflow.recovery import LEASE_S
 from toolkit.services.workspaces import Authenticator
 from toolkit.store import DEFAULT_PATH, Store, open_store
 
-__all__ = ["DEFAULT_MAX_BODY", "REQUEST_THREADS", "Serving", "Settings"]
+__all__ = ["ConnectionLimits", "DEFAULT_MAX_BODY", "REQUEST_THREADS", "Serving", "Settings"]
 
 DEFAULT_MAX_BODY = 1024 * 1024
 # Threads serving requests at once (what Starlette's thread pool allows by default).
 REQUEST_THREADS = 40
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    """What the HTTP server allows a connection (``server.protocol``), set apart from
+    :class:`Settings` because uvicorn, not the app, applies them."""
+
+    max_connections: int = 1024  # open connections at once (0: no limit)
+    max_head_bytes: int = 16 * 1024  # request line and headers together
+    head_timeout_s: float = 10.0  # to send a whole request head
+    keep_alive_s: float = 5.0  # an idle kept-alive connection is closed after this
 
 
 @dataclass

@@ -7,6 +7,7 @@ wrong. Rotating and revoking them: :mod:`toolkit.services.credentials`.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import hmac
 import secrets
@@ -137,9 +138,31 @@ class Authenticator:
             return None
         return hit[2]
 
-    def authenticate(self, api_key: str | None, auth_token: str | None) -> Workspace:
+    async def identify(self, api_key: str | None, auth_token: str | None) -> Workspace | None:
+        """The workspace of the service headers, or None when they are missing or wrong; for
+        an event loop. A remembered pair costs no thread (on a shared store, one epoch read
+        shared with the requests arriving alongside); a new one is looked up in a thread, under
+        that same epoch. Raises ``UNAVAILABLE`` when the database cannot be reached."""
+        if not api_key or not auth_token:
+            return None
+        epoch = await self.current_epoch() if self.shared else None
+        known = self.remembered(api_key, auth_token, epoch)
+        if known is not None:
+            return known
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(None, self.authenticate, api_key, auth_token, epoch)
+        except ApiError as exc:
+            if exc.code is ErrorCode.UNAVAILABLE:
+                raise
+            return None
+
+    def authenticate(self, api_key: str | None, auth_token: str | None, stored_epoch: int | None = None) -> Workspace:
+        """The workspace of the service headers, else ``UNAUTHENTICATED``; ``stored_epoch``: the
+        credential epoch already read for this request (read here when None)."""
         # Both taken before the credentials are read: a change after this voids the entry.
-        epochs = (_EPOCHS.get(self.store, 0), self.stored_epoch())
+        local = _EPOCHS.get(self.store, 0)
+        epochs = (local, self.stored_epoch() if stored_epoch is None else stored_epoch)
         known = self.remembered(api_key, auth_token, epochs[1])
         if known is not None:
             return known
