@@ -26,4 +26,3 @@ def test_on_postgresql_the_backup_is_refused_with_what_to_use_instead(postgres_d
     with open_store(postgres_dsn) as store, pytest.raises(ApiError) as refused:
         operator.backup(store)
     assert refused.value.code is ErrorCode.FAILED_PRECONDITION and "pg_dump" in refused.value.message
-
