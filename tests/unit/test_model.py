@@ -729,3 +729,25 @@ def test_definition_update_requires_if_version():
         validate(DefinitionUpdate, raw)
     raw["ifVersion"] = 2
     assert validate(DefinitionUpdate, raw).if_version == 2
+
+
+def test_the_documents_not_blank_pattern_refuses_exactly_what_the_server_refuses():
+    """An agent's name and a prompt carry a `pattern` in /openapi.json; a client that checks it
+    refuses the same strings the server does, character by character."""
+    import re
+
+    from toolkit.model.agents import NOT_BLANK, CreateAgent
+
+    pattern = re.compile(CreateAgent.model_json_schema()["properties"]["name"]["pattern"])
+    assert pattern.pattern == NOT_BLANK
+    for code in range(0x110000):
+        if 0xD800 <= code <= 0xDFFF:  # not text: refused before any rule (a lone surrogate)
+            continue
+        name = f" {chr(code)}\t"
+        refused_by_server = True
+        try:
+            CreateAgent.model_validate({"name": name})
+            refused_by_server = False
+        except ValidationError as e:
+            assert "must not be empty or only whitespace" in str(e)
+        assert (pattern.search(name) is None) == refused_by_server, hex(code)

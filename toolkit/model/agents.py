@@ -13,10 +13,15 @@ from pydantic import ConfigDict, Field, StringConstraints, field_validator, mode
 from toolkit.model.base import ApiModel, JsonObject, absent, present, schema_rules, when
 
 AgentId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
-AgentName = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+# Not blank: some character outside Python's whitespace (what `str.strip` removes). Spelled out
+# rather than `\S`, whose set differs between Python and JSON Schema's ECMA-262 regexes; only the
+# document carries it (the validator below words the refusal).
+NOT_BLANK = r"[^\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
+_SomeText = Field(json_schema_extra={"pattern": NOT_BLANK})
+AgentName = Annotated[str, StringConstraints(min_length=1, max_length=200), _SomeText]
 AgentDescription = Annotated[str, StringConstraints(max_length=2000)]
 Instructions = Annotated[str, StringConstraints(min_length=1, max_length=20_000)]
-PromptText = Annotated[str, StringConstraints(min_length=1, max_length=10_000)]
+PromptText = Annotated[str, StringConstraints(min_length=1, max_length=10_000), _SomeText]
 FieldId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_.-]{0,63}$")]
 
 PROVIDERS = ("openai", "anthropic")
@@ -163,7 +168,7 @@ class ValidatePrompt(ApiModel):
         first: dict[str, int] = {}
         for i, f in enumerate(fields or []):
             if f.id in first:
-                raise ValueError(f"[{i}].id: entries {first[f.id]} and {i} share the id {f.id!r}")
+                raise ValueError(f"[{i}].id: id {f.id!r} is given more than once (also [{first[f.id]}])")
             first[f.id] = i
         return fields
 
