@@ -11,10 +11,16 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolkit import __version__
 from toolkit.cli_env import bind_environment
-from toolkit.lint import Finding, errors_of, lint_document
+
+if TYPE_CHECKING:
+    from toolkit.lint import Finding
+
+# Every command imports what it needs when it runs: `collab workspace create` or `collab serve`
+# should not pay for the linter (and networkx) at start.
 
 
 def _read_json(path: str):
@@ -28,16 +34,27 @@ def _read_json(path: str):
     try:
         return json.loads(text), None
     except json.JSONDecodeError as exc:
+        from toolkit.lint import Finding
+
         return None, Finding(
             "schema", "error", f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", "file"
         )
 
 
 def _check(path: str):
+    from toolkit.lint import lint_document
+
     document, bad_json = _read_json(path)
     if bad_json:
         return None, [bad_json]
     return lint_document(document)
+
+
+def errors_of(findings: list[Finding]) -> list[Finding]:
+    """The findings that are errors (the linter's own rule, imported when first needed)."""
+    from toolkit.lint import errors_of as errors
+
+    return errors(findings)
 
 
 def _print_findings(findings: list[Finding], stream) -> None:
