@@ -875,9 +875,15 @@ def _calibration_source(args):
 def cmd_calibrate(args) -> int:
     from toolkit.simulate import calibrate
 
+    recorded = None
+    if args.definition_file:
+        recorded, findings = _check(args.definition_file)
+        if errors_of(findings):
+            _print_findings(errors_of(findings), sys.stderr)
+            return 1
     con = _calibration_source(args)
     try:
-        calibration = calibrate(con, args.definition, since=args.since, until=args.until)
+        calibration = calibrate(con, args.definition, since=args.since, until=args.until, definition=recorded)
     except LookupError as exc:
         return _usage_error(exc.args[0])
     except ValueError as exc:  # a bad --since/--until
@@ -955,6 +961,11 @@ def _add_calibrate(sub) -> None:
     _add_log_source(p)
     p.add_argument("--out", required=True, help="write the fitted policy JSON here")
     p.add_argument("--report", help="also write the report (counts, intervals, fallbacks) as JSON here")
+    p.add_argument(
+        "--definition-file",
+        help="the recorded definition file: how many resolutions its blocking agent steps expect "
+        "(else read from a server's log, or the most any step recorded)",
+    )
     p.add_argument("--since", help="only executions dispatched at or after (ISO 8601)")
     p.add_argument("--until", help="only executions dispatched before (ISO 8601)")
     p.set_defaults(func=cmd_calibrate)

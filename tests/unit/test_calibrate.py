@@ -111,12 +111,38 @@ def test_cycle_times_from_the_fitted_policy_match_a_held_out_log():
     assert distance < 0.05
 
 
-def test_blocking_agent_resolutions_are_fitted():
-    truth = {"resolutions": {"safety-panel": {"success": 0.7, "latencyMs": {"exponential": 120_000}}}}
-    log = simulate(examples.load("blocking-agent-quorum"), runs=400, seed=2, policy=truth)
+@pytest.mark.parametrize(
+    ("latency", "median"),
+    [
+        ({"exponential": 120_000}, 120_000 * math.log(2)),
+        ({"lognormal": {"medianMs": 200_000, "sigma": 0.8}}, 200_000),
+    ],
+)
+def test_blocking_agent_resolutions_are_fitted_with_the_ones_a_step_did_not_wait_for(latency, median):
+    """Two successes of three expected resolve the panel, so the slowest resolution is often
+    never recorded: the recorded ones alone run short (their median is about 3/4 of the
+    truth). Counted as censored waits, the true median falls inside the reported interval."""
+    truth = {"resolutions": {"safety-panel": {"success": 0.7, "latencyMs": latency}}}
+    definition = examples.load("blocking-agent-quorum")
+    log = simulate(definition, runs=400, seed=2, policy=truth)
+    ((recorded,),) = log.sql(
+        "SELECT median(e.timestamp - s.started_at) FROM events e JOIN steps s USING (execution_id, step_id) "
+        "WHERE e.type = 'step.response-recorded'"
+    ).fetchall()
     row = calibrate(log, "blocking-agent-quorum").report["resolutions"]["safety-panel"]
     assert _inside(row["success"], 0.7)
     assert row["success"]["n"] > 500 and row["latency"]["n"] == row["success"]["n"]
+    assert recorded < 0.85 * median  # what the log shows is biased ...
+    assert row["latency"]["medianLow"] <= median <= row["latency"]["medianHigh"]  # ... the fit is not
+    assert row["latency"]["censored"] > 100
+    # A simulation's log has no bodies: how many a step expects is read off the steps; given
+    # the definition, from it.
+    assert (row["latency"]["expectedResolutions"], row["latency"]["expectedFrom"]) == (
+        3,
+        "the most any step recorded (a lower bound)",
+    )
+    given_it = calibrate(log, "blocking-agent-quorum", definition=definition).report["resolutions"]["safety-panel"]
+    assert given_it["latency"]["expectedFrom"] == "definition"
 
 
 def test_sparse_figures_fall_back_to_defaults_and_say_so():

@@ -90,3 +90,48 @@ def test_reviews_still_waiting_when_the_log_ends_are_censored_not_unanswered(cut
     assert rita["respond"]["censored"] > 0
     assert rita["respond"]["low"] <= 1.0 <= rita["respond"]["high"]
     assert rita["latency"]["medianLow"] <= 3_600_000 * math.log(2) <= rita["latency"]["medianHigh"]
+
+
+PANEL = {
+    "definitionId": "panel",
+    "name": "Three classifier runs, two successes resolve",
+    "nodes": [
+        {
+            "nodeId": "panel",
+            "type": "agent",
+            "config": {
+                "agentId": "classifier",
+                "blocking": True,
+                "expectedResolutions": 3,
+                "resolutionPolicy": {"kind": "minResolved", "minCount": 2},
+            },
+        },
+        {"nodeId": "ship", "type": "agent", "config": {"agentId": "shipper"}},
+    ],
+    "edges": [{"from": "panel", "to": "ship", "on": "approve"}],
+}
+
+
+@pytest.fixture(scope="module")
+def panel_db(tmp_path_factory):
+    """Three resolutions per step, each after an exponential wait averaging a minute; the step
+    resolves at the second, so the third is never recorded."""
+    path = tmp_path_factory.mktemp("calibrate-panel") / "server.duckdb"
+    rec = ServerRecorder(path)
+    rec.define(PANEL)
+    rng = random.Random(8)
+    for i in range(RUNS):
+        start = i * SPACING_MS
+        execution = rec.at(start).dispatch("panel")
+        waits = sorted(min(int(rng.expovariate(1 / MEAN_MS)), SPACING_MS - 1) for _ in range(3))
+        for k, wait in enumerate(waits[:2]):
+            rec.at(start + wait).resolution(execution, "panel", f"run-{k}", "success", output={"decision": "approve"})
+    rec.close()
+    return path
+
+
+def test_a_server_logs_blocking_agent_latency_counts_the_resolutions_it_never_waited_for(panel_db):
+    latency = calibrate(panel_db, "panel").report["resolutions"]["panel"]["latency"]
+    assert (latency["expectedResolutions"], latency["expectedFrom"]) == (3, "the latest recorded version")
+    assert latency["n"] == 2 * RUNS and latency["censored"] == RUNS
+    assert latency["medianLow"] <= MEAN_MS * math.log(2) <= latency["medianHigh"]

@@ -115,3 +115,19 @@ def test_cli_whatif_prints_json_and_needs_the_recorded_definition(log_db, tmp_pa
 def test_cli_calibrate_refuses_an_unknown_definition(log_db, tmp_path, capsys):
     assert main(["calibrate", "--db", str(log_db), "--definition", "nope", "--out", str(tmp_path / "p.json")]) == 2
     assert "no execution of definition 'nope'" in capsys.readouterr().err
+
+
+def test_cli_calibrate_reads_expected_resolutions_from_the_definition_file(tmp_path, capsys):
+    log = tmp_path / "panel.duckdb"
+    definition = examples.load("blocking-agent-quorum")
+    simulate(definition, runs=100, seed=4, db=log).con.close()
+    body, report = tmp_path / "panel.json", tmp_path / "report.json"
+    body.write_text(json.dumps(definition))
+    args = ["calibrate", "--db", str(log), "--definition", "blocking-agent-quorum", "--out", str(tmp_path / "p.json")]
+    assert main(args + ["--report", str(report), "--definition-file", str(body)]) == 0
+    latency = json.loads(report.read_text())["resolutions"]["safety-panel"]["latency"]
+    assert (latency["expectedResolutions"], latency["expectedFrom"]) == (3, "definition")
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    assert main(args + ["--definition-file", str(broken)]) == 1
+    assert "not valid JSON" in capsys.readouterr().err

@@ -9,9 +9,10 @@ over the response events) — and fits what the policy format (:mod:`.policy`) c
   the latency distribution, where a review cut short (a quorum, a cancellation, still waiting
   when the log ends) is a censored wait (:mod:`.calibrate_reviewers`);
 * per agent node: the failure rate, the output mix (the 10 most frequent outputs) and latency;
-* per blocking-agent node: resolution success and approve chances, and latency (of the
-  resolutions recorded: when a step resolves before all expected resolutions arrive, the
-  missing ones are censored, so the fitted latency is the recorded ones' and runs short);
+* per blocking-agent node: resolution success and approve chances, and latency, where a
+  resolution a step did not wait for (it resolved or failed first, or was still waiting when
+  the log ends) is a censored wait; how many each step expected comes from the definition
+  (given, or the latest body in a server's log), else the most any step recorded;
 * the arrival process: ``startAt`` (the first dispatch) and ``arrivalIntervalMs`` (the mean
   spacing of dispatches);
 * calendars: a reviewer's working hours with breaks, weekdays, UTC offset and holidays from
@@ -35,8 +36,9 @@ from typing import TYPE_CHECKING
 import duckdb
 
 from toolkit.simulate.calibrate_calendars import fit_calendars
-from toolkit.simulate.calibrate_reviewers import fit_reviewers
+from toolkit.simulate.calibrate_reviewers import choose_latency, fit_reviewers, kaplan_meier, wait_stats
 from toolkit.simulate.fitting import GRID, MIN_SAMPLES, at_level, chance, fit_latency, median_ranks
+from toolkit.simulate.survival import fit_exponential, fit_lognormal
 
 if TYPE_CHECKING:
     from toolkit.analytics.mirror import MirrorConnection
@@ -148,9 +150,11 @@ def _iso(ms: int) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat().replace("+00:00", "Z")
 
 
-def calibrate(source, definition_id: str, since=None, until=None) -> Calibration:
+def calibrate(source, definition_id: str, since=None, until=None, definition=None) -> Calibration:
     """Fit a policy to the executions of ``definition_id`` recorded in ``source`` (see the
     module docstring), dispatched in ``[since, until)`` (epoch ms or ISO 8601; default all).
+    ``definition`` (a create body, a :class:`~toolkit.model.Definition` or a Plan) says how many
+    resolutions each blocking agent step expects; without it a server's log is read for it.
     ``LookupError`` when no execution of the definition is in the window."""
     con = open_source(source)
     since_ms, until_ms = _ms(since), _ms(until)
@@ -189,7 +193,7 @@ def calibrate(source, definition_id: str, since=None, until=None) -> Calibration
     if calendars:
         policy["calendars"] = {who: _calendar_policy(c) for who, c in calendars.items()}
     policy["reviewers"] = fit_reviewers(con, scope, calendars, report)
-    agents, resolutions = _agents(con, report), _resolutions(con, report)
+    agents, resolutions = _agents(con, report), _resolutions(con, scope, definition_id, definition, report)
     if agents:
         policy["agents"] = agents
     if resolutions:
@@ -311,11 +315,42 @@ def _agents(con, report) -> dict:
     return policy
 
 
-def _resolutions(con, report) -> dict:
-    """Blocking-agent nodes: resolution success and approve chances and latency (by node id)."""
+def _expected_resolutions(con, definition_id: str, definition) -> dict[str, tuple[int, str]]:
+    """Per blocking-agent node: how many resolutions a step expects, and where that was read
+    (``definition``, else the latest recorded body, else the most any step of it recorded)."""
+    from toolkit.simulate import to_plan  # the package imports this module
+    from toolkit.simulate.whatif import recorded_definition
+
+    source = "definition"
+    if definition is None:
+        try:
+            definition = recorded_definition(con, definition_id)
+            source = "the latest recorded version"
+        except LookupError:
+            source = ""
+    if source:
+        plan = to_plan(definition)
+        return {n.node_id: (n.expected, source) for n in plan.nodes.values() if n.blocking and n.expected}
+    rows = con.execute(
+        "SELECT node_id, max(c) FROM (SELECT node_id, k, count(*) AS c FROM _cal_blocking GROUP BY ALL) GROUP BY 1"
+    ).fetchall()
+    return {node: (c, "the most any step recorded (a lower bound)") for node, c in rows}
+
+
+def _resolutions(con, scope: str, definition_id: str, definition, report) -> dict:
+    """Blocking-agent nodes: resolution success and approve chances and latency (by node id).
+
+    Every resolution a step expected is one wait: recorded (from the step's start to its
+    response), or censored where the step ended without it or the log ends; the latency is
+    fitted as a reviewer's is (:mod:`.calibrate_reviewers`), except that every resolution is
+    taken to arrive in the end (the policy has no chance for it not to)."""
     counts = con.execute(
         "SELECT node_id, count(*), count(*) FILTER (WHERE status = 'success') FROM _cal_blocking GROUP BY 1 ORDER BY 1"
     ).fetchall()
+    if not counts:
+        report["resolutions"] = {}
+        return {}
+    expected = _expected_resolutions(con, definition_id, definition)
     approvals = dict(
         (node, (n, a))
         for node, n, a in con.execute(
@@ -325,7 +360,25 @@ def _resolutions(con, report) -> dict:
             "GROUP BY 1"
         ).fetchall()
     )
-    latencies = _latency_fit(con, "_cal_blocking", "latency_ms", "node_id")
+    log_end = con.execute("SELECT max(timestamp) FROM events").fetchone()[0]
+    nodes = sorted(expected)
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _cal_expected AS SELECT unnest($n::VARCHAR[]) AS node_id, "
+        "unnest($e::INTEGER[]) AS expected",
+        {"n": nodes, "e": [expected[n][0] for n in nodes]},
+    )
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _cal_bobs AS "
+        "SELECT node_id, latency_ms AS v, 1 AS e FROM _cal_blocking UNION ALL "
+        "SELECT s.node_id, coalesce(s.completed_at, $end) - s.started_at, 0 "
+        f"FROM steps s {scope.format(t='s')} JOIN _cal_expected x ON x.node_id = s.node_id "
+        "LEFT JOIN (SELECT k, count(*) AS c FROM _cal_blocking GROUP BY k) r ON r.k = hash(s.execution_id, s.step_id), "
+        "range(greatest(x.expected - coalesce(r.c, 0), 0)) "
+        "WHERE s.node_type = 'agent' AND s.started_at IS NOT NULL",
+        {"end": log_end},
+    )
+    summary, curves = kaplan_meier(con, "_cal_bobs", "node_id")
+    stats = wait_stats(con, "_cal_bobs", "node_id")
     policy, rows = {}, {}
     for node, n, successes in counts:
         an, aa = approvals.get(node, (0, 0))
@@ -334,7 +387,20 @@ def _resolutions(con, report) -> dict:
         if n < MIN_SAMPLES:
             report["fallbacks"].append(f"resolutions of {node}: {n} recorded (< {MIN_SAMPLES}), defaults kept")
             continue
-        distribution, rep = latencies[node]
+        answered, total, log_sum, log_squares, distinct, censored, censored_grid = stats[node]
+        s_end, _, _, _, tau = summary[node]
+        weights = [(c, censored / GRID) for c in censored_grid] if censored else []
+        distribution, rep, _ = choose_latency(
+            answered,
+            distinct,
+            curves[node],
+            1 - s_end,
+            fit_exponential(answered, total, weights, 1.0, everyone=True),
+            fit_lognormal(answered, log_sum, log_squares, weights, 1.0, everyone=True),
+            tau,
+        )
+        times, source = expected.get(node, (None, "not known"))
+        rep.update(censored=censored, estimator="kaplan-meier", expectedResolutions=times, expectedFrom=source)
         row["latency"] = rep
         entry = {"success": round(successes / n, 4), "latencyMs": distribution}
         if an >= MIN_SAMPLES:

@@ -44,41 +44,8 @@ def fit_reviewers(con, scope: str, calendars: dict, report: dict) -> dict:
         "AND r.reviewer_id = n.reviewer_id WHERE s.node_type = 'human' AND s.started_at IS NOT NULL)",
         {"end": log_end},
     )
-    # Kaplan–Meier per reviewer over the distinct waits: s is the chance to be still waiting
-    # after v and g Greenwood's sum (s·√g is the standard error of s).
-    con.execute(
-        "CREATE OR REPLACE TEMP TABLE _cal_km AS SELECT *, min(s) OVER k AS s_end, max(g) OVER k AS g_end, "
-        "max(v) FILTER (WHERE d > 0) OVER k AS tau FROM (SELECT reviewer_id, v, d, m, "
-        "CASE WHEN bool_or(d >= n) OVER w THEN 0.0 ELSE exp(sum(ln(1 - d / n)) OVER w) END AS s, "
-        "sum(CASE WHEN d < n THEN d / (n * (n - d)) ELSE 0 END) OVER w AS g "
-        "FROM (SELECT *, sum(m) OVER (PARTITION BY reviewer_id ORDER BY v DESC) AS n "
-        "FROM (SELECT reviewer_id, v, sum(e) AS d, count(*) AS m FROM _cal_obs GROUP BY ALL)) "
-        "WINDOW w AS (PARTITION BY reviewer_id ORDER BY v)) WINDOW k AS (PARTITION BY reviewer_id)"
-    )
-    summary = {
-        row[0]: row[1:]
-        for row in con.execute(
-            "SELECT reviewer_id, any_value(s_end), any_value(g_end), sum(m - d) FILTER (WHERE v < tau), "
-            "sum(m - d) FILTER (WHERE v > tau), max(tau) FROM _cal_km GROUP BY 1"
-        ).fetchall()
-    }
-    # The curve read at a fine grid of its levels: the first answered wait reaching each.
-    curves: dict[str, list[tuple[float, float, float]]] = {}
-    for who, v, answered, se in con.execute(
-        f"SELECT reviewer_id, min(v), min(1 - s), arg_min(s * sqrt(g), v) FROM _cal_km WHERE d > 0 "
-        f"GROUP BY reviewer_id, floor((1 - s) * {_CURVE_POINTS}) ORDER BY 1, 2"
-    ).fetchall():
-        curves.setdefault(who, []).append((float(v), answered, se))
-    levels = [(i + 0.5) / GRID for i in range(GRID)]
-    stats = {
-        row[0]: row[1:]
-        for row in con.execute(
-            "SELECT reviewer_id, count(*) FILTER (WHERE e = 1), sum(v) FILTER (WHERE e = 1), "
-            "sum(ln(greatest(v, 1))) FILTER (WHERE e = 1), sum(ln(greatest(v, 1)) ^ 2) FILTER (WHERE e = 1), "
-            "count(DISTINCT v) FILTER (WHERE e = 1), count(*) FILTER (WHERE e = 0), "
-            f"quantile_cont(v, {levels}) FILTER (WHERE e = 0) FROM _cal_obs GROUP BY 1"
-        ).fetchall()
-    }
+    summary, curves = kaplan_meier(con, "_cal_obs", "reviewer_id")
+    stats = wait_stats(con, "_cal_obs", "reviewer_id")
     approvals = dict(
         con.execute(
             "SELECT reviewer_id, count(*) FILTER (WHERE decision = 'approve') FROM _cal_r GROUP BY 1"
@@ -101,7 +68,7 @@ def fit_reviewers(con, scope: str, calendars: dict, report: dict) -> dict:
             report["fallbacks"].append(f"reviewer {who}: {n} decisions (< {MIN_SAMPLES}), defaults kept")
             continue
         weights = [(c, censored / GRID) for c in censored_grid] if censored else []
-        distribution, rep, respond = _choose(
+        distribution, rep, respond = choose_latency(
             n,
             distinct,
             curves[who],
@@ -122,7 +89,58 @@ def fit_reviewers(con, scope: str, calendars: dict, report: dict) -> dict:
     return policy
 
 
-def _choose(n, distinct, curve, plateau, exponential, lognormal, tau) -> tuple[dict, dict, float]:
+def wait_stats(con, obs: str, key: str) -> dict:
+    """Per ``key`` of table ``obs`` (as for :func:`kaplan_meier`): the answered waits' count,
+    sum, sum of logs and of squared logs and distinct values; the censored waits' count and
+    their quantiles on the grid (what :mod:`.survival` fits from)."""
+    levels = [(i + 0.5) / GRID for i in range(GRID)]
+    return {
+        row[0]: row[1:]
+        for row in con.execute(
+            f"SELECT {key}, count(*) FILTER (WHERE e = 1), sum(v) FILTER (WHERE e = 1), "
+            "sum(ln(greatest(v, 1))) FILTER (WHERE e = 1), sum(ln(greatest(v, 1)) ^ 2) FILTER (WHERE e = 1), "
+            "count(DISTINCT v) FILTER (WHERE e = 1), count(*) FILTER (WHERE e = 0), "
+            f"quantile_cont(v, {levels}) FILTER (WHERE e = 0) FROM {obs} GROUP BY 1"
+        ).fetchall()
+    }
+
+
+def kaplan_meier(con, obs: str, key: str) -> tuple[dict, dict]:
+    """The Kaplan–Meier estimate of the waits in table ``obs`` (columns ``key``, ``v`` the wait,
+    ``e`` 1 if answered, 0 if censored), per ``key``, kept in the temp table ``_cal_km``.
+
+    Returns ``(summary, curves)``: per key, ``(S at the end, Greenwood's sum there, censored
+    before the longest answer, censored after it, the longest answer τ)``, and the curve read
+    at a fine grid of its levels as ``(wait, share answered by then, its standard error)``."""
+    # Over the distinct waits: s is the chance to be still waiting after v and g Greenwood's
+    # sum (s·√g is the standard error of s).
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE _cal_km AS SELECT *, min(s) OVER k AS s_end, max(g) OVER k AS g_end, "
+        f"max(v) FILTER (WHERE d > 0) OVER k AS tau FROM (SELECT {key}, v, d, m, "
+        "CASE WHEN bool_or(d >= n) OVER w THEN 0.0 ELSE exp(sum(ln(1 - d / n)) OVER w) END AS s, "
+        "sum(CASE WHEN d < n THEN d / (n * (n - d)) ELSE 0 END) OVER w AS g "
+        f"FROM (SELECT *, sum(m) OVER (PARTITION BY {key} ORDER BY v DESC) AS n "
+        f"FROM (SELECT {key}, v, sum(e) AS d, count(*) AS m FROM {obs} GROUP BY ALL)) "
+        f"WINDOW w AS (PARTITION BY {key} ORDER BY v)) WINDOW k AS (PARTITION BY {key})"
+    )
+    summary = {
+        row[0]: row[1:]
+        for row in con.execute(
+            f"SELECT {key}, any_value(s_end), any_value(g_end), sum(m - d) FILTER (WHERE v < tau), "
+            "sum(m - d) FILTER (WHERE v > tau), max(tau) FROM _cal_km GROUP BY 1"
+        ).fetchall()
+    }
+    # The curve read at a fine grid of its levels: the first answered wait reaching each.
+    curves: dict[str, list[tuple[float, float, float]]] = {}
+    for who, v, answered, se in con.execute(
+        f"SELECT {key}, min(v), min(1 - s), arg_min(s * sqrt(g), v) FROM _cal_km WHERE d > 0 "
+        f"GROUP BY {key}, floor((1 - s) * {_CURVE_POINTS}) ORDER BY 1, 2"
+    ).fetchall():
+        curves.setdefault(who, []).append((float(v), answered, se))
+    return summary, curves
+
+
+def choose_latency(n, distinct, curve, plateau, exponential, lognormal, tau) -> tuple[dict, dict, float]:
     """``(latencyMs, report, chance to respond)``: the model with the lower KS distance to the
     Kaplan–Meier curve (both read as the share answered by each wait), unless the KS test
     rejects it too: then the curve itself, given an answer, and its plateau."""

@@ -42,10 +42,20 @@ def _logit(p: float) -> float:
     return math.log(p / (1 - p))
 
 
-def fit_exponential(n: int, total: float, censored: Sequence[tuple[float, float]], p0: float) -> tuple[float, float]:
+def fit_exponential(
+    n: int, total: float, censored: Sequence[tuple[float, float]], p0: float, everyone: bool = False
+) -> tuple[float, float]:
     """The maximum-likelihood ``(mean, p)`` of an exponential wait answered by a share ``p``,
     from ``n`` answered waits summing to ``total`` and ``censored`` ``(cut at, weight)``
-    pairs; ``p0`` (the Kaplan–Meier plateau) is where the search for ``p`` starts."""
+    pairs; ``p0`` (the Kaplan–Meier plateau) is where the search for ``p`` starts.
+    ``everyone``: every wait ends in an answer (``p`` = 1; a blocking agent's resolutions), and
+    the mean is the classic censored one, all the time waited over the answers.
+
+    >>> fit_exponential(n=2, total=2.0, censored=[(1.0, 2.0)], p0=1.0, everyone=True)
+    (2.0, 1.0)
+    """
+    if everyone:
+        return max((total + sum(c * w for c, w in censored)) / n, 1.0), 1.0
     if not censored:
         return max(total / n, 1.0), 1.0
 
@@ -61,16 +71,32 @@ def fit_exponential(n: int, total: float, censored: Sequence[tuple[float, float]
 
 
 def fit_lognormal(
-    n: int, log_sum: float, log_squares: float, censored: Sequence[tuple[float, float]], p0: float
+    n: int,
+    log_sum: float,
+    log_squares: float,
+    censored: Sequence[tuple[float, float]],
+    p0: float,
+    everyone: bool = False,
 ) -> tuple[float, float, float]:
     """The maximum-likelihood ``(mu, sigma, p)`` of a log-normal wait answered by a share
     ``p``, from ``n`` answered waits (the sums of ``ln t`` and ``ln² t``) and ``censored``
-    ``(cut at, weight)`` pairs."""
+    ``(cut at, weight)`` pairs; ``everyone``: ``p`` is 1 (see :func:`fit_exponential`)."""
     mu0 = log_sum / n
     sigma0 = math.sqrt(max(log_squares / n - mu0 * mu0, 1e-12))
     if not censored:
         return mu0, sigma0, 1.0
     logs = [(math.log(max(c, 1.0)), w) for c, w in censored]
+    if everyone:
+
+        def minus_loglik_all(x: Sequence[float]) -> float:
+            mu, sigma = x[0], math.exp(x[1])
+            out = -n * x[1] - (log_squares - 2 * mu * log_sum + n * mu * mu) / (2 * sigma * sigma)
+            for lc, w in logs:
+                out += w * _log(1 - normal_cdf((lc - mu) / sigma))
+            return -out
+
+        x = _minimise(minus_loglik_all, [mu0, math.log(max(sigma0, 1e-3))], [0.5, 0.3])
+        return x[0], math.exp(x[1]), 1.0
 
     def minus_loglik(x: Sequence[float]) -> float:
         mu, sigma, p = x[0], math.exp(x[1]), _share(x[2])

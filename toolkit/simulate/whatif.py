@@ -125,8 +125,8 @@ def whatif(
 
     if replications < 2:
         raise ValueError("what-if needs at least 2 replications for its intervals")
-    calibration = calibrate(source, definition_id, since=since, until=until)
     recorded = definition if definition is not None else recorded_definition(source, definition_id)
+    calibration = calibrate(source, definition_id, since=since, until=until, definition=recorded)
 
     def run(definition) -> SimulationResult:
         return simulate(
