@@ -19,8 +19,8 @@ over the response events) — and fits what the policy format (:mod:`.policy`) c
   when they act (from 50 actions spread over at least a week; :mod:`.calibrate_calendars`).
 
 Every figure in ``Calibration.report`` comes with the count behind it and a 95% interval (Wilson
-for chances, Greenwood's for reviewers' median waits, the distribution-free order-statistic
-interval for other latency medians); anything
+for chances, Greenwood's for the median waits of reviewers and resolutions, the
+distribution-free order-statistic interval for other latency medians); anything
 with fewer than :data:`~.fitting.MIN_SAMPLES` observations is not fitted and listed under
 ``fallbacks`` (the policy keeps the simulator's default). All aggregation runs in DuckDB.
 """
