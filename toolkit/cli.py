@@ -62,6 +62,16 @@ def _print_findings(findings: list[Finding], stream) -> None:
         print(f"{f.severity:<8}{f.key:<48}{f.where:<28}{f.message}", file=stream)
 
 
+def _linted(path: str):
+    """The definition in ``path``, or None once its errors are printed (the command exits 1)."""
+    definition, findings = _check(path)
+    errors = errors_of(findings)
+    if errors:
+        _print_findings(errors, sys.stderr)
+        return None
+    return definition
+
+
 def cmd_lint(args) -> int:
     _, findings = _check(args.file)
     if args.json:
@@ -76,9 +86,8 @@ def cmd_lint(args) -> int:
 def cmd_compile(args) -> int:
     from toolkit.compiler import compile_definition
 
-    definition, findings = _check(args.file)
-    if errors_of(findings):
-        _print_findings(errors_of(findings), sys.stderr)
+    definition = _linted(args.file)
+    if definition is None:
         return 1
     print(json.dumps(compile_definition(definition).to_json(), indent=2))
     return 0
@@ -108,9 +117,8 @@ def cmd_simulate(args) -> int:
     from toolkit.model import validate
     from toolkit.simulate import Policy, Script, run_script, simulate
 
-    definition, findings = _check(args.file)
-    if errors_of(findings):
-        _print_findings(errors_of(findings), sys.stderr)
+    definition = _linted(args.file)
+    if definition is None:
         return 1
     try:
         policy = validate(Policy, _load_json_arg(args.policy, "policy"), prefix="policy") if args.policy else None
@@ -659,9 +667,8 @@ def cmd_events_export(args) -> int:
 def cmd_replay(args) -> int:
     from toolkit.analytics import ReplayError, diff, format_diff
 
-    against, findings = _check(args.against)
-    if errors_of(findings):
-        _print_findings(errors_of(findings), sys.stderr)
+    against = _linted(args.against)
+    if against is None:
         return 1
     con = _open_log(args)
     try:
@@ -877,9 +884,8 @@ def cmd_calibrate(args) -> int:
 
     recorded = None
     if args.definition_file:
-        recorded, findings = _check(args.definition_file)
-        if errors_of(findings):
-            _print_findings(errors_of(findings), sys.stderr)
+        recorded = _linted(args.definition_file)
+        if recorded is None:
             return 1
     con = _calibration_source(args)
     try:
@@ -908,15 +914,13 @@ def cmd_calibrate(args) -> int:
 def cmd_whatif(args) -> int:
     from toolkit.simulate import whatif
 
-    against, findings = _check(args.against)
-    if errors_of(findings):
-        _print_findings(errors_of(findings), sys.stderr)
+    against = _linted(args.against)
+    if against is None:
         return 1
     recorded = None
     if args.definition_file:
-        recorded, findings = _check(args.definition_file)
-        if errors_of(findings):
-            _print_findings(errors_of(findings), sys.stderr)
+        recorded = _linted(args.definition_file)
+        if recorded is None:
             return 1
     con = _calibration_source(args)
     try:
