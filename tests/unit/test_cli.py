@@ -202,14 +202,14 @@ def test_simulate_into_a_database_of_another_shape_is_refused_and_left_unchanged
     assert run(capsys, "simulate", str(examples.path("parallel-review")), "--runs", "3", "--db", str(fresh))[0] == 0
 
 
-def test_a_workspace_command_starts_without_the_linter(tmp_path):
-    """`collab workspace create` (run by every deployment script) loads no linter, compiler or
-    networkx: each command imports what it needs when it runs."""
+def test_a_workspace_command_starts_without_the_linter_or_arrow(tmp_path):
+    """`collab workspace create` (run by every deployment script) loads no linter, compiler,
+    networkx or pyarrow: each command imports what it needs when it runs."""
     probe = (
         "import sys\n"
         "from toolkit.cli import main\n"
         f"code = main(['workspace', 'create', '--db', {str(tmp_path / 'w.duckdb')!r}, '--json'])\n"
-        "print(code, sorted(m for m in ('toolkit.lint', 'toolkit.compiler', 'networkx') if m in sys.modules))\n"
+        "print(code, sorted(m for m in ('toolkit.lint', 'toolkit.compiler', 'networkx', 'pyarrow') if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.splitlines()[-1] == "0 []", out.stdout + out.stderr

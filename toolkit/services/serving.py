@@ -100,6 +100,7 @@ class Serving:
         # Services are typed against DuckDB's Store; PostgresStore has the same surface (read,
         # write, problem, close, shared, dialect), which is all they use.
         self.store = store = cast(Store, open_store(settings.db))
+        store.warm()  # what the first write loads, loaded before the first request
         self.services = Services(
             store, runner=settings.agent_runner, webhook_policy=settings.delivery.policy, quotas=settings.quotas
         )

@@ -93,6 +93,10 @@ class Store:
     async def write_async(self, fn: Callable[[Tx], T]) -> T:
         return await self.writer.run(fn)
 
+    def warm(self) -> None:
+        """Load now what the first write would (a server at start; see :meth:`Writer.warm`)."""
+        self.writer.warm()
+
     def close(self) -> None:
         self.writer.close()
         with self._lock:

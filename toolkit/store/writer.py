@@ -22,12 +22,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
-import pyarrow as pa
 
 from toolkit.errors import ApiError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 MAX_GROUP = 64
 
@@ -176,6 +178,10 @@ class ConcurrentChange(Exception):
 
 
 def _arrow(columns: tuple[str, ...], rows: list[Row]) -> pa.Table:
+    # Imported at the first append: a command that appends nothing (`collab workspace create`)
+    # does not pay for pyarrow and the pandas glue its first table loads.
+    import pyarrow as pa
+
     return pa.table(dict(zip(columns, (list(c) for c in zip(*rows)))))
 
 
@@ -218,12 +224,16 @@ class Writer:
     def __init__(self, con: duckdb.DuckDBPyConnection, name: str = "collab-writer") -> None:
         self.con = con
         self.keys = KeySource(con)
-        _arrow(("warm",), [(1,)])  # pyarrow's first table imports its pandas glue: pay it at start
         self._queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._closed = False
         self.observe: StatementObserver | None = None
         self._thread.start()
+
+    def warm(self) -> None:
+        """Pay for the first append's imports now (pyarrow, and the pandas glue its first table
+        loads when pandas is installed): a server calls it at start, so no request waits."""
+        _arrow(("warm",), [(1,)])
 
     def depth(self) -> int:
         """Jobs queued and not yet taken into a group (approximate, like any queue size)."""

@@ -374,6 +374,9 @@ class PostgresStore:
         missing = [name for number, name, _ in migrations("toolkit.store.postgres") if number not in applied]
         return f"migrations not applied: {', '.join(missing)}" if missing else None
 
+    def warm(self) -> None:
+        """Nothing to load ahead (the DuckDB store's first write loads pyarrow; this one's does not)."""
+
     def close(self) -> None:
         if not self._closed.is_set():
             self._closed.set()
