@@ -209,7 +209,8 @@ def test_a_workspace_command_starts_without_the_linter_or_arrow(tmp_path):
         "import sys\n"
         "from toolkit.cli import main\n"
         f"code = main(['workspace', 'create', '--db', {str(tmp_path / 'w.duckdb')!r}, '--json'])\n"
-        "print(code, sorted(m for m in ('toolkit.lint', 'toolkit.compiler', 'networkx', 'pyarrow') if m in sys.modules))\n"
+        "heavy = ('toolkit.lint', 'toolkit.compiler', 'networkx', 'pyarrow')\n"
+        "print(code, sorted(m for m in heavy if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.splitlines()[-1] == "0 []", out.stdout + out.stderr
