@@ -319,16 +319,15 @@ def _expected_resolutions(con, definition_id: str, definition) -> dict[str, tupl
     """Per blocking-agent node: how many resolutions a step expects, and where that was read
     (``definition``, else the latest recorded body, else the most any step of it recorded)."""
     from toolkit.simulate import to_plan  # the package imports this module
-    from toolkit.simulate.whatif import recorded_definition
+    from toolkit.simulate.whatif import stored_definition
 
     source = "definition"
     if definition is None:
         try:
-            definition = recorded_definition(con, definition_id)
-            source = "the latest recorded version"
+            definition, source = stored_definition(con, definition_id), "the latest recorded version"
         except LookupError:
-            source = ""
-    if source:
+            definition = None
+    if definition is not None:
         plan = to_plan(definition)
         return {n.node_id: (n.expected, source) for n in plan.nodes.values() if n.blocking and n.expected}
     rows = con.execute(

@@ -19,14 +19,18 @@ from toolkit.simulate.intervals import METRICS, Interval, _format
 if TYPE_CHECKING:
     from toolkit.simulate import SimulationResult  # the package imports this module
 
-__all__ = ["WhatIf", "whatif", "recorded_definition"]
+__all__ = ["WhatIf", "whatif", "recorded_definition", "stored_definition"]
 
 
 def recorded_definition(source, definition_id: str) -> dict:
     """The body of the latest recorded version of ``definition_id`` (a server's
     ``definition_versions``). ``LookupError`` when the log does not store it (a simulation's
     database does not: pass the definition yourself)."""
-    con = open_source(source)
+    return stored_definition(open_source(source), definition_id)
+
+
+def stored_definition(con, definition_id: str) -> dict:
+    """:func:`recorded_definition` on a connection calibration already opened."""
     tables = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
     if "definition_versions" not in tables:
         raise LookupError(
