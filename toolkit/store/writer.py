@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import duckdb
 
 from toolkit.errors import ApiError
+from toolkit.store.statements import parsed
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -147,30 +148,44 @@ class Tx(Buffered):
             _append = _arrow(columns, rows)  # noqa: F841 - read by name in the SQL below
             began = time.perf_counter()
             self.con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM _append")
-        # Updates go one row at a time, each a lookup and a write by key alone: DuckDB uses the
-        # key's index only when `key = ?` is the whole filter (a join with the batch, or a
-        # version condition beside the key, scans row groups: a cost that grows with every
-        # execution ever stored). The version check is a read of the same row first; the writer
-        # is the only one writing, so nothing can come between the two.
+            self._took(began)
+        # Updates go one row at a time, each a write by key alone: DuckDB uses the key's index
+        # only when `key = ?` is the whole filter (a join with the batch, or a version condition
+        # beside the key, scans row groups: a cost that grows with every execution ever stored).
+        # So the version check is inside the statement: a stale row makes it fail (DuckDB's
+        # error()), a missing one updates nothing. One statement per row, where a read of the
+        # version and then the write took two: each statement costs DuckDB far more than a row.
         for (table, columns), bucket in self._updates.items():
             key, _expected, *rest = columns
-            read = f"SELECT version FROM {table} WHERE {key} = ?"
-            write = f"UPDATE {table} SET {', '.join(f'{c} = ?' for c in rest)} WHERE {key} = ?"
-            stale = 0
+            write = _checked_update(table, key, tuple(rest))
+            at = rest.index("version") + 2  # the new version's place in a row
             for row in bucket.values():
+                params = [*row[2:at], *row[at + 1 :], row[1], row[at], row[0]]
                 began = time.perf_counter()
-                current = self.con.execute(read, [row[0]]).fetchall()
+                try:
+                    ((count,),) = self.con.execute(write, params).fetchall()
+                except duckdb.InvalidInputException as exc:
+                    if _STALE not in str(exc):
+                        raise
+                    count = 0
                 self._took(began)
-                if current != [(row[1],)]:
-                    stale += 1
-                    continue
-                began = time.perf_counter()
-                self.con.execute(write, [*row[2:], row[0]]).fetchall()
-                self._took(began)
-            if stale:
-                raise ConcurrentChange(f"{stale} row(s) of {table} changed concurrently")
+                if count != 1:
+                    raise ConcurrentChange(f"{table} {row[0]} changed concurrently")
         self._appends.clear()
         self._updates.clear()
+
+
+_STALE = "collab: stale version"
+
+
+@functools.lru_cache(maxsize=16)
+def _checked_update(table: str, key: str, columns: tuple[str, ...]) -> duckdb.Statement:
+    """``UPDATE`` of ``columns`` (one is ``version``) by ``key``. Its parameters: the other
+    columns' values, the expected version, the new version, the key. It fails (``_STALE``)
+    unless the row is at the expected version; parsed once."""
+    sets = [f"{c} = ?" for c in columns if c != "version"]
+    sets.append(f"version = CASE WHEN version = ? THEN ? ELSE error('{_STALE}') END")
+    return parsed(f"UPDATE {table} SET {', '.join(sets)} WHERE {key} = ?")
 
 
 class ConcurrentChange(Exception):
