@@ -147,20 +147,28 @@ def page(
     return keyset(read, f"{LIST_COLUMNS} FROM executions", filters, "list_key", after, limit, last_key=last_key)
 
 
-def external_events(read: Read, workspace_id: str, execution_id: str, since_seq: int, limit: int) -> list[Row]:
+_EVENT_COLUMNS = "event_id, seq, type, step_id, timestamp, correlation_id, data"
+
+
+def external_events(
+    read: Read, dialect: str, workspace_id: str, execution_id: str, since_seq: int, limit: int
+) -> list[Row]:
     """``(event_id, seq, type, step_id, timestamp, correlation_id, data JSON)`` of up to
     ``limit`` external events after ``since_seq``, in seq order.
 
-    The statement filters by the execution alone and the rest is done here: DuckDB looks the
-    execution up in its index only when that is the whole filter (the workspace, the seq or an
-    ORDER BY … LIMIT beside it turn the lookup into a scan of every event stored). A
-    materialised CTE that kept the rest in SQL read all of the execution's events too, and
-    cost about twice as much (an execution's events are bounded: MAX_STEPS steps)."""
-    rows = read(
-        "SELECT event_id, seq, type, step_id, timestamp, correlation_id, data, workspace_id, external "
-        "FROM events WHERE execution_id = ?",
-        [execution_id],
-    ).fetchall()
+    PostgreSQL answers the whole question from its ``(execution_id, seq)`` index. DuckDB
+    looks the execution up in its index only when that is the whole filter (the workspace,
+    the seq or an ORDER BY … LIMIT beside it turn the lookup into a scan of every event
+    stored), so there the statement reads the execution's events and the rest is done here.
+    A materialised CTE that kept the rest in SQL read the same rows and cost about twice as
+    much (an execution's events are bounded: MAX_STEPS steps)."""
+    if dialect == "postgres":
+        return read(
+            f"SELECT {_EVENT_COLUMNS} FROM events WHERE execution_id = ? AND seq > ? "
+            "AND workspace_id = ? AND external ORDER BY seq LIMIT ?",
+            [execution_id, since_seq, workspace_id, limit],
+        ).fetchall()
+    rows = read(f"SELECT {_EVENT_COLUMNS}, workspace_id, external FROM events WHERE execution_id = ?", [execution_id])
     wanted = sorted((r for r in rows if r[8] and r[1] > since_seq and r[7] == workspace_id), key=lambda r: r[1])
     return [r[:7] for r in wanted[:limit]]
 

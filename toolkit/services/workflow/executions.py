@@ -338,6 +338,7 @@ def list_executions(services: Services, workspace: Workspace, request: m.ListExe
 def get_events(services: Services, workspace: Workspace, request: m.GetEvents) -> dict:
     rows = executions.external_events(
         services.store.read,
+        services.store.dialect,
         workspace.workspace_id,
         request.execution_id,
         request.since_seq,
