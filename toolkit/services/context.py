@@ -10,7 +10,7 @@ from typing import Any
 from toolkit.engine import AgentRunner, DefaultAgentRunner
 from toolkit.services.quotas import ExecutionCounts, Quotas
 from toolkit.services.runtime import SystemClock, SystemIds
-from toolkit.store import Store
+from toolkit.store import AnyStore
 from toolkit.webhook_urls import WebhookPolicy
 
 
@@ -36,7 +36,7 @@ class CommitNotice:
 class Services:
     """The API, in process: ``toolkit.services.<area>.<function>(services, workspace, request)``."""
 
-    store: Store
+    store: AnyStore
     clock: Any = field(default_factory=SystemClock)
     ids: Any = field(default_factory=SystemIds)
     runner: AgentRunner = field(default_factory=DefaultAgentRunner)

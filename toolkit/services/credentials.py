@@ -21,7 +21,7 @@ import secrets
 from typing import Any
 
 from toolkit.services.workspaces import _hash, credentials_changed
-from toolkit.store import Store, workspaces
+from toolkit.store import AnyStore, workspaces
 from toolkit.tokens import LIFETIME_S, UserTokenError, verify_user_token
 
 DEFAULT_GRACE_MS = LIFETIME_S * 1000  # every token signed with the old secret expires within it
@@ -31,7 +31,7 @@ class CredentialError(ValueError):
     """The workspace or token named does not exist, or the change would lock the workspace out."""
 
 
-def find_workspace(store: Store, *, workspace_id: str | None = None, api_key: str | None = None) -> str:
+def find_workspace(store: AnyStore, *, workspace_id: str | None = None, api_key: str | None = None) -> str:
     """The id of the workspace named by its id or by its current API key."""
     if (workspace_id is None) == (api_key is None):
         raise CredentialError("name the workspace by its id or by its API key (one of the two)")
@@ -44,7 +44,7 @@ def find_workspace(store: Store, *, workspace_id: str | None = None, api_key: st
     return found
 
 
-def token_workspace(store: Store, auth_token: str) -> str:
+def token_workspace(store: AnyStore, auth_token: str) -> str:
     """The id of the workspace an auth token belongs to."""
     found = workspaces.token_owner(store.read, _hash(auth_token))
     if found is None:
@@ -52,7 +52,7 @@ def token_workspace(store: Store, auth_token: str) -> str:
     return found
 
 
-def rotate_key(store: Store, workspace_id: str) -> str:
+def rotate_key(store: AnyStore, workspace_id: str) -> str:
     """A new API key for the workspace, returned once; the old one stops working at once."""
     api_key = "ak_" + secrets.token_urlsafe(24)
     store.write(lambda tx: workspaces.set_key(tx, workspace_id, _hash(api_key)))
@@ -60,14 +60,14 @@ def rotate_key(store: Store, workspace_id: str) -> str:
     return api_key
 
 
-def issue_token(store: Store, workspace_id: str, *, now_ms: int) -> str:
+def issue_token(store: AnyStore, workspace_id: str, *, now_ms: int) -> str:
     """One more auth token for the workspace, returned once."""
     auth_token = "at_" + secrets.token_urlsafe(32)
     store.write(lambda tx: workspaces.add_token(tx, _hash(auth_token), workspace_id, now_ms))
     return auth_token
 
 
-def revoke_token(store: Store, auth_token: str, *, allow_last: bool = False) -> str:
+def revoke_token(store: AnyStore, auth_token: str, *, allow_last: bool = False) -> str:
     """Delete an auth token (it stops working at once); returns its workspace id. Revoking a
     workspace's last token is refused unless ``allow_last`` (issue a new one first)."""
     token_hash = _hash(auth_token)
@@ -90,7 +90,7 @@ def revoke_token(store: Store, auth_token: str, *, allow_last: bool = False) -> 
     return workspace_id
 
 
-def rotate_secret(store: Store, workspace_id: str, *, now_ms: int, grace_ms: int = DEFAULT_GRACE_MS) -> dict:
+def rotate_secret(store: AnyStore, workspace_id: str, *, now_ms: int, grace_ms: int = DEFAULT_GRACE_MS) -> dict:
     """A new signing secret for the workspace's user tokens; the old one is still accepted by
     :func:`verify_workspace_token` until ``now_ms + grace_ms``. Returns the new secret (for
     applications that verify tokens) and that moment."""
@@ -104,13 +104,13 @@ def rotate_secret(store: Store, workspace_id: str, *, now_ms: int, grace_ms: int
     return {"jwtSecret": secret, "previousAcceptedUntil": until}
 
 
-def verification_secrets(store: Store, workspace_id: str, *, now_ms: int) -> list[str]:
+def verification_secrets(store: AnyStore, workspace_id: str, *, now_ms: int) -> list[str]:
     """The secrets a user token of this workspace may be signed with at ``now_ms``: the
     current one first, then retired ones still in their grace period, newest first."""
     return workspaces.verification_secrets(store.read, workspace_id, now_ms)
 
 
-def verify_workspace_token(store: Store, workspace_id: str, token: str, *, now_ms: int) -> dict[str, Any]:
+def verify_workspace_token(store: AnyStore, workspace_id: str, token: str, *, now_ms: int) -> dict[str, Any]:
     """The claims of a user token of this workspace, checked against every secret it may be
     signed with now (:func:`verification_secrets`); :class:`UserTokenError` otherwise."""
     found = verification_secrets(store, workspace_id, now_ms=now_ms)

@@ -22,7 +22,7 @@ import logging
 from pathlib import Path
 
 from toolkit.errors import ApiError, ErrorCode
-from toolkit.store import Store
+from toolkit.store import AnyStore, Store
 from toolkit.store.backup import backup_beside
 
 log = logging.getLogger("collab.admin")
@@ -37,12 +37,12 @@ def authorise(token: str | None, authorization: str, path: str) -> None:
         raise ApiError(ErrorCode.UNAUTHENTICATED, "authorization: the operator token (Bearer) is missing or wrong")
 
 
-def backup(store: Store) -> Path:
+def backup(store: AnyStore) -> Path:
     """A consistent copy of the server's DuckDB database, in a new file beside it that the caller
     sends and removes. On PostgreSQL ``FAILED_PRECONDITION`` (``pg_dump`` is the backup there);
     a copy that fails (a full disk, say) is ``UNAVAILABLE`` with the reason, and the server
     carries on."""
-    if store.dialect != "duckdb":
+    if not isinstance(store, Store):
         message = "backup: the database is PostgreSQL; back it up with pg_dump (README, Backups)"
         raise ApiError(ErrorCode.FAILED_PRECONDITION, message)
     try:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from toolkit.services.background import Background
 from toolkit.services.context import AgentRunner, DefaultAgentRunner, Services
@@ -35,7 +35,7 @@ from toolkit.services.readiness import Readiness
 from toolkit.services.webhooks.deliverer import DeliverySettings
 from toolkit.services.workflow.recovery import LEASE_S
 from toolkit.services.workspaces import Authenticator
-from toolkit.store import DEFAULT_PATH, Store, open_store
+from toolkit.store import DEFAULT_PATH, AnyStore, open_store
 
 __all__ = ["ConnectionLimits", "DEFAULT_MAX_BODY", "REQUEST_THREADS", "Serving", "Settings"]
 
@@ -86,7 +86,7 @@ class Serving:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.store: Store | None = None
+        self.store: AnyStore | None = None
         self.services: Services | None = None
         self.authenticator: Authenticator | None = None
         self.background: Background | None = None
@@ -97,9 +97,7 @@ class Serving:
         (unless ``settings.timers`` is off)."""
         settings = self.settings
         self.threads = ThreadPoolExecutor(REQUEST_THREADS, thread_name_prefix="collab-request")
-        # Services are typed against DuckDB's Store; PostgresStore has the same surface (read,
-        # write, problem, close, shared, dialect), which is all they use.
-        self.store = store = cast(Store, open_store(settings.db))
+        self.store = store = open_store(settings.db)
         store.warm()  # what the first write loads, loaded before the first request
         self.services = Services(
             store, runner=settings.agent_runner, webhook_policy=settings.delivery.policy, quotas=settings.quotas

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.services.fresh_read import FreshRead
-from toolkit.store import Store
+from toolkit.store import AnyStore
 from toolkit.store import workspaces as stored
 
 DEV_LABEL = "development (not for production)"
@@ -45,7 +45,7 @@ def _hash(secret: str) -> str:
     return hashlib.sha256(secret.encode("utf-8")).hexdigest()
 
 
-def create_workspace(store: Store, label: str = "default", *, dev: bool = False, now_ms: int) -> Credentials:
+def create_workspace(store: AnyStore, label: str = "default", *, dev: bool = False, now_ms: int) -> Credentials:
     """Create a workspace; the only time its key and token exist in clear text is the return value."""
     workspace_id = "ws_" + secrets.token_hex(8)
     api_key = "ak_" + secrets.token_urlsafe(24)
@@ -62,7 +62,7 @@ def create_workspace(store: Store, label: str = "default", *, dev: bool = False,
     return Credentials(workspace_id, api_key, auth_token)
 
 
-def has_dev_workspace(store: Store) -> bool:
+def has_dev_workspace(store: AnyStore) -> bool:
     return stored.has_dev_workspace(store.read)
 
 
@@ -77,10 +77,10 @@ def unauthenticated() -> ApiError:
 _NO_KEY, _NO_TOKEN = "k" * 64, "t" * 64
 
 
-_EPOCHS: weakref.WeakKeyDictionary[Store, int] = weakref.WeakKeyDictionary()
+_EPOCHS: weakref.WeakKeyDictionary[AnyStore, int] = weakref.WeakKeyDictionary()
 
 
-def credentials_changed(store: Store) -> None:
+def credentials_changed(store: AnyStore) -> None:
     """Say that a key, token or secret of this store changed (after its write committed):
     every :class:`Authenticator` on the store forgets the pairs it confirmed."""
     _EPOCHS[store] = _EPOCHS.get(store, 0) + 1
@@ -103,7 +103,7 @@ class Authenticator:
     is used only while the epoch read for this request is the one it was confirmed under, so a
     change acknowledged by any process stops the old credential here with the next request."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: AnyStore) -> None:
         self.store = store
         self.shared = store.shared
         self._confirmed: dict[tuple[str, str], tuple[int, int, Workspace]] = {}

@@ -12,7 +12,7 @@ say which they are (``dialect``; ``shared`` when other processes write too).
 """
 
 from toolkit.store.duck import DEFAULT_PATH, Store
-from toolkit.store.open import is_url, open_store
+from toolkit.store.open import AnyStore, is_url, open_store
 from toolkit.store.writer import Tx, Writer
 
-__all__ = ["DEFAULT_PATH", "Store", "Tx", "Writer", "is_url", "open_store"]
+__all__ = ["DEFAULT_PATH", "AnyStore", "Store", "Tx", "Writer", "is_url", "open_store"]

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeAlias
 
 from toolkit.store.duck import Store
 
 if TYPE_CHECKING:
     from toolkit.store.postgres.store import PostgresStore
+
+# Either backend; what services take. (A string: PostgresStore is imported for type checking
+# only, since psycopg is the optional `postgres` extra.)
+AnyStore: TypeAlias = "Store | PostgresStore"
 
 
 def is_url(db: str | Path) -> bool:
@@ -20,7 +24,7 @@ def is_url(db: str | Path) -> bool:
     return str(db).startswith(("postgresql://", "postgres://"))
 
 
-def open_store(db: str | Path) -> Store | PostgresStore:
+def open_store(db: str | Path) -> AnyStore:
     """The store ``db`` names, opened (created and migrated on first use).
 
     >>> with open_store(":memory:") as store:
