@@ -65,13 +65,14 @@ postgresql:
 # the next process in turn (tests that choose their database themselves ran in the first pass).
 # Both passes run in two pytest workers (the first one keeps each test file in one worker, so
 # its module's server and fixtures are made once): most tests wait on a server, a browser or a
-# kernel, so two at once nearly halve the time.
+# kernel, so two at once nearly halve the time. Each pass ends with its slowest tests
+# (--durations), where the 15-minute budget of `make test` is watched.
 test: $(STAMP) graphviz chromium postgresql lint
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=12
 	@if [ "$$COLLAB_SKIP_POSTGRES" = "1" ]; then \
 	  echo "COLLAB_SKIP_POSTGRES=1: the HTTP API tests on PostgreSQL are skipped"; \
 	else \
-	  COLLAB_TEST_BACKEND=postgres2 $(PY) -m pytest -q -n 2 -m "not own_database" tests/api; \
+	  COLLAB_TEST_BACKEND=postgres2 $(PY) -m pytest -q -n 2 -m "not own_database" --durations=8 tests/api; \
 	fi
 
 # ruff's lint rules and its format check, then mypy: toolkit/engine and toolkit/store strictly,
