@@ -152,7 +152,11 @@ class Server:
     The per-workspace rate and in-flight limits are off (``--rate-limit 0 --max-in-flight 0``):
     the tests send as fast and as many at once as they can from one workspace (50 racing
     requests, say). A test of the limits sets them in ``extra_args`` (the last of a repeated
-    flag wins)."""
+    flag wins).
+
+    A killed process's agent runs and deliveries are taken over when its lease runs out
+    (``--lease-seconds``): 10 s here, not the server's 30 s, so that a test which kills a
+    process on PostgreSQL does not then wait half a minute; a test of the lease sets its own."""
 
     def __init__(
         self, db: Path | str, log_path: Path, extra_args: tuple[str, ...] = (), processes: int | None = None
@@ -205,6 +209,8 @@ class Server:
                     "0",
                     "--max-in-flight",
                     "0",
+                    "--lease-seconds",
+                    "10",
                     *self.extra_args,
                 ],
                 stdout=self._log,
