@@ -78,8 +78,8 @@ class LimitsMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        # h11 refuses a head over the limit only while it is still incomplete (one that comes
-        # in a single read passes): measure the parsed one too.
+        # The protocol refuses a head over the limit only while it is still incomplete (one that
+        # comes in a single read passes): measure the parsed one too.
         head = (
             len(scope.get("raw_path") or scope["path"])
             + len(scope.get("query_string") or b"")

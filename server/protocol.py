@@ -1,23 +1,21 @@
-"""uvicorn's h11 protocol with the API's answers where uvicorn would answer plain text, a cap
-on open connections and a deadline for a request's head.
+"""uvicorn's httptools protocol with the API's answers where uvicorn would answer plain text, a
+cap on open connections and a deadline and a size limit for a request's head (docs/decisions.md,
+"Connections" and "The HTTP parser and the event loop").
 
-- A request head larger than ``max_head_bytes`` (h11's ``max_incomplete_event_size``) is
-  answered 431 with ``{"error": {"status": "INVALID_ARGUMENT", …}}``; any other request that
-  is not HTTP/1.1 gets 400 in the same envelope (uvicorn answers "Invalid HTTP request
-  received." in plain text).
-- A connection beyond ``max_connections`` open at once is answered 503 ``UNAVAILABLE`` with
-  ``Retry-After`` and closed before anything is read: this replaces uvicorn's
-  ``limit_concurrency`` (whose 503 is plain text); requests in flight are capped by
-  :class:`server.limits.LimitsMiddleware`.
-- A connection that has not sent a whole request head within ``head_timeout_s`` of opening
-  (or of its previous answer) is answered 408 and closed, so slow senders cannot hold
-  connections open (uvicorn's keep-alive timeout covers only connections that send nothing).
+- A head over ``max_head_bytes`` (counted as it comes: httptools has no limit) is 431 in the
+  ``INVALID_ARGUMENT`` envelope; any other request that is not HTTP/1.1 is 400 in the same.
+- A connection beyond ``max_connections`` is answered 503 ``UNAVAILABLE`` with ``Retry-After``
+  and closed before anything is read (uvicorn's ``limit_concurrency`` answers in plain text).
+- A head not whole within ``head_timeout_s`` of the connection's start (or of its previous
+  answer) is 408, and the connection closed (uvicorn's keep-alive covers silent ones only).
 """
 
 from __future__ import annotations
 
-import h11
-from uvicorn.protocols.http.h11_impl import STATUS_PHRASES, H11Protocol
+import importlib.util
+
+from uvicorn.protocols.http.h11_impl import STATUS_PHRASES
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.services.envelope import error_bytes
@@ -37,20 +35,19 @@ def _raw_response(status: int, exc: ApiError, extra: tuple[tuple[str, str], ...]
     return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
 
 
-def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
+def protocol_class(limits: ConnectionLimits) -> type[HttpToolsProtocol]:
     """The protocol class to give ``uvicorn.Config(http=…)`` for these limits."""
 
-    class ApiH11Protocol(H11Protocol):
+    class ApiHttpToolsProtocol(HttpToolsProtocol):
         _head_timer = None
+        _awaiting_head = True  # from the start and after each body, until a head is whole
+        _head_bytes = 0  # what came of the awaited head so far
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
             if limits.max_connections and len(self.connections) > limits.max_connections:
-                refused = ApiError(
-                    ErrorCode.UNAVAILABLE,
-                    f"the server has {limits.max_connections} connections open, its limit: retry shortly",
-                )
-                transport.write(_raw_response(503, refused, (("retry-after", "1"),)))
+                why = f"the server has {limits.max_connections} connections open, its limit: retry shortly"
+                transport.write(_raw_response(503, ApiError(ErrorCode.UNAVAILABLE, why), (("retry-after", "1"),)))
                 transport.close()
                 return
             self._arm_head_timer()
@@ -60,18 +57,28 @@ def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
             super().connection_lost(exc)
 
         def data_received(self, data: bytes) -> None:
+            if self._awaiting_head:
+                self._head_bytes += len(data)
             super().data_received(data)
-            if self.conn.their_state is not h11.IDLE:  # the head is in (or the connection is over)
-                self._cancel_head_timer()
+            if self._awaiting_head and self._head_bytes > limits.max_head_bytes and not self.transport.is_closing():
+                self.send_400_response("")
+
+        def on_headers_complete(self) -> None:
+            self._awaiting_head, self._head_bytes = False, 0
+            self._cancel_head_timer()
+            super().on_headers_complete()
+
+        def on_message_complete(self) -> None:
+            self._awaiting_head = True
+            super().on_message_complete()
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
-            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+            if not self.transport.is_closing() and self._awaiting_head:
                 self._arm_head_timer()
 
         def send_400_response(self, msg: str) -> None:
-            buffered = len(self.conn.trailing_data[0])
-            if buffered > limits.max_head_bytes:
+            if self._head_bytes > limits.max_head_bytes:
                 status, message = 431, f"request headers: larger than the {limits.max_head_bytes}-byte limit"
             else:
                 status, message = 400, "request: not a valid HTTP/1.1 request"
@@ -91,23 +98,21 @@ def protocol_class(limits: ConnectionLimits) -> type[H11Protocol]:
 
         def _head_timed_out(self) -> None:
             self._head_timer = None
-            if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+            if self.transport.is_closing() or not self._awaiting_head:
                 return
-            if self.conn.trailing_data[0]:  # part of a head came, too slowly: say so
-                late = ApiError(
-                    ErrorCode.INVALID_ARGUMENT, f"request headers: not received within {limits.head_timeout_s:g} s"
-                )
-                self.transport.write(_raw_response(408, late))
+            if self._head_bytes:  # part of a head came, too slowly: say so
+                why = f"request headers: not received within {limits.head_timeout_s:g} s"
+                self.transport.write(_raw_response(408, ApiError(ErrorCode.INVALID_ARGUMENT, why)))
             self.transport.close()
 
-    return ApiH11Protocol
+    return ApiHttpToolsProtocol
 
 
 def uvicorn_options(limits: ConnectionLimits) -> dict:
-    """The ``uvicorn.run`` keyword arguments that apply these limits."""
+    """The ``uvicorn.run`` keyword arguments that apply these limits (uvloop: not on Windows)."""
     return {
         "http": protocol_class(limits),
-        "h11_max_incomplete_event_size": limits.max_head_bytes,
+        "loop": "uvloop" if importlib.util.find_spec("uvloop") else "asyncio",
         "timeout_keep_alive": limits.keep_alive_s,
         "limit_concurrency": None,
     }

@@ -277,6 +277,35 @@ def test_oversize_headers_get_the_json_error(limited):
     assert f"{MAX_HEAD}-byte limit" in assert_envelope(resp.json(), "INVALID_ARGUMENT")
 
 
+def test_a_head_sent_in_pieces_is_cut_off_at_the_limit(limited):
+    """The parser keeps no limit of its own: the server counts a head's bytes as they come and
+    answers 431 once they pass the limit, before the head is whole."""
+    sock = connect(limited)
+    sock.sendall(f"POST {DEF_LIST} HTTP/1.1\r\nhost: test\r\nx-padding: ".encode())
+    sent = 0
+    try:
+        while sent <= 4 * MAX_HEAD:  # never ends the header: only the count can stop it
+            sock.sendall(b"p" * 1024)
+            sent += 1024
+            time.sleep(0.002)
+    except OSError:  # the server answered and closed while we were still sending
+        pass
+    status, headers, body = answer(sock)
+    assert status == 431 and headers["connection"] == "close"
+    assert f"{MAX_HEAD}-byte limit" in assert_envelope(body, "INVALID_ARGUMENT")
+
+
+def test_a_control_byte_in_a_header_gets_the_json_error(limited):
+    """DEL is not a header byte (RFC 9110 §5.5): the request is refused before authentication."""
+    sock = connect(limited)
+    sock.sendall(
+        f"POST {DEF_LIST} HTTP/1.1\r\nhost: test\r\nx-service-api-key: a\x7fb\r\ncontent-length: 0\r\n\r\n".encode()
+    )
+    status, _, body = answer(sock)
+    assert status == 400
+    assert "not a valid HTTP/1.1 request" in assert_envelope(body, "INVALID_ARGUMENT")
+
+
 def test_a_request_that_is_not_http_gets_the_json_error(limited):
     sock = connect(limited)
     sock.sendall(b"HELLO\x00 nonsense\r\n\r\n")
