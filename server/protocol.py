@@ -13,8 +13,8 @@ cap on open connections and a deadline and a size limit for a request's head (do
 from __future__ import annotations
 
 import importlib.util
+from http import HTTPStatus
 
-from uvicorn.protocols.http.h11_impl import STATUS_PHRASES
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from toolkit.errors import ApiError, ErrorCode
@@ -26,7 +26,7 @@ def _raw_response(status: int, exc: ApiError, extra: tuple[tuple[str, str], ...]
     """A whole HTTP/1.1 answer in the API's error envelope, closing the connection."""
     body = error_bytes(exc)
     head = [
-        f"HTTP/1.1 {status} {STATUS_PHRASES[status].decode()}",
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}",
         "content-type: application/json",
         f"content-length: {len(body)}",
         "connection: close",
