@@ -365,6 +365,7 @@ def cmd_serve(args) -> int:
         policy=policy,
         ca_bundle=args.webhook_ca_bundle,
         **({"retry_delays_ms": args.webhook_retry_delays} if args.webhook_retry_delays else {}),
+        timeout_s=args.webhook_timeout,
     )
     configure_logs(args.log_format, args.log_level)
     limits, quotas, connections = _serve_limits(args)
@@ -993,6 +994,8 @@ def _add_whatif(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from toolkit.webhooks import TIMEOUT_S
+
     parser = argparse.ArgumentParser(prog="collab", description="Design, lint, simulate and serve approval workflows.")
     _add_version(parser)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -1056,6 +1059,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="MS,MS,...",
         type=_delays,
         help="waits after each failed attempt, in ms (default 2000,8000,32000,120000,480000)",
+    )
+    hooks.add_argument(
+        "--webhook-timeout",
+        type=_positive_seconds,
+        default=TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"an attempt that has no answer within this many seconds fails (default {TIMEOUT_S:g})",
     )
     hooks.add_argument(
         "--webhook-allow-port",

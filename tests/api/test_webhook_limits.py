@@ -23,6 +23,7 @@ LIST = "/v2/workflow/deliveries/list"
 SECRET = "whsec-limits-0123456789"
 FAST = "100,100,100,100,100"
 HUGE_MB = 300
+HELD_S = "2"  # --webhook-timeout of the servers a test stops with attempts held: a stop waits for them
 
 
 def _sql(db, statements: list[tuple[str, list]]) -> list[list[tuple]]:
@@ -141,7 +142,7 @@ def test_a_row_that_breaks_its_attempts_fails_them_and_never_stalls_other_worksp
     """Rows stored by an older version (or changed under the server) that no attempt can use:
     each attempt is a recorded failure — refused ones dead-letter at once, others follow the
     schedule — and another workspace's delivery arrives meanwhile, with no flood of errors."""
-    srv = serve_fresh(tmp_path, "poison", _flags(receiver))
+    srv = serve_fresh(tmp_path, "poison", (*_flags(receiver), "--webhook-timeout", HELD_S))
     receiver.respond = lambda path, attempt: None if path == "/held" else 200  # keep A's rows pending
     try:
         with srv.client(srv.creds_a) as client:
@@ -272,7 +273,7 @@ def _collab(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def test_an_operator_dead_letters_or_purges_a_workspaces_outbox(tmp_path, receiver, capsys):
-    srv = serve_fresh(tmp_path, "operator", _flags(receiver))
+    srv = serve_fresh(tmp_path, "operator", (*_flags(receiver), "--webhook-timeout", HELD_S))
     receiver.respond = lambda path, attempt: None if path.startswith("/stuck") else 200
     try:
         with srv.client(srv.creds_a) as client_a, srv.client(srv.creds_b) as client_b:
@@ -288,6 +289,9 @@ def test_an_operator_dead_letters_or_purges_a_workspaces_outbox(tmp_path, receiv
         receiver.release()
     receiver.respond = lambda path, attempt: 200
     db = str(srv.db)
+    # The stop waited for the held attempts, which failed at the timeout and stay pending.
+    [[(timed_out,)]] = _sql(db, [("SELECT count(*) FROM outbox WHERE last_error = ?", ["timed out after 2 s"])])
+    assert timed_out >= 3
     ((ws_a,),), ((ws_b,),) = _sql(
         db, [("SELECT workspace_id FROM executions WHERE execution_id = ?", [e]) for e in (a1, b1)]
     )

@@ -38,11 +38,13 @@ class DeliverySettings:
     """``policy`` says where deliveries may go (loopback for tests and local receivers, ports
     besides 443); ``ca_bundle`` is a PEM file of extra trusted CAs (a test receiver's own CA);
     ``retry_delays_ms`` replaces the schedule of semantics §6 (tests shorten it);
+    ``timeout_s`` bounds one attempt, answer included (a stop waits for attempts in flight);
     ``concurrency`` attempts run at once, at most ``per_workspace`` of one workspace."""
 
     policy: WebhookPolicy = field(default_factory=WebhookPolicy)
     ca_bundle: str | None = None
     retry_delays_ms: tuple[int, ...] = RETRY_DELAYS_MS
+    timeout_s: float = TIMEOUT_S
     concurrency: int = 32
     per_workspace: int = 8
     poll_s: float = 1.0  # also picks up rows another process or a redrive made due
@@ -79,7 +81,10 @@ class Deliverer:
     async def start(self) -> None:
         self.loop = asyncio.get_running_loop()
         self.woken = asyncio.Event()
-        self.http = WebhookClient(tls_context(self.settings.ca_bundle), connections=self.settings.concurrency)
+        settings = self.settings
+        self.http = WebhookClient(
+            tls_context(settings.ca_bundle), connections=settings.concurrency, timeout_s=settings.timeout_s
+        )
         self.task = asyncio.create_task(self._run())
 
     async def stop(self) -> None:
@@ -141,13 +146,13 @@ class Deliverer:
         try:
             error, permanent = None, False
             try:
-                status = await asyncio.wait_for(self._post(delivery), TIMEOUT_S)
+                status = await asyncio.wait_for(self._post(delivery), self.settings.timeout_s)
                 if not 200 <= status < 300:
                     error = f"HTTP {status}"
             except Refused as exc:
                 error, permanent = str(exc), True
             except TimeoutError:
-                error = f"timed out after {TIMEOUT_S:g} s"
+                error = f"timed out after {self.settings.timeout_s:g} s"
             except (httpx.HTTPError, OSError) as exc:
                 error = describe(exc)
             except Exception as exc:  # a bug or a bad stored value: a failed attempt like any other

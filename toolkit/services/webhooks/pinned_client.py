@@ -30,7 +30,9 @@ def tls_context(ca_bundle: str | None) -> ssl.SSLContext:
     return context
 
 
-def request_for(target: Target, address: IPAddress, body: bytes, headers: dict[str, str]) -> httpx.Request:
+def request_for(
+    target: Target, address: IPAddress, body: bytes, headers: dict[str, str], timeout_s: float = TIMEOUT_S
+) -> httpx.Request:
     """The POST of ``body`` to ``target``, connecting to ``address``: the URL names the
     address, the ``Host`` header and the TLS server name (certificate check) the host."""
     url = httpx.URL(scheme="https", host=str(address), port=target.port, raw_path=target.path.encode("ascii"))
@@ -39,15 +41,18 @@ def request_for(target: Target, address: IPAddress, body: bytes, headers: dict[s
         url,
         content=body,
         headers={**headers, "host": target.authority},
-        extensions={"sni_hostname": target.host, "timeout": httpx.Timeout(TIMEOUT_S).as_dict()},
+        extensions={"sni_hostname": target.host, "timeout": httpx.Timeout(timeout_s).as_dict()},
     )
 
 
 class WebhookClient:
     """POSTs deliveries; one httpx client (one connection pool) per (host, address, port)."""
 
-    def __init__(self, verify: ssl.SSLContext, keep: int = 64, connections: int = 32) -> None:
+    def __init__(
+        self, verify: ssl.SSLContext, keep: int = 64, connections: int = 32, timeout_s: float = TIMEOUT_S
+    ) -> None:
         self.verify = verify
+        self.timeout_s = timeout_s
         self.keep = keep
         self.connections = connections
         self.clients: OrderedDict[PoolKey, httpx.AsyncClient] = OrderedDict()  # least recently used first
@@ -59,7 +64,7 @@ class WebhookClient:
         key = (target.host, address, target.port)
         client = self._checkout(key)
         try:
-            response = await client.send(request_for(target, address, body, headers), stream=True)
+            response = await client.send(request_for(target, address, body, headers, self.timeout_s), stream=True)
             try:
                 read = 0
                 async for chunk in response.aiter_raw():  # raw: a compressed answer is not inflated
@@ -82,7 +87,7 @@ class WebhookClient:
             # trust_env=False: a proxy from the environment must not carry (or see) deliveries.
             client = httpx.AsyncClient(
                 verify=self.verify,
-                timeout=TIMEOUT_S,
+                timeout=self.timeout_s,
                 follow_redirects=False,
                 trust_env=False,
                 limits=httpx.Limits(max_connections=self.connections),
