@@ -49,12 +49,14 @@ def outcome(log) -> tuple:
     return state.status, state.failure_reason, path, iterations, cycle, breaches, len(state.steps)
 
 
-# A run only adds its events and steps to the batch's lists; each column is then made in one
-# pass over the whole batch, in C (attribute getters mapped over the rows, orjson, Arrow).
+# A run's values are taken while its objects are fresh (rows of attributes; JSON encoded), and
+# the run is then free to go: a batch holds its rows, not its events and steps.
+# :meth:`TableBuilder.tables` turns each column into Arrow in one pass over the batch. The rows
+# read the attributes in comprehensions, where the interpreter's slot access is several times
+# cheaper than an attribute getter's lookup; they hold these columns, in this order.
 _STEP_COLUMNS = ("step_id", "node_id", "node_type", "status", "group_id", "iteration", "started_at", "completed_at")
 _EVENT_COLUMNS = ("seq", "type", "step_id", "timestamp")
-_GET = {name: attrgetter(name) for name in set(_STEP_COLUMNS + _EVENT_COLUMNS)}
-_GET_DATA, _GET_OUTPUT = attrgetter("data"), attrgetter("output")
+_GET_OUTPUT = attrgetter("output")
 _EXECUTION_ROW = attrgetter(*BATCH_SCHEMAS["executions"].names[2:])  # after x and run
 _EXECUTION_COLUMNS = BATCH_SCHEMAS["executions"].names
 _OUTCOME_COLUMNS = tuple(n for n in BATCH_SCHEMAS["outcomes"].names if n != "execution_id")
@@ -63,21 +65,22 @@ _OUTCOME_COLUMNS = tuple(n for n in BATCH_SCHEMAS["outcomes"].names if n != "exe
 class TableBuilder:
     """A batch of runs, turned into Arrow tables (of :data:`BATCH_SCHEMAS`) by :meth:`tables`.
 
-    A run adds its events and ordered steps to the batch's lists, and one tuple each (made
-    in C by an attribute getter) for its execution and outcome; :meth:`tables` then makes
-    every column in one pass over the batch. JSON columns become an Arrow string column from
-    one joined byte string and the values' lengths, without a Python string per value. The
-    per-run values of events, steps and outcomes (run, execution id, correlation id) are taken
-    from the executions by each row's run position ``x`` (dictionary columns)."""
+    A run adds one tuple each for its execution and outcome and one per ordered step and
+    event, its steps' decisions and sources, and its JSON; :meth:`tables` then makes every
+    column in one pass over the batch. JSON columns become an Arrow string column from one
+    joined byte string and the values' lengths, without a Python string per value. The
+    per-run values of events, steps and outcomes (run, execution id, correlation id) are
+    taken from the executions by each row's run position ``x`` (dictionary columns)."""
 
     def __init__(self) -> None:
         self._clear()
 
     def _clear(self) -> None:
-        self.events: list = []
+        self.event_rows: list[tuple] = []
         self.event_counts: list[int] = []
-        self.steps: list = []
+        self.step_rows: list[tuple] = []
         self.step_counts: list[int] = []
+        self.decisions: list[str | None] = []
         self.sources: list[str | None] = []
         self.json: dict[str, tuple[list[bytes], list[int]]] = {"steps": ([], []), "events": ([], [])}
         self.execution_rows: list[tuple] = []
@@ -92,14 +95,19 @@ class TableBuilder:
         self.execution_rows.append((x, run) + _EXECUTION_ROW(state))
         steps = state.steps
         ordered = in_step_order(steps.values())
-        self.steps += ordered
+        self.step_rows += [
+            (s.step_id, s.node_id, s.node_type, s.status, s.group_id, s.iteration, s.started_at, s.completed_at)
+            for s in ordered
+        ]
         self.step_counts.append(len(ordered))
         self.sources += [source_of(s.step_id, steps) for s in ordered]
-        self._json("steps", [o if o is not None else {} for o in map(_GET_OUTPUT, ordered)])
+        outputs = [o if o is not None else {} for o in map(_GET_OUTPUT, ordered)]
+        self.decisions += map(_decision, outputs)
+        self._json("steps", outputs)
         events = log.events
-        self.events += events
+        self.event_rows += [(e.seq, e.type, e.step_id, e.timestamp) for e in events]
         self.event_counts.append(len(events))
-        self._json("events", list(map(_GET_DATA, events)))
+        self._json("events", [e.data for e in events])
         result = outcome(log)
         self.outcome_rows.append((x, run) + result + (replication,))
         return result
@@ -118,29 +126,34 @@ class TableBuilder:
 
     def tables(self) -> dict[str, pa.Table]:
         """The buffered runs as Arrow tables; empties the buffers."""
-        executions = dict(zip(_EXECUTION_COLUMNS, zip(*self.execution_rows)))
+        executions = _columns(_EXECUTION_COLUMNS, self.execution_rows)
         x = pa.array(executions["x"], type=_INT)
         per_run = {
             "run": pa.array(executions["run"], type=_INT),
             "execution_id": pa.array(executions["execution_id"], type=_STR),
             "correlation_id": pa.array(executions["correlation_id"], type=_STR),
         }
-        steps, events = self.steps, self.events
-        step_columns: dict[str, Sequence | pa.Array] = {name: list(map(_GET[name], steps)) for name in _STEP_COLUMNS}
-        step_columns["decision"] = list(map(_decision, map(_GET_OUTPUT, steps)))
+        step_columns: dict[str, Sequence | pa.Array] = _columns(_STEP_COLUMNS, self.step_rows)
+        step_columns["decision"] = self.decisions
         step_columns["source_node_id"] = self.sources
         step_columns["output"] = _json_column(*self.json["steps"])
         step_columns["step_index"] = _positions_within(self.step_counts)
-        event_columns: dict[str, Sequence | pa.Array] = {name: list(map(_GET[name], events)) for name in _EVENT_COLUMNS}
+        event_columns: dict[str, Sequence | pa.Array] = _columns(_EVENT_COLUMNS, self.event_rows)
         event_columns["data"] = _json_column(*self.json["events"])
         out = {
             "executions": _table("executions", executions, x, per_run),
             "steps": _table("steps", step_columns, _run_positions(self.step_counts), per_run),
             "events": _table("events", event_columns, _run_positions(self.event_counts), per_run),
-            "outcomes": _table("outcomes", dict(zip(_OUTCOME_COLUMNS, zip(*self.outcome_rows))), x, per_run),
+            "outcomes": _table("outcomes", _columns(_OUTCOME_COLUMNS, self.outcome_rows), x, per_run),
         }
         self._clear()
         return out
+
+
+def _columns(names: Sequence[str], rows: list[tuple]) -> dict[str, Sequence]:
+    """Rows of values (in ``names`` order) as ``{name: column}``."""
+    columns = list(zip(*rows)) if rows else [()] * len(names)
+    return dict(zip(names, columns))
 
 
 def _table(name: str, columns: Mapping, x: pa.Array, per_run: dict[str, pa.Array]) -> pa.Table:
