@@ -6,8 +6,10 @@ cap on open connections and a deadline and a size limit for a request's head (do
   ``INVALID_ARGUMENT`` envelope; any other request that is not HTTP/1.1 is 400 in the same.
 - A connection beyond ``max_connections`` is answered 503 ``UNAVAILABLE`` with ``Retry-After``
   and closed before anything is read (uvicorn's ``limit_concurrency`` answers in plain text).
-- A head not whole within ``head_timeout_s`` of the connection's start (or of its previous
-  answer) is 408, and the connection closed (uvicorn's keep-alive covers silent ones only).
+- A head not whole within ``head_timeout_s`` of its first byte is 408, and the connection
+  closed; so is a new connection that sends nothing for as long (uvicorn never closes one). An
+  idle kept-alive connection is uvicorn's: closed after ``keep_alive_s``, however much longer
+  that is, so that an operator can keep connections open past a load balancer's idle timeout.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ def protocol_class(limits: ConnectionLimits) -> type[HttpToolsProtocol]:
 
         def data_received(self, data: bytes) -> None:
             if self._awaiting_head:
+                if not self._head_bytes and self._head_timer is None:
+                    self._arm_head_timer()  # a head's clock starts at its first byte
                 self._head_bytes += len(data)
             super().data_received(data)
             if self._awaiting_head and self._head_bytes > limits.max_head_bytes and not self.transport.is_closing():
@@ -71,11 +75,6 @@ def protocol_class(limits: ConnectionLimits) -> type[HttpToolsProtocol]:
         def on_message_complete(self) -> None:
             self._awaiting_head = True
             super().on_message_complete()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing() and self._awaiting_head:
-                self._arm_head_timer()
 
         def send_400_response(self, msg: str) -> None:
             if self._head_bytes > limits.max_head_bytes:

@@ -63,6 +63,10 @@ if TYPE_CHECKING:
 
 __all__ = ["OPERATIONS", "HttpClient", "LocalClient", "Operation", "WorkflowClient", "serve_in_background"]
 
+# HttpClient drops a pooled connection idle this long, well inside `collab serve`'s 5 s
+# keep-alive: with equal timeouts, a request sent as the server closes the connection is reset.
+KEEPALIVE_S = 2.0
+
 
 def _wire(key: str) -> str:
     """``since_seq`` -> ``sinceSeq``; camelCase keys are kept as they are."""
@@ -362,13 +366,16 @@ class HttpClient(WorkflowClient):
     ``ApiError(status, message)`` (its ``http_status`` attribute holds the HTTP status). A
     server that cannot be reached, or an answer that is not the envelope, raises
     ``ApiError(UNAVAILABLE)``. Each instance keeps one ``httpx.Client`` (a keep-alive
-    connection pool); close it, or use ``with``."""
+    connection pool); close it, or use ``with``. A pooled connection idle for ``KEEPALIVE_S``
+    (2 s) is not used again; behind a proxy that closes idle connections sooner, pass
+    ``limits=httpx.Limits(keepalive_expiry=…)`` below its timeout."""
 
     def __init__(self, base_url: str, api_key: str, auth_token: str, timeout: float = 10, **httpx_options) -> None:
         import httpx  # only the HTTP client needs it (the `server` extra)
 
         self._httpx = httpx
         self.base_url = base_url.rstrip("/")
+        httpx_options.setdefault("limits", httpx.Limits(keepalive_expiry=KEEPALIVE_S))
         self._http = httpx.Client(
             base_url=self.base_url,
             timeout=timeout,

@@ -23,6 +23,8 @@ import httpx
 from postgres import SKIP_ENV, PostgresCluster
 from processes import free_port, wait_until_ready
 
+from toolkit.client import KEEPALIVE_S
+
 W = "/v2/workflow"
 DEF_CREATE, DEF_GET, DEF_LIST = f"{W}/definitions/create", f"{W}/definitions/get", f"{W}/definitions/list"
 DEF_UPDATE, DEF_DELETE = f"{W}/definitions/update", f"{W}/definitions/delete"
@@ -146,6 +148,16 @@ def create_workspace(db: Path | str) -> dict:
     return creds
 
 
+# A pooled connection idle for KEEPALIVE_S is not reused: a request sent just as the server's
+# keep-alive (5 s) closes the connection would be reset (as toolkit.client's HttpClient does).
+LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=100, keepalive_expiry=KEEPALIVE_S)
+
+
+def http_client(**options) -> httpx.Client:
+    """``httpx.Client(**options)`` with the tests' pool :data:`LIMITS`."""
+    return httpx.Client(limits=LIMITS, **options)
+
+
 class Server:
     """`collab serve --db DB --port P` as a subprocess; its output goes to a log file.
 
@@ -236,10 +248,9 @@ class Server:
         headers = {"content-type": "application/json"}
         if creds is not None:
             headers.update({"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]})
-        limits = httpx.Limits(max_connections=200, max_keepalive_connections=100)
-        transport = RoundRobin(self.ports, limits) if len(self.ports) > 1 else None
+        transport = RoundRobin(self.ports, LIMITS) if len(self.ports) > 1 else None
         return httpx.Client(
-            base_url=self.base_url, headers=headers, timeout=timeout, limits=limits, transport=transport
+            base_url=self.base_url, headers=headers, timeout=timeout, limits=LIMITS, transport=transport
         )
 
     def kill9(self) -> None:

@@ -31,6 +31,7 @@ from toolkit.services.workspaces import create_workspace as workspace_create
 from toolkit.store import Store
 
 RATE, BODY_S, HEAD_S, IN_FLIGHT, TOTAL, MAX_HEAD, DELAY = 10, 1, 1, 3, 5, 4096, 0.3
+KEEP_ALIVE_S = 3  # longer than HEAD_S, as behind a load balancer that keeps its connections
 LIMITS = (
     "--rate-limit",
     str(RATE),
@@ -54,6 +55,8 @@ LIMITS = (
     str(MAX_HEAD),
     "--max-connections",
     "40",
+    "--keep-alive-timeout",
+    str(KEEP_ALIVE_S),
 )
 TENANTS = ("flood", "calm", "quota", "slow", "slow2")
 
@@ -117,6 +120,22 @@ def answer(sock: socket.socket) -> tuple[int, dict, dict] | None:
     lines = head.decode("latin-1").split("\r\n")
     headers = dict(line.split(": ", 1) for line in lines[1:])
     return int(lines[0].split()[1]), {k.lower(): v for k, v in headers.items()}, json.loads(body)
+
+
+def kept_alive_answer(sock: socket.socket) -> int:
+    """The status of the next answer on ``sock``, read to the end of its body, the connection
+    left open."""
+    raw = b""
+    while b"\r\n\r\n" not in raw:
+        chunk = sock.recv(65536)
+        assert chunk, f"the server closed the connection; it had sent {raw!r}"
+        raw += chunk
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    length = int(next(line.split(":", 1)[1] for line in lines if line.lower().startswith("content-length:")))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return int(lines[0].split()[1])
 
 
 def assert_envelope(body: dict, code: str) -> str:
@@ -325,6 +344,24 @@ def test_a_slow_request_head_is_cut_off(limited):
 def test_an_idle_connection_is_closed(limited):
     with connect(limited) as sock:
         assert sock.recv(1) == b""  # closed by the server, with nothing said
+
+
+def test_a_kept_alive_connection_stays_open_past_the_head_timeout_until_the_keep_alive_timeout(limited):
+    creds = limited.tenants["calm"]
+    request = (
+        f"POST {DEF_LIST} HTTP/1.1\r\nhost: test\r\ncontent-type: application/json\r\ncontent-length: 11\r\n"
+        f"x-service-api-key: {creds['apiKey']}\r\nx-service-auth-token: {creds['authToken']}\r\n\r\n"
+        '{"data":{}}'
+    ).encode()
+    with connect(limited) as sock:
+        sock.sendall(request)
+        assert kept_alive_answer(sock) == 200
+        time.sleep(HEAD_S + 0.5)  # idle past the head timeout, within the keep-alive one
+        sock.sendall(request)
+        assert kept_alive_answer(sock) == 200
+        idle_from = time.monotonic()
+        assert sock.recv(1) == b""  # then closed, with nothing said
+        assert time.monotonic() - idle_from > HEAD_S + 0.5
 
 
 def test_connections_over_the_limit_are_refused_in_json(limited):

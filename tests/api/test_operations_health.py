@@ -15,7 +15,7 @@ import pytest
 from processes import free_port
 
 from api.inprocess import InProcess
-from api.support import DEF_CREATE, DEF_LIST, DISPATCH, create_workspace, human_definition, wait_for
+from api.support import DEF_CREATE, DEF_LIST, DISPATCH, create_workspace, http_client, human_definition, wait_for
 from server import Settings
 from toolkit.services.readiness import Readiness
 from toolkit.services.webhooks.deliverer import DeliverySettings
@@ -70,7 +70,7 @@ def test_readyz_is_503_over_the_outbox_bound(tmp_path):
     )
     with InProcess(settings) as srv:
         headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
-        with httpx.Client(base_url=srv.url, headers=headers) as http:
+        with http_client(base_url=srv.url, headers=headers) as http:
             assert http.post(DEF_CREATE, json={"data": human_definition("held-back")}).status_code == 200
             assert ready(srv.url).status_code == 200
             for _ in range(2):

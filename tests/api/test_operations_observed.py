@@ -25,6 +25,7 @@ from api.support import (
     EXEC_GET,
     Api,
     create_workspace,
+    http_client,
     human_definition,
     serve_fresh,
     uid,
@@ -390,7 +391,7 @@ def test_agent_runs_log_the_request_id_of_the_request_that_started_them(tmp_path
         settings = Settings(db=tmp_path / "agents.duckdb", agent_runner=ApprovingRunner(), mirror_every_s=None)
         with InProcess(settings) as srv:
             headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
-            with httpx.Client(base_url=srv.url, headers=headers) as http:
+            with http_client(base_url=srv.url, headers=headers) as http:
                 assert http.post(DEF_CREATE, json={"data": definition}).status_code == 200
                 answer = http.post(
                     DISPATCH, json={"data": {"definitionId": "chained"}}, headers={"x-request-id": "agents-7"}

@@ -15,7 +15,6 @@ import subprocess
 import time
 from pathlib import Path
 
-import httpx
 import psycopg
 import pytest
 
@@ -26,6 +25,7 @@ from api.support import (
     collab_bin,
     create_workspace,
     fresh_db,
+    http_client,
     human_definition,
     skip_without_postgres,
     wait_for,
@@ -241,7 +241,7 @@ def test_one_of_two_processes_writes_the_mirror_and_the_other_takes_over(tmp_pat
         survivor = next(p for p in srv.procs if p.pid != holder)
         port = srv.ports[srv.procs.index(survivor)]
         headers = {"x-service-api-key": creds["apiKey"], "x-service-auth-token": creds["authToken"]}
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=60) as http:
+        with http_client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=60) as http:
             for _ in range(3):  # to the survivor only: the other process is dead
                 api = Api(http)
                 api.dispatch(DEFINITION)

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from api.support import DEF_LIST, Server, collab_bin, create_workspace, fresh_db, skip_without_postgres
+from api.support import DEF_LIST, Server, collab_bin, create_workspace, fresh_db, http_client, skip_without_postgres
 from toolkit.tokens import UserTokenError, verify_user_token
 
 TOKEN = "/v2/auth/generate_token"
@@ -55,7 +55,7 @@ def workspace_cli(*args: str) -> dict:
 def process(srv: Server, i: int, key: str, token: str) -> httpx.Client:
     """A client of process ``i`` alone."""
     headers = {"content-type": "application/json", "x-service-api-key": key, "x-service-auth-token": token}
-    return httpx.Client(base_url=f"http://127.0.0.1:{srv.ports[i]}", headers=headers, timeout=60)
+    return http_client(base_url=f"http://127.0.0.1:{srv.ports[i]}", headers=headers, timeout=60)
 
 
 def status(client: httpx.Client) -> int:

@@ -17,7 +17,6 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import psycopg
 import pytest
 from postgres import SKIP_ENV
@@ -31,6 +30,7 @@ from api.support import (
     Server,
     create_workspace,
     fresh_db,
+    http_client,
     human_definition,
     uid,
     wait_for,
@@ -48,7 +48,7 @@ def _apis(ports: list[int], creds: dict) -> Iterator[list[Api]]:
     headers = {"content-type": "application/json", "x-service-api-key": creds["apiKey"]}
     headers["x-service-auth-token"] = creds["authToken"]
     with contextlib.ExitStack() as stack:
-        clients = [httpx.Client(base_url=f"http://127.0.0.1:{p}", headers=headers, timeout=60) for p in ports]
+        clients = [http_client(base_url=f"http://127.0.0.1:{p}", headers=headers, timeout=60) for p in ports]
         for client in clients:
             stack.enter_context(client)
         yield [Api(c) for c in clients]

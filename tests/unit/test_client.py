@@ -315,6 +315,23 @@ def test_http_client_reports_status_and_unauthenticated(http_server, http_client
     assert (caught.value.code, caught.value.http_status) == (ErrorCode.UNAUTHENTICATED, 401)
 
 
+def test_http_client_drops_an_idle_connection_before_the_server_closes_it(http_server, http_client):
+    """A kept-alive connection reused just as the server's keep-alive (5 s) closes it would be
+    reset; the client opens a new one once its own shorter expiry has passed."""
+    live = http_server.server.server_state.connections  # uvicorn's open connections
+    deadline = time.monotonic() + 10
+    while live and time.monotonic() < deadline:  # earlier tests' clients are closed, their connections ending
+        time.sleep(0.05)
+    http_client.list_definitions()
+    (first,) = live
+    http_client.list_definitions()
+    assert live == {first}  # reused at once
+    time.sleep(toolkit.client.KEEPALIVE_S + 0.5)
+    assert live == {first}  # the server keeps it open, for 5 s
+    http_client.list_definitions()
+    assert first not in live and len(live) == 1
+
+
 def test_http_client_unreachable_server_is_unavailable():
     with socket.socket() as sock:  # a port nobody listens on
         sock.bind(("127.0.0.1", 0))
