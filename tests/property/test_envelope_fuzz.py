@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from toolkit.errors import ApiError, ErrorCode
@@ -54,6 +54,8 @@ def test_any_bytes_are_data_or_invalid_argument(raw):
 
 @FUZZ
 @given(json_values, st.sampled_from(["utf-8", "utf-16", "latin-1"]))
+@example({"": None, "data": None}, "utf-8")  # an unknown top-level key, empty: still named
+@example({"data": {}, "x": "\ud800"}, "utf-8")
 def test_any_json_body_is_data_or_invalid_argument(body, encoding):
     raw = json.dumps(body).encode(encoding, errors="replace")
     outcome = envelope_outcome(raw)
@@ -104,3 +106,11 @@ def test_any_data_object_is_a_request_or_invalid_argument(request):
     except ApiError as err:
         assert err.code is ErrorCode.INVALID_ARGUMENT, (path, err)
         assert err.message.startswith("data"), (path, err.message)
+
+
+@pytest.mark.parametrize("key", ["", "date", "Data", "\ud800"])
+def test_an_unknown_top_level_key_is_named_quoted(key):
+    raw = json.dumps({"data": {}, key: 1}).encode()
+    outcome = envelope_outcome(raw)
+    assert isinstance(outcome, ApiError)
+    assert outcome.message.startswith(f"body: unknown field {json.dumps(key)} "), outcome.message

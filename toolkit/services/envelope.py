@@ -82,16 +82,17 @@ def parse_data(raw: bytes) -> Any:
         raise ApiError(ErrorCode.INVALID_ARGUMENT, f"body: not valid JSON ({exc})") from None
     if not isinstance(body, dict):
         raise ApiError(ErrorCode.INVALID_ARGUMENT, 'body: must be a JSON object {"data": {...}}')
-    where = _lone_surrogate(body)
-    if where is not None:
-        raise ApiError(ErrorCode.INVALID_ARGUMENT, f"{where}: not valid Unicode text (a lone surrogate escape)")
     if "data" not in body:
         raise ApiError(ErrorCode.INVALID_ARGUMENT, 'data: field required (wrap the parameters as {"data": {...}})')
     extra = [k for k in body if k != "data"]
-    if extra:
+    if extra:  # quoted as JSON (ASCII): the key may be empty, or not Unicode text
         raise ApiError(
-            ErrorCode.INVALID_ARGUMENT, f'{extra[0]}: unknown field (only "data" is allowed at the top level)'
+            ErrorCode.INVALID_ARGUMENT,
+            f'body: unknown field {json.dumps(extra[0])} (only "data" is allowed at the top level)',
         )
+    where = _lone_surrogate(body)
+    if where is not None:
+        raise ApiError(ErrorCode.INVALID_ARGUMENT, f"{where}: not valid Unicode text (a lone surrogate escape)")
     if not isinstance(body["data"], dict):
         raise ApiError(ErrorCode.INVALID_ARGUMENT, "data: must be an object")
     if not _depth_ok(body["data"], MAX_DEPTH):
