@@ -171,7 +171,9 @@ def test_a_burst_over_the_rate_is_refused_while_another_workspace_is_served(limi
             message = expect_error(resp, "RESOURCE_EXHAUSTED")
             assert "rate limit" in message or "in flight" in message, message
             retry_after(resp)
-            assert resp.elapsed.total_seconds() >= DELAY  # tarpitted: a flood cannot make refusals cheap
+            # tarpitted: a flood cannot make refusals cheap (uvloop's timers count whole milliseconds
+            # from the loop's clock as of its last wake-up, so a sleep may end a little early)
+            assert resp.elapsed.total_seconds() >= DELAY - 0.005
         assert [r.status_code for r in calm_answers] == [200] * RATE
 
         # Waiting as told is enough to be served again.
