@@ -1,13 +1,15 @@
 """The Parquet mirror of a PostgreSQL database (toolkit.analytics.shared_mirror), on a real
 PostgreSQL: rows of transactions that commit out of order are each mirrored once, and only
-after they committed; one mirror at a time writes a folder, and the next carries on from it."""
+after they committed, each version of an execution once, in batches of whole transactions;
+one mirror at a time writes a folder, and the next carries on from it."""
 
 from __future__ import annotations
 
 import psycopg
+import pyarrow.parquet as pq
 import pytest
 
-from toolkit.analytics import open_mirror
+from toolkit.analytics import MirrorError, open_mirror
 from toolkit.analytics.shared_mirror import SharedMirror
 from toolkit.store.postgres.migrate import migrate
 
@@ -69,3 +71,86 @@ def test_one_mirror_at_a_time_writes_a_folder_and_the_next_carries_on(postgres_d
     assert second.sync() == {"commands": 1, "events": 1} and second.holding
     assert mirrored(folder) == ["ev_x1_1", "ev_x2_1"]
     second.close()
+
+
+def test_an_execution_changed_past_the_snapshots_horizon_is_mirrored_at_each_version_once(postgres_dsn, tmp_path):
+    """A sync sees an execution as it is now, but reads only the commands below its snapshot's
+    oldest running transaction; a change committed above that horizon is read by the next sync,
+    which must not export the same version of the execution (and its steps) a second time."""
+    from toolkit.client import LocalClient
+    from toolkit.services.context import Services
+    from toolkit.services.workspaces import Authenticator, create_workspace
+    from toolkit.store import open_store
+
+    store = open_store(postgres_dsn)
+    try:
+        services = Services(store)
+        creds = create_workspace(store, "mirror", now_ms=services.clock.now())
+        client = LocalClient(services, Authenticator(store).authenticate(creds.api_key, creds.auth_token))
+        review = {"nodeId": "review", "type": "human", "config": {"reviewers": [{"userId": "ann"}, {"userId": "bob"}]}}
+        agents = [{"nodeId": n, "type": "agent", "config": {"agentId": n}} for n in ("publish", "archive")]
+        edges = [
+            {"from": "review", "to": "publish", "on": "approve"},
+            {"from": "review", "to": "archive", "on": "reject"},
+        ]
+        client.create_definition(definitionId="mirrored", name="mirrored", nodes=[review, *agents], edges=edges)
+        execution_id = client.dispatch("mirrored")["executionId"]
+        (step,) = client.get_execution(execution_id)["steps"]
+        folder = tmp_path / "events"
+        mirror = SharedMirror(postgres_dsn, folder, owner="one")
+        with psycopg.connect(postgres_dsn) as blocker:
+            blocker.execute("SELECT pg_current_xact_id()")  # a transaction that stays open: the horizon
+            client.record_reviewer_decision(execution_id, step["stepId"], "ann", "approve")
+            mirror.sync()  # the dispatch is below the horizon, the decision above it
+        mirror.sync()
+        mirror.close()
+        with psycopg.connect(postgres_dsn) as con:
+            stored = con.execute("SELECT count(*), max(version) FROM executions").fetchone()
+            steps = con.execute("SELECT count(*) FROM steps").fetchone()
+        with open_mirror(folder) as con:
+            assert con.execute("SELECT count(*), max(version) FROM executions").fetchone() == stored
+            assert con.execute("SELECT count(*) FROM steps").fetchone() == steps
+            assert con.execute("SELECT count(*) FROM commands").fetchone() == (2,)
+    finally:
+        store.close()
+
+
+def test_a_mirror_far_behind_catches_up_in_batches_of_whole_transactions(postgres_dsn, tmp_path):
+    with psycopg.connect(postgres_dsn) as con:
+        migrate(con)
+        for i in range(10):
+            write(con, f"a{i}")
+            con.commit()
+        for i in range(6):  # one transaction larger than a batch
+            write(con, f"big{i}")
+        con.commit()
+        for i in range(3):
+            write(con, f"z{i}")
+            con.commit()
+    folder = tmp_path / "events"
+    mirror = SharedMirror(postgres_dsn, folder, owner="one", chunk=4)
+    assert mirror.sync() == {"commands": 19, "events": 19}
+    assert mirrored(folder) == sorted(
+        f"ev_{x}_1" for x in [*(f"a{i}" for i in range(10)), *(f"big{i}" for i in range(6)), "z0", "z1", "z2"]
+    )
+    batches = [
+        pq.read_table(part).column("execution_id").to_pylist()
+        for part in sorted((folder / "commands").glob("*.parquet"))
+    ]
+    assert len(batches) >= 4 and all(len(b) <= 6 for b in batches), batches
+    assert any(set(b) >= {f"big{i}" for i in range(6)} for b in batches), "a transaction is never split"
+    assert mirror.sync() == {}
+    mirror.close()
+
+
+def test_a_batch_too_slow_for_the_lease_is_not_written_and_the_next_reads_half_as_much(postgres_dsn, tmp_path):
+    with psycopg.connect(postgres_dsn) as con:
+        migrate(con)
+        write(con, "x1")
+        con.commit()
+    folder = tmp_path / "events"
+    mirror = SharedMirror(postgres_dsn, folder, owner="one", lease_ms=1, chunk=400)  # any batch outlasts 0.5 ms
+    with pytest.raises(MirrorError, match="next: 200 commands"):
+        mirror.sync()
+    assert mirror.chunk == 200 and not list(folder.glob("*/*.parquet"))
+    mirror.close()

@@ -444,17 +444,17 @@ def open_mirror(folder: str | Path) -> MirrorConnection:
     return MirrorConnection(folder)
 
 
-def server_mirror(store, folder: str | Path | None = None) -> Mirror | None:
+def server_mirror(store, folder: str | Path | None = None, lease_ms: int | None = None) -> Mirror | None:
     """The mirror a server keeps of its store, not started: on DuckDB in ``folder``, by default
     ``events/`` next to the database file (none for ``:memory:``); on PostgreSQL only when a
-    ``folder`` is given, written by one process at a time
+    ``folder`` is given, written by one process at a time, under a lease of ``lease_ms``
     (:class:`toolkit.analytics.shared_mirror.SharedMirror`)."""
     if store.dialect == "postgres":
         if folder is None:
             return None
-        from toolkit.analytics.shared_mirror import SharedMirror  # psycopg is the `postgres` extra
+        from toolkit.analytics.shared_mirror import LEASE_MS, SharedMirror  # psycopg is the `postgres` extra
 
-        return SharedMirror(store.url, folder)
+        return SharedMirror(store.url, folder, lease_ms=lease_ms or LEASE_MS)
     if folder is None:
         if str(store.path) == ":memory:":
             return None

@@ -6,13 +6,14 @@ who writes it and how new rows are found.
 
 * **One writer at a time.** Every process started with ``collab serve --mirror DIR`` runs a
   :class:`SharedMirror` on ``DIR``; before each sync it takes or renews the lease
-  ``("mirror", DIR)`` (``leases`` table, :data:`LEASE_MS`). Only the holder syncs and compacts;
+  ``("mirror", DIR)`` (``leases`` table, ``--lease-seconds``). Only the holder syncs and compacts;
   the others try again at their next sync, and one of them takes over once the holder has
   stopped (it gives the lease up) or died (the lease runs out). On taking over it re-reads the
   folder's state, which the previous holder left complete (files first, state file last).
 * **New rows by transaction.** The marks are a transaction id: each sync copies the rows of the
   transactions that ended since the last one (:func:`toolkit.store.postgres.eventlog.pull_since`),
-  which holds however many processes commit and in whatever order.
+  which holds however many processes commit and in whatever order; at most :data:`CHUNK`
+  commands' worth a batch, several batches a sync while the mirror is behind.
 
 The folder must be one place for all the processes given it (one machine, or shared storage);
 give ``--mirror`` to the processes that can write it.
@@ -34,9 +35,14 @@ from toolkit.analytics.manifest import load_state, part_name, save_state
 from toolkit.analytics.mirror import APPEND_ONLY, TABLES, Mirror, MirrorError
 from toolkit.store.postgres import eventlog
 
-__all__ = ["SharedMirror", "LEASE_MS"]
+__all__ = ["SharedMirror", "LEASE_MS", "CHUNK"]
 
 LEASE_MS = 30_000  # the holder renews every sync (5 s); a dead holder's turn passes within this
+# Commands (with their events, executions and steps) one batch reads at most: about 1-2 s of
+# reading, so that a first sync of a large database is many short batches, none of which holds
+# the lease long enough to lose it.
+CHUNK = 10_000
+MIN_CHUNK = 100
 CONNECT_TIMEOUT_S = 5
 
 
@@ -45,8 +51,12 @@ class SharedMirror(Mirror):
     process holds its lease. ``sync()`` returns rows exported per table (nothing when another
     process holds the lease); ``start``/``stop``/``compact`` are :class:`Mirror`'s."""
 
-    def __init__(self, url: str, folder: str | Path, owner: str | None = None) -> None:
+    def __init__(
+        self, url: str, folder: str | Path, owner: str | None = None, *, lease_ms: int = LEASE_MS, chunk: int = CHUNK
+    ) -> None:
         self.url = url
+        self.lease_ms = lease_ms
+        self.chunk = chunk
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._con: psycopg.Connection[Any] | None = None
         self.holding = False
@@ -68,11 +78,26 @@ class SharedMirror(Mirror):
             raise
 
     def _sync_held(self) -> dict[str, int]:
+        """Sync chunk after chunk while a chunk leaves rows behind and a quarter of the lease has
+        not gone by, so that a mirror far behind catches up without a sync ever holding the
+        lease for long."""
+        began = time.monotonic()
+        counts: dict[str, int] = {}
+        while True:
+            chunk, more = self._sync_chunk()
+            for table, n in chunk.items():
+                counts[table] = counts.get(table, 0) + n
+            if not more or (time.monotonic() - began) * 1000 > self.lease_ms / 4:
+                return counts
+
+    def _sync_chunk(self) -> tuple[dict[str, int], bool]:
+        """One batch: the rows of about ``self.chunk`` commands committed since the last one;
+        whether more were left for the next (its size halves after a chunk too slow to write)."""
         con = self._connection()
         claimed = time.monotonic()
-        if not eventlog.claim_lease(con, "mirror", self.key, self.owner, _now_ms(), LEASE_MS):
+        if not eventlog.claim_lease(con, "mirror", self.key, self.owner, _now_ms(), self.lease_ms):
             self.holding = False
-            return {}
+            return {}, False
         if not self.holding:  # another process may have written the folder meanwhile
             self.state = load_state(self.folder, APPEND_ONLY)
             self._discard_unrecorded()
@@ -81,12 +106,17 @@ class SharedMirror(Mirror):
         try:
             eventlog.snapshot(con)
             hi = eventlog.snapshot_xmin(con)
-            tables = eventlog.pull_since(con, lo, hi) if lo is None or hi > lo else {}
+            upto = eventlog.window_end(con, lo, hi, self.chunk) if lo is None or hi > lo else hi
+            tables = eventlog.pull_since(con, lo, upto) if lo is None or upto > lo else {}
         finally:
             con.rollback()
-        if (time.monotonic() - claimed) * 1000 > LEASE_MS / 2:
-            # Another process may take the lease over soon: leave this batch to whoever holds it.
-            raise MirrorError("a sync took longer than half the mirror's lease; not writing it")
+        if (time.monotonic() - claimed) * 1000 > self.lease_ms / 2:
+            # Another process may take the lease over soon: leave this batch to whoever holds it,
+            # and read less at a time, so that a chunk fits in the lease.
+            self.chunk = max(MIN_CHUNK, self.chunk // 2)
+            raise MirrorError(
+                f"a sync took longer than half the mirror's lease; not writing it (next: {self.chunk} commands)"
+            )
         batch = self.batch + 1
         written = []
         counts = {}
@@ -106,12 +136,12 @@ class SharedMirror(Mirror):
             raise
         for tmp, final in written:
             os.replace(tmp, final)
-        if written or lo != hi:
-            self.state["marks"]["txid"] = hi
+        if written or lo != upto:
+            self.state["marks"]["txid"] = upto
             if written:
                 self.state["batch"] = batch
             save_state(self.folder, self.state)
-        return {table: n for table, n in counts.items() if n}
+        return {table: n for table, n in counts.items() if n}, upto < hi
 
     def compact(self, *, now_ms: int, exclude=(), grace_ms: int | None = None) -> dict:
         """:meth:`Mirror.compact`, by the lease holder only (others return nothing done)."""

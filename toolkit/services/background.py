@@ -81,7 +81,7 @@ class Background:
             self.heartbeat = asyncio.create_task(self._renew_leases())
         await self.deliverer.start()
         if self.mirror_every_s:
-            self.mirror = await run_sync(server_mirror, self.services.store, self.mirror_dir)
+            self.mirror = await run_sync(server_mirror, self.services.store, self.mirror_dir, self.lease_ms)
             if self.mirror is not None:
                 self.mirror.start(interval=self.mirror_every_s)
         self.maintenance.start(self.mirror)

@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from toolkit.store.postgres.arrow import fetch_arrow
 
-__all__ = ["LOG_TABLES", "snapshot", "pull", "pull_since", "snapshot_xmin", "claim_lease", "HIDDEN"]
+__all__ = ["LOG_TABLES", "snapshot", "pull", "pull_since", "window_end", "snapshot_xmin", "claim_lease", "HIDDEN"]
 
 LOG_TABLES = ("definition_versions", "commands", "events", "steps", "executions")
 HIDDEN = ("state", "webhook_secret", "txid")  # never leave PostgreSQL for an analyst's copy
@@ -102,14 +102,43 @@ def snapshot_xmin(con: psycopg.Connection[Any]) -> int:
     return int(row[0])
 
 
+def _window(lo: int | None) -> str:
+    return "(txid >= %(lo)s AND txid < %(hi)s)" if lo is not None else "(txid < %(hi)s OR txid IS NULL)"
+
+
+def window_end(con: psycopg.Connection[Any], lo: int | None, hi: int, limit: int) -> int:
+    """Where a window from ``lo`` holding about ``limit`` commands ends: the transaction id of
+    the first command past them, so that the window holds whole transactions (all of the first
+    one, however large), or ``hi`` when fewer than ``limit`` commands are left below it."""
+    window = {"lo": lo, "hi": hi, "limit": limit}
+    row = con.execute(
+        f"SELECT txid FROM commands WHERE {_window(lo)} AND txid IS NOT NULL ORDER BY txid OFFSET %(limit)s LIMIT 1",
+        window,
+    ).fetchone()
+    if row is None:
+        return hi
+    first = con.execute(f"SELECT min(txid) FROM commands WHERE {_window(lo)}", window).fetchone()
+    if first is not None and first[0] == row[0]:  # one transaction holds them all: take it whole
+        after = con.execute(
+            "SELECT min(txid) FROM commands WHERE txid > %(end)s AND txid < %(hi)s", {"end": row[0], "hi": hi}
+        ).fetchone()
+        return hi if after is None or after[0] is None else int(after[0])
+    return int(row[0])
+
+
 def pull_since(con: psycopg.Connection[Any], lo: int | None, hi: int) -> dict[str, Any]:
     """What transactions ``lo <= txid < hi`` committed (``lo`` None: everything below ``hi``,
     rows older than migration 010 included), as Arrow tables by mirror table: the append-only
     tables' new rows, and the executions they changed (whole, at the snapshot) with their
     steps tagged with the execution ``version``. Run in a :func:`snapshot` transaction whose
-    :func:`snapshot_xmin` is ``hi``."""
+    :func:`snapshot_xmin` is ``hi`` or above (``hi`` below it: :func:`window_end`).
+
+    An execution that this snapshot also shows changed at or past ``hi`` is left out of
+    ``executions`` and ``steps``: the pull whose window holds that change exports it, at the
+    version it then has. Exported now, at the snapshot's version, it would be exported again
+    at the same version then, and its steps counted twice."""
     window = {"lo": lo, "hi": hi}
-    since = "(txid >= %(lo)s AND txid < %(hi)s)" if lo is not None else "(txid < %(hi)s OR txid IS NULL)"
+    since = _window(lo)
     tables: dict[str, Any] = {}
     tables["definition_versions"] = fetch_arrow(
         con, f"SELECT {_columns(con, 'definition_versions')} FROM definition_versions WHERE {since}", window
@@ -122,6 +151,12 @@ def pull_since(con: psycopg.Connection[Any], lo: int | None, hi: int) -> dict[st
         f"SELECT {_columns(con, 'events')} FROM events WHERE execution_id = ANY(%(ids)s) AND {since}",
         {**window, "ids": ids},
     )
+    later = con.execute(
+        "SELECT DISTINCT execution_id FROM commands WHERE execution_id = ANY(%(ids)s) AND txid >= %(hi)s",
+        {"ids": ids, "hi": hi},
+    ).fetchall()
+    if later:
+        ids = sorted(set(ids) - {execution_id for (execution_id,) in later})
     tables["steps"] = fetch_arrow(con, "SELECT * FROM execution_steps(%(ids)s)", {"ids": ids})
     tables["executions"] = fetch_arrow(
         con, f"SELECT {_columns(con, 'executions')} FROM executions WHERE execution_id = ANY(%(ids)s)", {"ids": ids}
