@@ -162,7 +162,7 @@ def _shared_round(tx, cutoff_ms: int, archive, round_size: int) -> tuple[list[st
     ids = sql.claim_finished(tx, cutoff_ms, round_size)
     if not ids:
         return [], {}, {}
-    steps = sql.count_rows_shared(tx.execute, ids)["steps"]
+    steps = sql.count_steps_shared(tx.execute, ids)  # the other tables' counts come from the deletes
     archived: dict[str, int] = {}
     if archive is not None:
         # Read in this transaction, so the archive holds exactly what the job deletes.

@@ -29,6 +29,7 @@ __all__ = [
     "finished_before",
     "count_rows",
     "count_rows_shared",
+    "count_steps_shared",
     "delete_executions",
     "claim_finished",
     "delete_claimed",
@@ -105,11 +106,19 @@ def count_rows_shared(read: Read, ids: list[str]) -> dict[str, int]:
     counts = {
         table: read(f"SELECT count(*) FROM {table} WHERE {_IDS}", [ids]).fetchall()[0][0] for table in KEYED_TABLES
     }
-    counts["steps"] = read(
-        f"SELECT coalesce(sum(jsonb_array_length((state::jsonb) -> 'steps')), 0)::BIGINT FROM executions WHERE {_IDS}",
-        [ids],
-    ).fetchall()[0][0]
+    counts["steps"] = count_steps_shared(read, ids)
     return counts
+
+
+def count_steps_shared(read: Read, ids: list[str]) -> int:
+    """The steps of executions ``ids`` on PostgreSQL (they live in each execution's state)."""
+    return int(
+        read(
+            f"SELECT coalesce(sum(jsonb_array_length((state::jsonb) -> 'steps')), 0)::BIGINT FROM executions "
+            f"WHERE {_IDS}",
+            [ids],
+        ).fetchall()[0][0]
+    )
 
 
 def claim_finished(tx: Any, cutoff_ms: int, limit: int) -> list[str]:

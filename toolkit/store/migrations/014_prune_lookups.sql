@@ -1,0 +1,3 @@
+-- Nothing on DuckDB: its prune finds finished executions with a zone-mapped scan inside the
+-- one writer, and an ART index would cost every write. PostgreSQL's file of the same number
+-- indexes finished executions by the time they ended, for its prune rounds.
