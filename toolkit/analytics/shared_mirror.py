@@ -78,21 +78,22 @@ class SharedMirror(Mirror):
             raise
 
     def _sync_held(self) -> dict[str, int]:
-        """Sync chunk after chunk while a chunk leaves rows behind and a quarter of the lease has
+        """Sync batch after batch while a batch leaves rows behind and a quarter of the lease has
         not gone by, so that a mirror far behind catches up without a sync ever holding the
         lease for long."""
         began = time.monotonic()
         counts: dict[str, int] = {}
         while True:
-            chunk, more = self._sync_chunk()
-            for table, n in chunk.items():
+            written, more = self._sync_chunk()
+            for table, n in written.items():
                 counts[table] = counts.get(table, 0) + n
             if not more or (time.monotonic() - began) * 1000 > self.lease_ms / 4:
                 return counts
 
     def _sync_chunk(self) -> tuple[dict[str, int], bool]:
         """One batch: the rows of about ``self.chunk`` commands committed since the last one;
-        whether more were left for the next (its size halves after a chunk too slow to write)."""
+        whether more were left for the next (``self.chunk`` halves after a batch too slow to
+        write)."""
         con = self._connection()
         claimed = time.monotonic()
         if not eventlog.claim_lease(con, "mirror", self.key, self.owner, _now_ms(), self.lease_ms):
@@ -112,7 +113,7 @@ class SharedMirror(Mirror):
             con.rollback()
         if (time.monotonic() - claimed) * 1000 > self.lease_ms / 2:
             # Another process may take the lease over soon: leave this batch to whoever holds it,
-            # and read less at a time, so that a chunk fits in the lease.
+            # and read less at a time, so that a batch fits in the lease.
             self.chunk = max(MIN_CHUNK, self.chunk // 2)
             raise MirrorError(
                 f"a sync took longer than half the mirror's lease; not writing it (next: {self.chunk} commands)"
