@@ -30,6 +30,16 @@ def write(con: psycopg.Connection, execution_id: str, seq: int = 1) -> None:
     )
 
 
+def committed(dsn: str, *transactions: list[str]) -> None:
+    """Migrate the database at ``dsn``, then commit each transaction: the executions it writes."""
+    with psycopg.connect(dsn) as con:
+        migrate(con)
+        for execution_ids in transactions:
+            for execution_id in execution_ids:
+                write(con, execution_id)
+            con.commit()
+
+
 def mirrored(folder) -> list[str]:
     with open_mirror(folder) as con:
         return [r[0] for r in con.execute("SELECT event_id FROM events ORDER BY 1").fetchall()]
@@ -56,10 +66,7 @@ def test_a_transaction_that_commits_late_is_mirrored_once_after_it_committed(pos
 
 
 def test_one_mirror_at_a_time_writes_a_folder_and_the_next_carries_on(postgres_dsn, tmp_path):
-    with psycopg.connect(postgres_dsn) as con:
-        migrate(con)
-        write(con, "x1")
-        con.commit()
+    committed(postgres_dsn, ["x1"])
     folder = tmp_path / "events"
     first, second = SharedMirror(postgres_dsn, folder, owner="a"), SharedMirror(postgres_dsn, folder, owner="b")
     assert first.sync()["events"] == 1 and first.holding
@@ -116,17 +123,8 @@ def test_an_execution_changed_past_the_snapshots_horizon_is_mirrored_at_each_ver
 
 
 def test_a_mirror_far_behind_catches_up_in_batches_of_whole_transactions(postgres_dsn, tmp_path):
-    with psycopg.connect(postgres_dsn) as con:
-        migrate(con)
-        for i in range(10):
-            write(con, f"a{i}")
-            con.commit()
-        for i in range(6):  # one transaction larger than a batch
-            write(con, f"big{i}")
-        con.commit()
-        for i in range(3):
-            write(con, f"z{i}")
-            con.commit()
+    big = [f"big{i}" for i in range(6)]  # one transaction larger than a batch
+    committed(postgres_dsn, *([f"a{i}"] for i in range(10)), big, *([f"z{i}"] for i in range(3)))
     folder = tmp_path / "events"
     mirror = SharedMirror(postgres_dsn, folder, owner="one", chunk=4)
     assert mirror.sync() == {"commands": 19, "events": 19}
@@ -144,10 +142,7 @@ def test_a_mirror_far_behind_catches_up_in_batches_of_whole_transactions(postgre
 
 
 def test_a_batch_too_slow_for_the_lease_is_not_written_and_the_next_reads_half_as_much(postgres_dsn, tmp_path):
-    with psycopg.connect(postgres_dsn) as con:
-        migrate(con)
-        write(con, "x1")
-        con.commit()
+    committed(postgres_dsn, ["x1"])
     folder = tmp_path / "events"
     mirror = SharedMirror(postgres_dsn, folder, owner="one", lease_ms=1, chunk=400)  # any batch outlasts 0.5 ms
     with pytest.raises(MirrorError, match="next: 200 commands"):
