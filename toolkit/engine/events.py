@@ -73,10 +73,14 @@ INTERNAL_TYPES: frozenset[str] = frozenset(
 )
 
 
+# An event's fields but its id, by name (a class compiled by mypyc has no ``__slots__``).
+_COMPARED = ("execution_id", "seq", "type", "step_id", "timestamp", "correlation_id", "data")
+
+
 class Event:
     """One entry of an execution's log. ``data`` is a JSON object owned by the event."""
 
-    __slots__ = ("_event_id", "execution_id", "seq", "type", "step_id", "timestamp", "correlation_id", "data")
+    __slots__ = ("_event_id", *_COMPARED)
 
     def __init__(
         self,
@@ -125,7 +129,7 @@ class Event:
         if not isinstance(other, Event):
             return NotImplemented
         return self.event_id == other.event_id and all(
-            getattr(self, name) == getattr(other, name) for name in Event.__slots__[1:]
+            getattr(self, name) == getattr(other, name) for name in _COMPARED
         )
 
     __hash__ = None  # type: ignore[assignment]  # a mutable record: unhashable, as object allows

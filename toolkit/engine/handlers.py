@@ -117,9 +117,23 @@ def _require_running(state: ExecutionState) -> None:
         raise ApiError(_PRECONDITION, f"execution {state.execution_id} is {state.status}")
 
 
-def _require_object(value: object, field: str) -> None:
+def _given(cmd: object, name: str) -> object:
+    """A command's field as its caller gave it. Commands come from outside (the API edge, a
+    script), so the engine checks the fields it relies on; read through the field's annotation,
+    a compiled module (setup.py) would refuse a wrong type with a TypeError before the check."""
+    return getattr(cmd, name)
+
+
+def _require_object(cmd: object, name: str, field: str) -> None:
+    value = _given(cmd, name)
     if value is not None and not isinstance(value, dict):
         raise ApiError(_INVALID, f"data.{field}: must be an object")
+
+
+def _require_id(cmd: object, name: str, field: str) -> None:
+    value = _given(cmd, name)
+    if not isinstance(value, str) or not value:
+        raise ApiError(_INVALID, f"{field}: must be a non-empty string")
 
 
 # ---------------------------------------------------------------- handlers
@@ -130,9 +144,8 @@ def _dispatch(
 ) -> Transition:
     if state is not None:
         raise ApiError(_PRECONDITION, f"execution {state.execution_id} was already dispatched")
-    if not isinstance(cmd.execution_id, str) or not cmd.execution_id:
-        raise ApiError(_INVALID, "executionId: must be a non-empty string")
-    _require_object(cmd.trigger_context, "triggerContext")
+    _require_id(cmd, "execution_id", "executionId")
+    _require_object(cmd, "trigger_context", "triggerContext")
     now = clock.now()
     state = ExecutionState(
         cmd.execution_id,
@@ -206,8 +219,8 @@ def _earliest_due(state: ExecutionState, now: int) -> tuple[StepState, int] | No
 def _agent_completed(
     plan: Plan, state: ExecutionState, cmd: AgentCompleted, clock: Clock, ids: IdSource, work: Work | None
 ) -> Transition:
-    _require_object(cmd.output, "output")
-    _require_object(cmd.error, "error")
+    _require_object(cmd, "output", "output")
+    _require_object(cmd, "error", "error")
     step = _step(state, cmd.step_id)
     node = plan.nodes[step.node_id]
     if node.type != "agent" or node.blocking:
@@ -262,11 +275,10 @@ def _record_agent_resolution(
 ) -> Transition:
     if cmd.status not in ("success", "failure"):
         raise ApiError(_INVALID, "data.status: must be success or failure")
-    if not isinstance(cmd.resolution_id, str) or not cmd.resolution_id:
-        raise ApiError(_INVALID, "data.resolutionId: must be a non-empty string")
+    _require_id(cmd, "resolution_id", "data.resolutionId")
     if cmd.status == "failure" and not cmd.error_message:
         raise ApiError(_INVALID, "data.errorMessage: required when status is failure")
-    _require_object(cmd.output, "output")
+    _require_object(cmd, "output", "output")
     step = _step(state, cmd.step_id)
     node = plan.nodes[step.node_id]
     if node.type != "agent" or not node.blocking:
@@ -291,7 +303,7 @@ def _resolve_step(
 ) -> Transition:
     if cmd.action not in RESOLVE_ACTIONS:
         raise ApiError(_INVALID, f"data.action: must be one of {', '.join(RESOLVE_ACTIONS)}")
-    _require_object(cmd.output, "output")
+    _require_object(cmd, "output", "output")
     step = _step(state, cmd.step_id)
     if step.status in TERMINAL:
         raise ApiError(_PRECONDITION, f"step {step.step_id} is already {step.status}")

@@ -242,15 +242,14 @@ class Plan:
 
     @classmethod
     def from_definition(cls, definition: Definition | dict[str, Any], version: int = 1) -> Plan:
-        if isinstance(definition, dict):
-            definition = Definition.model_validate(definition)
+        model = definition if isinstance(definition, Definition) else Definition.model_validate(definition)
         self = cls()
-        self.definition = definition
-        self.definition_id = definition.definition_id
+        self.definition = model
+        self.definition_id = model.definition_id
         self.version = version
-        self.nodes = {n.node_id: NodePlan(n) for n in definition.nodes}
+        self.nodes = {n.node_id: NodePlan(n) for n in model.nodes}
         self.groups = {}
-        for g in definition.group_list:
+        for g in model.group_list:
             gp = GroupPlan()
             gp.group_id = g.group_id
             gp.members = tuple(g.member_node_ids)
@@ -267,10 +266,10 @@ class Plan:
                 if node is not None and node.group_id is None:
                     node.group_id = g.group_id
                     node.in_join_group = gp.policy == "joinOnQuorum"
-        self._check_refs(definition)
-        self._edges(definition)
-        self._loops(definition)
-        self._roots(definition)
+        self._check_refs(model)
+        self._edges(model)
+        self._loops(model)
+        self._roots(model)
         return self
 
     # ------------------------------------------------------------ construction helpers

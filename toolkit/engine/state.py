@@ -38,31 +38,36 @@ TERMINAL = frozenset({"completed", "failed", "skipped", "cancelled", "breached"}
 ACTIVE = frozenset({"pending", "running", "waiting"})
 
 
+# The records' fields, by name: their persistence (to_dict, from_dict) walks these. Module
+# constants, not ``Cls.__slots__``, which a class compiled by mypyc does not have.
+_STEP_FIELDS = (
+    "step_id",
+    "node_id",
+    "node_type",
+    "status",
+    "group_id",
+    "instance_id",
+    "iteration",
+    "input",
+    "output",
+    "error",
+    "started_at",
+    "completed_at",
+    "sla_deadline",
+    "agent_deadline",
+    "responses",
+    "resolutions",
+    "reviewer_ids",
+    "terminal_seq",
+    "overridden",
+)
+
+
 class StepState:
     """One step: a node's run. ``responses`` (human) and ``resolutions`` (blocking agent)
     hold what was recorded, keyed by reviewer id / resolution id, in arrival order."""
 
-    __slots__ = (
-        "step_id",
-        "node_id",
-        "node_type",
-        "status",
-        "group_id",
-        "instance_id",
-        "iteration",
-        "input",
-        "output",
-        "error",
-        "started_at",
-        "completed_at",
-        "sla_deadline",
-        "agent_deadline",
-        "responses",
-        "resolutions",
-        "reviewer_ids",
-        "terminal_seq",
-        "overridden",
-    )
+    __slots__ = _STEP_FIELDS
 
     def __init__(
         self,
@@ -117,7 +122,7 @@ class StepState:
         }
 
     def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {name: getattr(self, name) for name in StepState.__slots__}
+        d: dict[str, Any] = {name: getattr(self, name) for name in _STEP_FIELDS}
         d["reviewer_ids"] = list(self.reviewer_ids)
         # Arrival order matters (the resolutions list, the first rejecting output) and JSON
         # stores may sort object keys, so keyed records persist as ordered [key, value] pairs.
@@ -128,17 +133,36 @@ class StepState:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> StepState:
-        self = cls.__new__(cls)
-        for name in StepState.__slots__:
-            setattr(self, name, d[name])
-        for name in ("responses", "resolutions"):
-            pairs = d[name]
-            if pairs is not None:
-                setattr(self, name, {k: v for k, v in pairs})
+        self = cls(
+            d["step_id"], d["node_id"], d["node_type"], d["group_id"], d["instance_id"], d["iteration"], d["input"]
+        )
+        for name in _STEP_FIELDS:
+            value = d[name]
+            if value is not None and name in ("responses", "resolutions"):
+                value = {k: v for k, v in value}
+            setattr(self, name, value)
         return self
 
     def __repr__(self) -> str:
         return f"StepState({self.step_id!r}, {self.status})"
+
+
+_GROUP_FIELDS = (
+    "instance_id",
+    "group_id",
+    "iteration",
+    "ordinal",
+    "member_step_ids",
+    "terminal",
+    "approved",
+    "quorum_met",
+    "resolved",
+    "completed",
+    "closed",
+    "decision",
+    "first_reject",
+    "deferred",
+)
 
 
 class GroupInstance:
@@ -149,22 +173,7 @@ class GroupInstance:
     ``closed`` marks an instance superseded by a loop restart or the end of the execution.
     """
 
-    __slots__ = (
-        "instance_id",
-        "group_id",
-        "iteration",
-        "ordinal",
-        "member_step_ids",
-        "terminal",
-        "approved",
-        "quorum_met",
-        "resolved",
-        "completed",
-        "closed",
-        "decision",
-        "first_reject",
-        "deferred",
-    )
+    __slots__ = _GROUP_FIELDS
 
     def __init__(self, instance_id: str, group_id: str, iteration: int, ordinal: int) -> None:
         self.instance_id = instance_id
@@ -183,12 +192,12 @@ class GroupInstance:
         self.deferred: list[Outcome] = []
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in GroupInstance.__slots__}
+        return {name: getattr(self, name) for name in _GROUP_FIELDS}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GroupInstance:
-        self = cls.__new__(cls)
-        for name in GroupInstance.__slots__:
+        self = cls(d["instance_id"], d["group_id"], d["iteration"], d["ordinal"])
+        for name in _GROUP_FIELDS:
             setattr(self, name, d[name])
         return self
 
@@ -196,10 +205,13 @@ class GroupInstance:
         return f"GroupInstance({self.instance_id!r}, terminal={self.terminal}, approved={self.approved})"
 
 
+_LOOP_FIELDS = ("loop_id", "iteration", "attempts", "entry_step_id", "exhausted")
+
+
 class LoopState:
     """A loop's counter (starts at 1) and the history of its rejected attempts."""
 
-    __slots__ = ("loop_id", "iteration", "attempts", "entry_step_id", "exhausted")
+    __slots__ = _LOOP_FIELDS
 
     def __init__(self, loop_id: str) -> None:
         self.loop_id = loop_id
@@ -209,12 +221,12 @@ class LoopState:
         self.exhausted = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in LoopState.__slots__}
+        return {name: getattr(self, name) for name in _LOOP_FIELDS}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> LoopState:
-        self = cls.__new__(cls)
-        for name in LoopState.__slots__:
+        self = cls(d["loop_id"])
+        for name in _LOOP_FIELDS:
             setattr(self, name, d[name])
         return self
 
@@ -327,7 +339,15 @@ class ExecutionState:
     def from_dict(cls, d: dict[str, Any]) -> ExecutionState:
         if d.get("format", 1) != 1:
             raise ValueError(f"unknown execution state format {d.get('format')!r}")
-        self = cls.__new__(cls)
+        self = cls(
+            d["execution_id"],
+            d["definition_id"],
+            d["definition_version"],
+            d["correlation_id"],
+            d["idempotency_key"],
+            d["input"],
+            d["started_at"],
+        )
         for name in _EXEC_SCALARS:
             setattr(self, name, d[name])
         self.steps = {}
