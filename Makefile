@@ -5,13 +5,33 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-dev
 export DEBIAN_FRONTEND := noninteractive
 
-.PHONY: test lint bench soak serve run lab graphviz chromium postgresql dist clean
+.PHONY: test lint bench soak serve run lab compiled graphviz chromium postgresql dist clean
 
-$(STAMP): pyproject.toml
+# The editable install compiles the engine and the simulator's inner loop with mypyc (setup.py),
+# next to their sources; setuptools 77 reads pyproject.toml's license fields for the rebuilds.
+$(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet --upgrade pip 'setuptools>=77'
 	$(PY) -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(COMPILED)
+
+# A compiled module is imported in place of its source, so an edited source is rebuilt before
+# anything runs (about 40 s). COLLAB_COMPILE=0 removes the compiled modules: pure Python, for
+# working on those modules without rebuilding (the behaviour is the same; the tests check it).
+COMPILED := $(VENV)/.compiled
+compiled: $(STAMP)
+	@if [ "$$COLLAB_COMPILE" = "0" ]; then \
+	  rm -f collab_compiled__mypyc.*.so toolkit/*/*.cpython-*.so $(COMPILED); \
+	else \
+	  $(MAKE) --no-print-directory $(COMPILED); \
+	fi
+
+$(COMPILED): setup.py $(wildcard toolkit/engine/*.py toolkit/simulate/*.py)
+	@echo "compiling the engine and the simulator's inner loop (mypyc)"
+	@$(PY) setup.py --quiet build_ext --inplace >$(VENV)/compile.log 2>&1 || { cat $(VENV)/compile.log; exit 1; }
+	@# mypyc rewrites a C file only when it changed, and setuptools relinks only then: a module
+	@# whose edit changed no code (a comment) keeps its build, which is as new as its source.
+	@touch toolkit/*/*.cpython-*.so $(COMPILED)
 
 # The graphviz *binary* (dot) renders the workflow pictures; pip cannot install it.
 graphviz:
@@ -67,7 +87,7 @@ postgresql:
 # its module's server and fixtures are made once): most tests wait on a server, a browser or a
 # kernel, so two at once nearly halve the time. Each pass ends with its slowest tests
 # (--durations), where the 15-minute budget of `make test` is watched.
-test: $(STAMP) graphviz chromium postgresql lint
+test: compiled graphviz chromium postgresql lint
 	$(PY) -m pytest -q -n 2 --dist loadfile --durations=12
 	@if [ "$$COLLAB_SKIP_POSTGRES" = "1" ]; then \
 	  echo "COLLAB_SKIP_POSTGRES=1: the HTTP API tests on PostgreSQL are skipped"; \
@@ -83,7 +103,7 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy
 
 # JupyterLab on notebooks/, on 127.0.0.1 only; the URL with its token is printed as it starts.
-run: $(STAMP) graphviz
+run: compiled graphviz
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks --ServerApp.ip=127.0.0.1 \
 	    $$([ "$$(id -u)" = "0" ] && echo --ServerApp.allow_root=True)
 
@@ -91,10 +111,10 @@ lab: run
 
 # The v2 API on 127.0.0.1:8787 with the embedded database data/collab.duckdb; the first start
 # creates a development workspace and prints its credentials.
-serve: $(STAMP)
+serve: compiled
 	$(VENV)/bin/collab serve --db data/collab.duckdb --host 127.0.0.1 --port 8787 --dev
 
-bench: $(STAMP)
+bench: compiled
 	$(PY) -m pip install --quiet -e '.[bench]'
 	for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
@@ -107,7 +127,7 @@ bench: $(STAMP)
 SOAK_SECONDS ?= 600
 SOAK_BACKEND ?= duckdb
 SOAK_PROCESSES ?= 1
-soak: $(STAMP) postgresql
+soak: compiled postgresql
 	$(PY) tests/faults/soak.py --seconds $(SOAK_SECONDS) --backend $(SOAK_BACKEND) --processes $(SOAK_PROCESSES)
 
 # The sdist and the wheel in dist/ (`python -m build`: the wheel is built from the sdist, in an

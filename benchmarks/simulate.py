@@ -38,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from importlib import metadata
+from importlib import machinery, metadata
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -129,6 +129,17 @@ def spiff(runs: int, seed: int) -> dict:
     return rates(result, runs, 0, cpu, wall)
 
 
+def build() -> str:
+    """Whether the engine and the driver were compiled by mypyc (setup.py) or are their sources."""
+    from toolkit.engine import run
+    from toolkit.simulate import driver
+
+    files = (run.__file__, driver.__file__)
+    if all(f.endswith(tuple(machinery.EXTENSION_SUFFIXES)) for f in files):
+        return "compiled by mypyc"
+    return "pure Python (COLLAB_COMPILE=0, or not built: `make compiled`)"
+
+
 def shares(result: dict, runs: int) -> dict:
     return {
         "completed": result["outcomes"].get("completed", 0) / runs,
@@ -198,6 +209,7 @@ def compare_with_spiff(runs: int, seed: int, rounds: int = 3) -> None:
         f"parallel-review, {runs:,} runs, {rounds} rounds (one core; load average {os.getloadavg()[0]:.1f} "
         f"on {os.cpu_count()} cores); the round with the median full-pipeline ratio:"
     )
+    print(f"  the engine and the simulator's driver: {build()}")
     print(f"{'':<34}{'exec/s CPU':>11}{'steps/s CPU':>13}{'vs Spiff CPU':>14}{'exec/s wall':>13}{'vs Spiff wall':>15}")
     for name, r in (
         ("ours: simulate() -> DuckDB", full),

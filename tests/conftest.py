@@ -1,5 +1,6 @@
 """Shared test setup: makes ``tests/strategies.py`` importable as ``strategies`` from every test,
-and starts one real PostgreSQL server for the tests that ask for it (``postgres_dsn``)."""
+refuses to run on a stale compiled module, and starts one real PostgreSQL server for the tests
+that ask for it (``postgres_dsn``)."""
 
 import itertools
 import os
@@ -13,6 +14,19 @@ if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
 from postgres import SKIP_ENV, PostgresCluster  # noqa: E402  (needs the path above)
+
+
+def pytest_sessionstart(session):
+    """A module compiled by mypyc (setup.py) is imported in place of its source, so one built
+    before its source last changed would test old code: stop, and say how to rebuild."""
+    root = Path(__file__).resolve().parents[1]
+    stale = [
+        str(built.relative_to(root))
+        for built in root.glob("toolkit/*/*.cpython-*.so")
+        if built.with_name(built.name.split(".", 1)[0] + ".py").stat().st_mtime > built.stat().st_mtime
+    ]
+    if stale:
+        pytest.exit(f"compiled modules older than their sources: {stale}; run `make compiled` (or COLLAB_COMPILE=0)")
 
 
 @pytest.fixture(scope="session")

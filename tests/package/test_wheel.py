@@ -4,6 +4,7 @@ every file of the source tree is in it, and `collab` lints, simulates and serves
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import tarfile
@@ -58,11 +59,12 @@ def test_the_wheel_declares_its_license_and_python(dist):
 # module under toolkit.widgets imported (walked, so a module added later is covered too).
 PROBE = """
 import importlib, json, pkgutil
-import server, toolkit, toolkit.widgets
+import server, toolkit, toolkit.engine.run, toolkit.widgets
 from toolkit import examples
 widgets = {m.name: importlib.import_module(m.name).__file__
            for m in pkgutil.walk_packages(toolkit.widgets.__path__, "toolkit.widgets.")}
 print(json.dumps({"version": toolkit.__version__, "toolkit": toolkit.__file__, "server": server.__file__,
+                  "engine": toolkit.engine.run.__file__,
                   "example": str(examples.path("parallel-review")), "widgets": widgets}))
 """
 
@@ -78,8 +80,15 @@ def test_the_installed_package_comes_from_the_venv_and_knows_its_version(install
     version = installed.run(installed.collab, "--version")
     assert (version.returncode, version.stdout) == (0, f"collab {VERSION}\n"), version.stderr
     assert probe["version"] == VERSION
-    for module_file in (probe["toolkit"], probe["server"]):
+    for module_file in (probe["toolkit"], probe["server"], probe["engine"]):
         assert Path(module_file).is_relative_to(installed.venv / "lib"), module_file
+
+
+@pytest.mark.skipif(os.environ.get("COLLAB_COMPILE") == "0", reason="COLLAB_COMPILE=0: a pure-Python build")
+def test_the_wheel_carries_the_compiled_engine(dist, probe):
+    """The wheel is built as setup.py says: the engine compiled by mypyc, for this platform."""
+    assert "-none-any" not in dist.wheel.name, dist.wheel.name
+    assert not probe["engine"].endswith(".py"), probe["engine"]
 
 
 def _example(installed, probe) -> Path:
