@@ -196,6 +196,22 @@ def test_simulations_sharing_a_database_key_each_definition_once(tmp_path):
     assert {d for d, *_ in stored} == {"parallel-review", "sla-escalation"}
 
 
+@pytest.mark.parametrize("where", ["memory", "file"])
+def test_a_callers_connection_keeps_its_settings(tmp_path, where):
+    """simulate() writes with one DuckDB thread (and, in memory, without automatic checkpoints),
+    then gives the caller's connection back as it was; a refused simulation leaves it alone."""
+    con = duckdb.connect(":memory:" if where == "memory" else str(tmp_path / "runs.duckdb"))
+    con.execute("SET threads = 3; SET checkpoint_threshold = '20MB'")
+    settings = "SELECT current_setting('threads'), current_setting('checkpoint_threshold')"
+    before = con.execute(settings).fetchall()
+    simulate(REVIEW, runs=40, seed=1, policy=POLICY, db=con)
+    assert con.execute(settings).fetchall() == before
+    with pytest.raises(ValueError):
+        simulate(REVIEW, runs=40, seed=1, policy=POLICY, db=con)  # the same seed again: refused
+    assert con.execute(settings).fetchall() == before
+    assert con.execute("SELECT count(*) FROM executions").fetchone() == (40,)
+
+
 def test_a_second_simulation_with_the_same_seed_in_one_database_is_refused(tmp_path):
     """Execution ids are sim-<seed>-<run> and the views join on them: the same seed twice would
     mix two simulations' executions. It is refused before anything is written; seed 1 after

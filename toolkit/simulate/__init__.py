@@ -29,7 +29,7 @@ from toolkit.simulate.intervals import Interval, Intervals
 from toolkit.simulate.jobs import Job, batches, run_rng
 from toolkit.simulate.policy import Policy
 from toolkit.simulate.records import outcome
-from toolkit.simulate.results import BatchWriter, Summary, connect, summarise
+from toolkit.simulate.results import BatchWriter, Summary, connect, summarise, writing
 from toolkit.simulate.script import Script
 
 __all__ = [
@@ -172,20 +172,16 @@ def simulate(
     # collector would otherwise rescan the growing buffers over and over.
     collecting = gc.isenabled()
     gc.disable()
-    # One DuckDB thread for the inserts: they are CPU-bound appends, and a second thread
-    # costs about as much CPU again in coordination (and competes with the workers).
-    threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
-    con.execute("SET threads = 1")
     try:
-        for tables in batches(job, workers):
-            n = writer.write(tables)
-            done += n
-            bar.update(n)
-            if report is not None:
-                report(done, total)
-        writer.flush()
+        with writing(con):
+            for tables in batches(job, workers):
+                n = writer.write(tables)
+                done += n
+                bar.update(n)
+                if report is not None:
+                    report(done, total)
+            writer.flush()
     finally:
-        con.execute(f"SET threads = {int(threads)}")
         if collecting:
             gc.enable()
         bar.close()
