@@ -140,10 +140,17 @@ class TableBuilder:
         step_columns["step_index"] = _positions_within(self.step_counts)
         event_columns: dict[str, Sequence | pa.Array] = _columns(_EVENT_COLUMNS, self.event_rows)
         event_columns["data"] = _json_column(*self.json["events"])
+        event_runs = _run_positions(self.event_counts)
+        seq = event_columns["seq"] = pa.array(event_columns["seq"], type=_INT)
+        # Made here, in a worker when there are workers, rather than by the one process that
+        # inserts every batch (where DuckDB's string concatenation cost it a sixth of its CPU).
+        event_columns["event_id"] = pc.binary_join_element_wise(
+            "evt", per_run["execution_id"].take(event_runs), pc.cast(seq, _STR), "_"
+        )
         out = {
             "executions": _table("executions", executions, x, per_run),
             "steps": _table("steps", step_columns, _run_positions(self.step_counts), per_run),
-            "events": _table("events", event_columns, _run_positions(self.event_counts), per_run),
+            "events": _table("events", event_columns, event_runs, per_run),
             "outcomes": _table("outcomes", _columns(_OUTCOME_COLUMNS, self.outcome_rows), x, per_run),
         }
         self._clear()

@@ -63,6 +63,7 @@ BATCH_SCHEMAS: dict[str, pa.Schema] = {
             ("run", _INT),
             ("execution_id", _DICT),
             ("seq", _INT),
+            ("event_id", _STR),
             ("type", _STR),
             ("step_id", _STR),
             ("timestamp", _BIG),
@@ -90,7 +91,7 @@ BATCH_SCHEMAS: dict[str, pa.Schema] = {
 _INSERTS = {
     "executions": "INSERT INTO executions SELECT * EXCLUDE (x), $1 + run, $2 FROM _batch",
     "steps": "INSERT INTO steps SELECT * EXCLUDE (x, step_index), $1 + run, step_index, $2 FROM _batch",
-    "events": "INSERT INTO events SELECT run, execution_id, seq, 'evt_' || execution_id || '_' || seq, type, step_id, "
+    "events": "INSERT INTO events SELECT run, execution_id, seq, event_id, type, step_id, "
     f"timestamp, correlation_id, type IN ({_EXTERNAL}), data FROM _batch",
     "outcomes": "INSERT INTO outcomes SELECT * EXCLUDE (x) FROM _batch",
 }
