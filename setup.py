@@ -6,13 +6,15 @@ their sources: a compiled module is imported in place of its source, with the sa
 about 1.5 times faster (docs/decisions.md "The engine compiled by mypyc").
 
 ``COLLAB_COMPILE=0`` builds a pure-Python package (a ``py3-none-any`` wheel), for a platform
-without a C compiler or for working on these modules without rebuilding them.
+without a C compiler or for working on these modules without rebuilding them. Where the C
+compiler is missing or fails, the build goes on without the extensions and says so.
 """
 
 import os
 
 from setuptools import Distribution, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.errors import CCompilerError, ExecError, PlatformError
 
 # The hot path of a simulation and of every server command: the engine's records, handlers and
 # routing, and the simulator's driver and recorder. Not here: the engine's Protocol classes
@@ -55,6 +57,19 @@ class BuildMypyc(build_ext):
         # project rather than by a hash of the module list (collab_compiled__mypyc.*.so).
         self.distribution.ext_modules = mypycify(args, opt_level="3", group_name="collab_compiled")
         super().finalize_options()
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except (CCompilerError, ExecError, PlatformError, OSError) as exc:
+            # The sources are in the package either way, so a machine that cannot compile them
+            # still gets a working install; what was built of the extensions goes (a compiled
+            # module without the shared library beside it would not import).
+            for ext in self.extensions:
+                path = self.get_ext_fullpath(ext.name)
+                if os.path.exists(path):
+                    os.remove(path)
+            print(f"warning: the compiled modules were not built ({exc}); the package runs as pure Python")
 
 
 if os.environ.get("COLLAB_COMPILE", "1") == "0":

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import tarfile
 import tomllib
 import zipfile
@@ -89,6 +90,25 @@ def test_the_wheel_carries_the_compiled_engine(dist, probe):
     """The wheel is built as setup.py says: the engine compiled by mypyc, for this platform."""
     assert "-none-any" not in dist.wheel.name, dist.wheel.name
     assert not probe["engine"].endswith(".py"), probe["engine"]
+
+
+def test_without_a_c_compiler_the_wheel_is_the_pure_python_package(dist, tmp_path):
+    """A machine that cannot compile still builds a working package: the same modules, from their
+    sources (here the sdist built with CC=false, a compiler that always fails)."""
+    env = {**os.environ, "CC": "false"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path), str(dist.sdist)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert proc.returncode == 0, f"python -m build failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    assert "the package runs as pure Python" in proc.stdout + proc.stderr
+    (wheel,) = tmp_path.glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not [n for n in names if n.endswith(".so")], names
+    assert "toolkit/engine/run.py" in names and "toolkit/simulate/driver.py" in names
 
 
 def _example(installed, probe) -> Path:
