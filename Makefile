@@ -19,9 +19,10 @@ $(STAMP): pyproject.toml setup.py
 # anything runs (about 40 s). COLLAB_COMPILE=0 removes the compiled modules: pure Python, for
 # working on those modules without rebuilding (the behaviour is the same; the tests check it).
 COMPILED := $(VENV)/.compiled
+BUILT    := collab_compiled__mypyc.*.so toolkit/*/*.cpython-*.so
 compiled: $(STAMP)
 	@if [ "$$COLLAB_COMPILE" = "0" ]; then \
-	  rm -f collab_compiled__mypyc.*.so toolkit/*/*.cpython-*.so $(COMPILED); \
+	  rm -f $(BUILT) $(COMPILED); \
 	else \
 	  $(MAKE) --no-print-directory $(COMPILED); \
 	fi
@@ -31,7 +32,7 @@ $(COMPILED): setup.py $(wildcard toolkit/engine/*.py toolkit/simulate/*.py)
 	@$(PY) setup.py --quiet build_ext --inplace >$(VENV)/compile.log 2>&1 || { cat $(VENV)/compile.log; exit 1; }
 	@# mypyc rewrites a C file only when it changed, and setuptools relinks only then: a module
 	@# whose edit changed no code (a comment) keeps its build, which is as new as its source.
-	@touch toolkit/*/*.cpython-*.so $(COMPILED)
+	@touch $(BUILT) $(COMPILED)
 
 # The graphviz *binary* (dot) renders the workflow pictures; pip cannot install it.
 graphviz:
@@ -138,4 +139,4 @@ dist: $(STAMP)
 	$(PY) -m build --outdir dist .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build dist *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis build dist *.egg-info $(BUILT)
