@@ -212,6 +212,55 @@ def test_a_callers_connection_keeps_its_settings(tmp_path, where):
     assert con.execute("SELECT count(*) FROM executions").fetchone() == (40,)
 
 
+class Interrupted(Exception):
+    pass
+
+
+def interrupt_after(runs: int):
+    """A progress callback that stops the simulation once ``runs`` runs were written."""
+
+    def progress(done, total):
+        if done >= runs:
+            raise Interrupted(f"stopped at {done} of {total}")
+
+    return progress
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_interrupted_simulation_leaves_the_database_as_it_was(tmp_path, workers):
+    """Everything a simulation writes is one transaction: stopped part-way (here by its own
+    progress callback, after 6,000 of 8,000 runs: past the 5,000 runs the writer inserts at a
+    time), it leaves no runs behind, so the same seed can simply be run again; the database's
+    earlier results stay."""
+    db = tmp_path / "runs.duckdb"
+    simulate(REVIEW, runs=50, seed=1, policy=POLICY, db=db).con.close()
+    with pytest.raises(Interrupted):
+        simulate(REVIEW, runs=8000, seed=2, policy=POLICY, db=db, progress=interrupt_after(6000), workers=workers)
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM executions").fetchone() == (50,)
+        assert con.execute("SELECT count(*) FROM events WHERE NOT starts_with(execution_id, 'sim-1-')").fetchone() == (
+            0,
+        )
+    again = simulate(REVIEW, runs=100, seed=2, policy=POLICY, db=db)
+    assert again.sql("SELECT count(*) FROM executions WHERE starts_with(execution_id, 'sim-2-')").fetchall() == [(100,)]
+
+
+def test_a_simulation_inside_the_callers_transaction_is_theirs_to_keep_or_undo():
+    """Into a connection with an open transaction the runs become part of it: rolled back,
+    they are gone, and so are the tables the simulation created; a second one, committed,
+    stays."""
+    con = duckdb.connect(":memory:")
+    con.execute("BEGIN")
+    simulate(REVIEW, runs=30, seed=1, policy=POLICY, db=con)
+    assert con.execute("SELECT count(*) FROM executions").fetchone() == (30,)
+    con.execute("ROLLBACK")
+    assert con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'executions'").fetchone() == (0,)
+    con.execute("BEGIN")
+    simulate(REVIEW, runs=30, seed=1, policy=POLICY, db=con)
+    con.execute("COMMIT")
+    assert con.execute("SELECT count(*) FROM executions").fetchone() == (30,)
+
+
 def test_a_second_simulation_with_the_same_seed_in_one_database_is_refused(tmp_path):
     """Execution ids are sim-<seed>-<run> and the views join on them: the same seed twice would
     mix two simulations' executions. It is refused before anything is written; seed 1 after

@@ -137,7 +137,8 @@ def simulate(
     adds exact actions to every run; ``db`` is a DuckDB file (default: in memory) — new, or
     holding earlier results of this simulator with other seeds (``ValueError`` for tables of
     another shape, or runs of the same seed already there). Identical
-    arguments give byte-identical event logs, whatever ``workers`` is.
+    arguments give byte-identical event logs, whatever ``workers`` is. The runs are written in
+    one transaction: a simulation that fails or is interrupted leaves the database as it was.
 
     ``replications=R`` simulates R independent sets of ``runs`` runs (each starting at the
     policy's ``startAt``; ``outcomes.replication`` says which) and gives ``result.intervals``:
@@ -174,7 +175,7 @@ def simulate(
     gc.disable()
     try:
         with writing(con):
-            for tables in batches(job, workers):
+            for tables in batches(job, workers, idle=writer.flush):
                 n = writer.write(tables)
                 done += n
                 bar.update(n)
