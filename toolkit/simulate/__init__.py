@@ -26,7 +26,7 @@ from toolkit.model import Definition
 from toolkit.simulate.behaviour import ResolvedPolicy
 from toolkit.simulate.driver import RunLog, run_execution
 from toolkit.simulate.intervals import Interval, Intervals
-from toolkit.simulate.jobs import Job, batches, run_rng
+from toolkit.simulate.jobs import Job, computing, run_rng
 from toolkit.simulate.policy import Policy
 from toolkit.simulate.records import outcome
 from toolkit.simulate.results import BatchWriter, Summary, connect, summarise, writing
@@ -162,30 +162,35 @@ def simulate(
     )
     job.resolved  # noqa: B018 - resolve in the parent: a bad policy fails here, before any worker starts
     total = runs * replications
-    con = connect(db, seed)
-    writer = BatchWriter(con)
     report = progress if callable(progress) else None
-    bar = tqdm(
-        total=total, unit="run", disable=callable(progress) or not (progress if progress is not None else total >= 5000)
-    )
     done = 0
     # The loop allocates millions of short-lived objects and no reference cycles; the cyclic
-    # collector would otherwise rescan the growing buffers over and over.
+    # collector would otherwise rescan the growing buffers over and over (workers inherit this).
     collecting = gc.isenabled()
     gc.disable()
     try:
-        with writing(con):
-            for tables in batches(job, workers, idle=writer.flush):
-                n = writer.write(tables)
-                done += n
-                bar.update(n)
-                if report is not None:
-                    report(done, total)
-            writer.flush()
+        with computing(job, workers) as batches:
+            con = connect(db, seed)  # while the workers, if any, compute their first units
+            writer = BatchWriter(con)
+            bar = tqdm(
+                total=total,
+                unit="run",
+                disable=callable(progress) or not (progress if progress is not None else total >= 5000),
+            )
+            try:
+                with writing(con):
+                    for tables in batches(idle=writer.flush):
+                        n = writer.write(tables)
+                        done += n
+                        bar.update(n)
+                        if report is not None:
+                            report(done, total)
+                    writer.flush()
+            finally:
+                bar.close()
     finally:
         if collecting:
             gc.enable()
-        bar.close()
     intervals = Intervals.from_outcomes(con, seed) if replications >= 2 else None
     return SimulationResult(con, summarise(con), runs, seed, replications, intervals)
 

@@ -15,6 +15,7 @@ time.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import random
@@ -169,9 +170,12 @@ def _read(stem: str) -> dict[str, pa.Table]:
     return tables
 
 
-def batches(job: Job, workers: int = 1, idle: Callable[[], object] = lambda: None) -> Iterator[dict[str, pa.Table]]:
-    """Every batch of the job, in order: computed here (``workers=1``) or by ``workers``
-    processes, each unit in whichever process is free, and yielded in unit order.
+@contextlib.contextmanager
+def computing(job: Job, workers: int = 1) -> Iterator[Callable[..., Iterator[dict[str, pa.Table]]]]:
+    """The job's batches, computed here (``workers=1``) or by ``workers`` processes, which
+    start on their first units as the block is entered (while the caller opens its database,
+    say). Gives ``batches(idle=...)``: every batch, in unit order, each unit computed in
+    whichever process is free.
 
     With workers, ``idle()`` is called when one of the last ``workers`` units is not ready yet:
     the writer inserts what it holds then, while the workers finish, rather than after the
@@ -181,8 +185,12 @@ def batches(job: Job, workers: int = 1, idle: Callable[[], object] = lambda: Non
     units = job.units()
     workers = min(workers, len(units))
     if workers <= 1:
-        for unit in units:
-            yield from job.batches(unit)
+
+        def here(idle: Callable[[], object] = lambda: None) -> Iterator[dict[str, pa.Table]]:
+            for unit in units:
+                yield from job.batches(unit)
+
+        yield here
         return
     # fork starts workers in milliseconds with the modules already imported; elsewhere
     # (macOS, Windows) spawn re-imports them and gets the job by pickle, once per worker.
@@ -192,11 +200,15 @@ def batches(job: Job, workers: int = 1, idle: Callable[[], object] = lambda: Non
         multiprocessing.get_context(method).Pool(workers, _init_worker, (job, spool)) as pool,
     ):
         results = pool.imap(_compute, units)
-        for i in range(len(units)):
-            try:
-                stems = results.next(timeout=0 if i >= len(units) - workers else None)  # 0: raise if not ready
-            except multiprocessing.TimeoutError:
-                idle()
-                stems = results.next()
-            for stem in stems:
-                yield _read(stem)
+
+        def in_order(idle: Callable[[], object] = lambda: None) -> Iterator[dict[str, pa.Table]]:
+            for i in range(len(units)):
+                try:
+                    stems = results.next(timeout=0 if i >= len(units) - workers else None)  # 0: raise if not ready
+                except multiprocessing.TimeoutError:
+                    idle()
+                    stems = results.next()
+                for stem in stems:
+                    yield _read(stem)
+
+        yield in_order
