@@ -133,6 +133,10 @@ class Job:
             yield builder.tables()
 
 
+# fork starts workers in milliseconds with the modules already imported; elsewhere (macOS,
+# Windows) spawn re-imports them and gets the job by pickle, once per worker.
+START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
+
 _JOB: Job  # this worker process's job and spool folder, set by _init_worker as the pool starts it
 _SPOOL: str
 
@@ -192,12 +196,9 @@ def computing(job: Job, workers: int = 1) -> Iterator[Callable[..., Iterator[dic
 
         yield here
         return
-    # fork starts workers in milliseconds with the modules already imported; elsewhere
-    # (macOS, Windows) spawn re-imports them and gets the job by pickle, once per worker.
-    method = "fork" if sys.platform.startswith("linux") else "spawn"
     with (
         tempfile.TemporaryDirectory(prefix="collab-simulate-") as spool,
-        multiprocessing.get_context(method).Pool(workers, _init_worker, (job, spool)) as pool,
+        multiprocessing.get_context(START_METHOD).Pool(workers, _init_worker, (job, spool)) as pool,
     ):
         results = pool.imap(_compute, units)
 
