@@ -229,13 +229,13 @@ def interrupt_after(runs: int):
 @pytest.mark.parametrize("workers", [1, 2])
 def test_an_interrupted_simulation_leaves_the_database_as_it_was(tmp_path, workers):
     """Everything a simulation writes is one transaction: stopped part-way (here by its own
-    progress callback, after 6,000 of 8,000 runs: past the 5,000 runs the writer inserts at a
+    progress callback, after 11,000 of 12,000 runs: past the 10,000 runs the writer inserts at a
     time), it leaves no runs behind, so the same seed can simply be run again; the database's
     earlier results stay."""
     db = tmp_path / "runs.duckdb"
     simulate(REVIEW, runs=50, seed=1, policy=POLICY, db=db).con.close()
     with pytest.raises(Interrupted):
-        simulate(REVIEW, runs=8000, seed=2, policy=POLICY, db=db, progress=interrupt_after(6000), workers=workers)
+        simulate(REVIEW, runs=12_000, seed=2, policy=POLICY, db=db, progress=interrupt_after(11_000), workers=workers)
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT count(*) FROM executions").fetchone() == (50,)
         assert con.execute("SELECT count(*) FROM events WHERE NOT starts_with(execution_id, 'sim-1-')").fetchone() == (

@@ -183,9 +183,9 @@ def computing(job: Job, workers: int = 1) -> Iterator[Callable[..., Iterator[dic
 
     With workers, ``idle()`` is called when one of the last ``workers`` units is not ready yet:
     the writer inserts what it holds then, while the workers finish, rather than after the
-    last unit, when they have stopped (it was up to 5,000 runs, a twentieth of the whole at
-    20,000). Earlier, the waits are left alone: smaller inserts cost the writer more CPU, which
-    it takes from the workers."""
+    last unit, when they have stopped (up to 10,000 runs, half the whole at 20,000). Earlier,
+    the waits are left alone: smaller inserts cost the writer more CPU, which it takes from
+    the workers."""
     units = job.units()
     workers = min(workers, len(units))
     if workers <= 1:

@@ -216,7 +216,7 @@ class BatchWriter:
     ``run`` (runs are written in order, from 0, so the keys count on densely), and their
     ``definition_key``: the one their definition id already has there, else the next."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection, insert_runs: int = 5000):
+    def __init__(self, con: duckdb.DuckDBPyConnection, insert_runs: int = 10_000):
         self.con = con
         self.insert_runs = insert_runs
         self.base_key = con.execute("SELECT count(*) FROM executions").fetchall()[0][0]
