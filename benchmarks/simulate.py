@@ -23,7 +23,8 @@ scheduler autogroup a busy machine gives one session its share however many proc
 starts — and the bound the CPU seconds give on idle cores; the two must give the same summary. Then peak memory of a
 100,000-run simulation, in a child process.
 
-Run: ``.venv/bin/python benchmarks/simulate.py [--runs 10000] [--rounds 3] [--workers 2] [--memory-runs 100000]``
+Run: ``.venv/bin/python benchmarks/simulate.py [--runs 10000] [--rounds 3] [--workers 2] [--scaling-rounds 7]
+[--memory-runs 100000]``
 (``make bench`` installs SpiffWorkflow through the ``bench`` extra).
 """
 
@@ -167,7 +168,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="the N of the worker scaling (0 to skip it)")
     parser.add_argument("--memory-runs", type=int, default=100_000, help="0 to skip the memory measurement")
     parser.add_argument("--scaling-only", action="store_true", help="only the worker scaling")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of each comparison (default 3)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the comparison with SpiffWorkflow (default 3)")
+    parser.add_argument(
+        "--scaling-rounds",
+        type=int,
+        default=7,
+        help="rounds of the worker scaling (default 7: a pair's ratio moves by a tenth from round to round)",
+    )
     parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:
@@ -179,7 +186,7 @@ def main() -> None:
         compare_with_spiff(args.runs, args.seed, args.rounds)
     if args.workers > 1:
         # twice the runs: long enough that starting the processes does not count
-        scaling(args.runs * 2, args.seed + 1, args.workers, args.rounds)
+        scaling(args.runs * 2, args.seed + 1, args.workers, args.scaling_rounds)
     if args.memory_runs and not args.scaling_only:
         out = subprocess.run(
             [sys.executable, __file__, "--memory-child", str(args.memory_runs)],
