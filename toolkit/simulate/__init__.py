@@ -138,7 +138,7 @@ def simulate(
     holding earlier results of this simulator with other seeds (``ValueError`` for tables of
     another shape, or runs of the same seed already there). Identical
     arguments give byte-identical event logs, whatever ``workers`` is. The runs are written in
-    one transaction: a simulation that fails or is interrupted leaves the database as it was.
+    one transaction: a simulation that fails or is interrupted leaves none of them behind.
 
     ``replications=R`` simulates R independent sets of ``runs`` runs (each starting at the
     policy's ``startAt``; ``outcomes.replication`` says which) and gives ``result.intervals``:

@@ -166,7 +166,7 @@ def _refusal(con: duckdb.DuckDBPyConnection, seed: int | None) -> str | None:
 @contextlib.contextmanager
 def writing(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """A simulation's inserts: one transaction, so a simulation that fails or is interrupted
-    leaves the database as it was (inside a transaction the caller holds, they become part of
+    leaves none of its runs behind (inside a transaction the caller holds, they become part of
     it), with DuckDB's settings for them, restored afterwards (the connection may be the
     caller's).
 
