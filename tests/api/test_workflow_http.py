@@ -326,6 +326,20 @@ def test_list_pages_each_item_exactly_once_and_filters_by_tags(api):
         assert view["compiled"]["forwardEdges"] and view["status"] == "active"
 
 
+def test_lists_default_to_pages_of_fifty(api):
+    tag = uid("fifty")
+    body = human_definition(uid("fifty"), tags=[tag])
+    api.create(body)
+    for _ in range(50):
+        api.create(human_definition(uid("fifty"), tags=[tag]))
+    first = api.ok(DEF_LIST, {"tags": [tag]})
+    assert len(first["items"]) == 50 and first["hasMore"]
+    assert len(api.ok(DEF_LIST, {"tags": [tag], "cursor": first["nextCursor"]})["items"]) == 1
+    ids = [api.dispatch(body["definitionId"]) for _ in range(51)]
+    page = api.ok(EXEC_LIST, {"definitionId": body["definitionId"]})
+    assert [e["executionId"] for e in page["items"]] == ids[:50] and page["hasMore"]
+
+
 @pytest.mark.parametrize(
     "request_data",
     [

@@ -24,6 +24,11 @@ REVIEW = definition(
 )
 
 
+def test_resume_key_is_the_specs_hash_of_execution_and_step():
+    # semantics §5.3: "rk_" + the first 16 hex digits of sha256(executionId + ":" + stepId)
+    assert resume_key("ex_test", "step_review_1") == "rk_8d949a41c5b3d6aa"
+
+
 def test_awaiting_approval_data(run):
     h = run(REVIEW)
     h.dispatch()
