@@ -371,3 +371,21 @@ def test_cancelling_a_member_counts_toward_group_completion(run):
     assert h.of_type("parallel-group.completed")[0].data["decision"] == "reject"
     assert h.step("rework").status == "completed"
     assert h.state.status == "completed"
+
+
+def test_wait_all_approves_only_when_every_member_approved_whatever_its_quorum(run):
+    # semantics §5.5: waitAll approves "when every member approved"; a quorum below the
+    # member count does not make a majority enough
+    body = definition(
+        [human("qa", "q"), human("eng", "e"), human("ops", "o"), agent("ship"), agent("rework")],
+        [edge(G("signoff"), "ship", "approve"), edge(G("signoff"), "rework", "reject")],
+        [group("signoff", ["qa", "eng", "ops"], "waitAll", quorum=1)],
+    )
+    h = run(body)
+    h.dispatch()
+    h.decide("qa", "q", "approve")
+    h.decide("eng", "e", "approve")
+    assert h.state.steps_of("ship") == [] and h.state.steps_of("rework") == []
+    h.decide("ops", "o", "reject")
+    assert h.state.steps_of("ship") == []
+    assert h.step("rework").input["decision"] == "reject"
