@@ -389,3 +389,22 @@ def test_wait_all_approves_only_when_every_member_approved_whatever_its_quorum(r
     h.decide("ops", "o", "reject")
     assert h.state.steps_of("ship") == []
     assert h.step("rework").input["decision"] == "reject"
+
+
+@pytest.mark.parametrize("policy", ["cancelOnQuorum", "joinOnQuorum"])
+def test_quorum_fires_the_groups_custom_edge_once(run, policy):
+    # semantics §5.5: on quorum, the group-source approve/always/custom edges fire once
+    body = definition(
+        [human("a", "u1"), human("b", "u2"), human("c", "u3"), agent("most")],
+        [edge(G("g"), "most", "custom", when='{"op": "gte", "args": [{"var": "output.totalApproved"}, 2]}')],
+        [group("g", ["a", "b", "c"], policy, quorum=2)],
+    )
+    h = run(body)
+    h.dispatch()
+    h.decide("a", "u1", "approve")
+    assert h.state.steps_of("most") == []
+    h.decide("b", "u2", "approve")
+    (most,) = h.state.steps_of("most")
+    assert most.step_id == "group_g__to__most" and most.input["totalApproved"] == 2
+    assert h.step("c").status == "cancelled"  # quorum met: the member still waiting is withdrawn
+    assert len(h.state.steps_of("most")) == 1
