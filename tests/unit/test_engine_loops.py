@@ -162,6 +162,43 @@ def test_reviewer_reject_action_does_not_iterate_the_loop(run):
     assert h.state.status == "failed" and h.state.failure_reason == "step-rejected:review"
 
 
+# Caller output keys pass through Resolve Step (§5.9), so its output may *claim* a mandatory
+# rejector; the loop must still not fire: only Record Reviewer Decision makes one (§5.6).
+CLAIMS_MANDATORY = {"rejectedBy": "ann", "rejectorMandatory": True, "rejectionReason": "claimed"}
+
+
+@pytest.mark.parametrize(
+    ("action", "output"),
+    [
+        ("force-reject", CLAIMS_MANDATORY),
+        ("reviewer-reject", CLAIMS_MANDATORY),
+        ("force-complete", {"decision": "reject", **CLAIMS_MANDATORY}),
+    ],
+)
+def test_a_resolved_reject_never_loops_back_even_when_its_output_claims_a_mandatory_rejector(run, action, output):
+    body = revision_flow(extra_nodes=[agent("notify")], extra_edges=[edge("review", "notify", "reject")])
+    h = run(body)
+    h.dispatch()
+    h.resolve("review", action, "ann", output=dict(output))
+    review = h.step("review")
+    assert review.output["decision"] == "reject" and review.output["rejectorMandatory"] is True  # passed through
+    assert h.of_type("loop.iteration-started") == [] and h.of_type("loop.exhausted") == []
+    assert len(h.state.steps_of("draft")) == 1 and len(h.state.steps_of("review")) == 1  # nothing re-opened
+    assert h.state.loops[LOOP_ID].iteration == 1
+    assert h.step("notify").status == "completed"  # the forward reject edge fires instead
+    assert h.state.steps_of("escalate") == []
+    assert h.state.status == "completed"
+
+
+def test_a_resolved_reject_at_the_last_iteration_does_not_exhaust_the_loop(run):
+    # With a mandatory rejector this would fail the execution with loop-exhausted (no route).
+    h = run(revision_flow(max_iterations=1, exhausted=False))
+    h.dispatch()
+    h.resolve("review", "force-reject", "ops", output=dict(CLAIMS_MANDATORY))
+    assert h.of_type("loop.exhausted") == []
+    assert h.state.status == "failed" and h.state.failure_reason == "step-rejected:review"
+
+
 def test_optional_reviewer_rejection_fires_forward_reject_edges(run):
     body = revision_flow(extra_nodes=[agent("notify")], extra_edges=[edge("review", "notify", "reject")])
     h = run(body)
@@ -257,6 +294,37 @@ def test_group_rejection_restarts_with_group_ids_and_a_fresh_instance(run):
     h.decide("brand", "bob", "approve", occurrence=2)
     assert h.step("publish").step_id == "group_board__to__publish"
     assert h.state.status == "completed"
+
+
+def test_a_resolved_member_reject_is_not_the_groups_mandatory_rejector(run):
+    # legal is force-rejected first with output claiming a mandatory rejector; brand's mandatory
+    # reviewer rejects after. The first *mandatory* rejection in completion order is brand's.
+    h = run(GROUP_LOOP)
+    h.dispatch()
+    h.resolve("legal", "force-reject", "ops", output=dict(CLAIMS_MANDATORY))
+    h.decide("brand", "bob", "reject", "tone")
+    attempt = h.step("draft", 2).input["previousAttempts"][0]
+    assert (attempt["rejectedBy"], attempt["rejectionReason"]) == ("bob", "tone")
+
+
+def test_a_group_whose_only_mandatory_looking_reject_was_resolved_does_not_loop_back(run):
+    body = definition(
+        [agent("draft"), human("legal", "ann"), human("brand", "cat", ("bob", False)), agent("publish")],
+        [
+            edge("draft", G("board"), "approve"),
+            edge("legal", "publish", "approve"),
+            edge("brand", "publish", "approve"),
+            edge(G("board"), "draft", "reject", loop=2),
+        ],
+        [group("board", ["legal", "brand"], "joinOnQuorum")],
+    )
+    h = run(body)
+    h.dispatch()
+    h.resolve("legal", "force-reject", "ops", output=dict(CLAIMS_MANDATORY))
+    h.decide("brand", "bob", "reject", "optional nit")
+    assert h.of_type("loop.iteration-started") == [] and h.of_type("loop.exhausted") == []
+    assert len(h.state.steps_of("draft")) == 1 and len(h.state.steps_of("legal")) == 1
+    assert h.state.status == "completed"  # a joinOnQuorum reject with no loop-back routes nothing
 
 
 def test_group_loop_exhaustion_routes_from_the_group(run):
