@@ -24,10 +24,13 @@ from api.support import (
     EXTERNAL_TYPES,
     RESOLVE,
     STEP_CANCEL,
+    Api,
     blocking_agent_definition,
     expect_error,
     external_agent_definition,
     human_definition,
+    serve_fresh,
+    stored,
     uid,
     wait_for,
 )
@@ -480,6 +483,40 @@ def test_dispatch_scope_must_match(api):
         DISPATCH, {"definitionId": doc_body["definitionId"], "documentId": "doc-8"}, "FAILED_PRECONDITION"
     )
     api.dispatch(doc_body["definitionId"], organizationId=org, documentId="doc-7")
+
+
+def test_dispatch_without_scope_ids_stores_the_definitions_scope_and_given_ids_are_kept(tmp_path):
+    """Semantics §7: a scoped definition's ids are the dispatch defaults; given ids are stored
+    as given. No ExecutionView field shows them (api-v2 §2.8), so the rows are read, on a
+    server of its own (DuckDB admits no reader while it serves)."""
+    org, other_org = uid("org"), uid("org")
+    expected: dict[str, tuple] = {}
+    srv = serve_fresh(tmp_path, "scope")
+    try:
+        with srv.client(srv.creds_a) as client:
+            api = Api(client)
+
+            def create(prefix, scope):
+                return api.create(human_definition(uid(prefix), scope=scope))["definitionId"]
+
+            workspace = create("ws-scoped", {"level": "apiKey"})
+            organization = create("org-scoped", {"level": "organization", "organizationId": org})
+            document = create("doc-scoped", {"level": "document", "organizationId": org, "documentId": "doc-7"})
+            cases = [
+                (workspace, {}, (None, None)),
+                (workspace, {"organizationId": other_org, "documentId": "doc-1"}, (other_org, "doc-1")),
+                (organization, {}, (org, None)),
+                (organization, {"organizationId": org, "documentId": "doc-3"}, (org, "doc-3")),
+                (document, {}, (org, "doc-7")),
+                (document, {"organizationId": org}, (org, "doc-7")),
+                (document, {"documentId": "doc-7"}, (org, "doc-7")),
+            ]
+            for definition_id, ids, scope in cases:
+                expected[api.dispatch(definition_id, **ids)] = scope
+    finally:
+        srv.stop()
+    rows = stored(srv.db, "SELECT execution_id, organization_id, document_id FROM executions")
+    assert {execution_id: (o, d) for execution_id, o, d in rows} == expected
 
 
 @pytest.mark.parametrize(
