@@ -731,6 +731,32 @@ def test_get_events_paging_and_cursor(api, human_def):
     assert api.ok(EVENTS, {"executionId": execution_id, "pageSize": 500})["events"] == events
 
 
+def test_get_events_without_page_size_returns_a_hundred_then_the_rest_from_next_cursor(api):
+    # A root fanning out to 99 leaves: dispatched, 100 step.completed, execution.completed.
+    leaves = [f"leaf-{i:02d}" for i in range(99)]
+    body = {
+        "definitionId": uid("hundred"),
+        "name": "More than a hundred external events",
+        "nodes": [{"nodeId": n, "type": "agent", "config": {"agentId": n}} for n in ["root", *leaves]],
+        "edges": [{"from": "root", "to": leaf, "on": "always"} for leaf in leaves],
+    }
+    api.create(body)
+    execution_id = api.dispatch(body["definitionId"])
+    wait_for(lambda: api.execution(execution_id)["status"] == "completed", what="the fan-out to finish")
+    everything = api.ok(EVENTS, {"executionId": execution_id, "pageSize": 500})["events"]
+    assert len(everything) == 102
+
+    first = api.ok(EVENTS, {"executionId": execution_id})  # no pageSize: default 100 (api-v2 §4.9)
+    assert len(first["events"]) == 100 and first["hasMore"] is True
+    assert first["nextCursor"] == first["events"][-1]["seq"]
+    rest = api.ok(EVENTS, {"executionId": execution_id, "sinceSeq": first["nextCursor"]})
+    assert len(rest["events"]) == 2 and rest["hasMore"] is False
+    assert rest["nextCursor"] == rest["events"][-1]["seq"]
+    assert first["events"] + rest["events"] == everything  # no gap, no duplicate
+    seqs = [e["seq"] for e in everything]
+    assert seqs == sorted(set(seqs))
+
+
 @pytest.mark.parametrize(
     "request_data",
     [
