@@ -19,6 +19,7 @@ from toolkit.prompts import analyse, providers, register_adapter, run_provider, 
 from toolkit.prompts import docs as prompt_docs
 
 TIERS = {"obvious_match", "subtle_match", "near_miss", "clean"}
+TIERS_IN_ORDER = ("obvious_match", "subtle_match", "near_miss", "clean")
 SECTIONS = ("## Objective", "## Scope", "## Detection logic", "## Output format")
 
 INSTRUCTIONS = [
@@ -60,6 +61,13 @@ INSTRUCTIONS = [
     "Replace 'whitelist' with 'allowlist' and 'blacklist' with 'blocklist'",
     "Never call {{product}} 'cheap' in headlines",
     "Make it better",
+    "Flag sentences longer than 30 words.",
+    "Make sure bullet lists have at least three items",
+    "Flag personal data such as email addresses or phone numbers.",
+    "No PII",
+    "Flag emojis in headings.",
+    "Avoid emoji",
+    "Flag duplicated words like 'the the'.",
 ]
 
 
@@ -311,6 +319,72 @@ def test_required_footer_element_demos():
         assert not notice.search(" ".join(p.footer))
     for p in pages(r, "near_miss", "clean"):
         assert notice.search(" ".join(p.footer))
+
+
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
+_DIGITS = re.compile(r"\d[\d .()/-]{6,}\d")
+
+
+def test_personal_data_demos():
+    r = validate_prompt("Flag personal data such as email addresses or phone numbers.")
+    assert r["analysis_prompt"].startswith("# Personal data: e-mail addresses, phone numbers\n")
+    obvious, subtle, near, clean = (pages(r, tier)[0].visible for tier in TIERS_IN_ORDER)
+    assert _EMAIL.search(obvious) and _DIGITS.search(obvious)
+    assert "(at)" in subtle and "(dot)" in subtle, "the subtle case disguises the address"
+    assert not _EMAIL.search(near) and not _EMAIL.search(clean)
+    assert not _DIGITS.search(clean)
+    assert r["requires_tool"] == "TOOL_TEXT_EXTRACTOR"
+
+
+def test_personal_data_covers_what_the_instruction_names_or_everything():
+    phones = validate_prompt("Don't publish customers' phone numbers")
+    assert phones["analysis_prompt"].startswith("# Personal data: phone numbers\n")
+    obvious = pages(phones, "obvious_match")[0].visible
+    assert _DIGITS.search(obvious) and not _EMAIL.search(obvious)
+    near = pages(phones, "near_miss")[0].visible
+    assert _DIGITS.search(near) and "Invoice" in near, "the near miss is a number shaped like a phone number"
+    everything = validate_prompt("No PII")["analysis_prompt"]
+    for kind in ("e-mail addresses", "phone numbers", "home addresses", "payment card", "identity", "birth"):
+        assert kind in everything.split("\n")[0], kind
+
+
+_EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
+
+
+def test_emoji_demos_follow_the_instructions_scope():
+    headings = validate_prompt("Flag emojis in headings.")
+    for p in pages(headings, "obvious_match", "subtle_match"):
+        assert any(_EMOJI.search(h) for h in p.headings)
+    near = pages(headings, "near_miss")[0]
+    assert not any(_EMOJI.search(h) for h in near.headings) and _EMOJI.search(near.visible)
+    assert headings["requires_tool"] == "NONE"
+    text = validate_prompt("Avoid emoji")
+    assert all(_EMOJI.search(p.visible) for p in pages(text, "obvious_match", "subtle_match"))
+    near = pages(text, "near_miss")[0].visible
+    assert "™" in near and not _EMOJI.search(near)
+    assert not _EMOJI.search(pages(text, "clean")[0].visible)
+
+
+def test_repeated_word_demos():
+    r = validate_prompt("Flag duplicated words like 'the the'.")
+    assert analyse("Flag duplicated words like 'the the'.").kind == "spelling_grammar"
+    twice = re.compile(r"\b(\w+)\s+\1\b", re.I)
+    for p in pages(r, "obvious_match", "subtle_match"):
+        assert twice.search(p.visible)
+    assert {m.group(1) for m in twice.finditer(pages(r, "near_miss")[0].visible)} == {"had", "that"}
+    assert not twice.search(pages(r, "clean")[0].visible)
+
+
+def test_instructions_without_a_word_to_look_for_get_no_invented_term():
+    # Words of a bare "Flag …" name a category, not a term to forbid; a number is never a term.
+    for prompt in ("Flag the same paragraph repeated on the page.", "Flag text that was translated by machine"):
+        a = analyse(prompt)
+        assert a.terms == () and a.kind != "terminology", prompt
+        assert "## Notes" in validate_prompt(prompt)["analysis_prompt"]
+    assert analyse("Flag headings that skip a level.").kind == "accessibility"
+    assert analyse("Don't say cheap").terms == ("cheap",)
+    british = analyse("Flag British spellings such as colour or organise.")
+    assert (british.kind, british.terms) == ("terminology", ("colour", "organise"))
 
 
 # ------------------------------------------------------------------ the analysis prompt names the subject

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from toolkit.prompts.limits import Limit, read_limit
+
 KINDS = (
     "terminology",
     "claims",
@@ -27,10 +29,13 @@ KINDS = (
     "numbers_dates",
     "required_elements",
     "spelling_grammar",
+    "lengths",
+    "personal_data",
 )
 # Ties between keyword scores go to the more specific kind: terminology signals ("avoid",
 # "don't use") are the most generic, so it comes last.
 _TIE_ORDER = (
+    "personal_data",
     "claims",
     "accessibility",
     "links",
@@ -128,7 +133,7 @@ _SIGNALS: dict[str, tuple[str, ...]] = {
         r"a11y",
         r"contrast",
         r"heading (?:level|hierarch|order|structure)",
-        r"skip(?:s|ped)? (?:heading )?levels?",
+        r"skip(?:s|ped|ping)? (?:a |one )?(?:heading )?levels?",
         r"form (?:field|input|label)s?",
         r"\blabels?\b",
         r"keyboard",
@@ -188,8 +193,22 @@ _SIGNALS: dict[str, tuple[str, ...]] = {
         r"\bincludes?\b",
         r"\bwithout an?\b",
     ),
+    "personal_data": (
+        r"personal (?:data|information|details|info)",
+        r"\bpii\b",
+        r"e-?mail address",
+        r"(?:tele|mobile |cell )?phone numbers?",
+        r"(?:home|street|postal|mailing) address",
+        r"credit cards?|card numbers?",
+        r"social security|\bssns?\b|passport|national id",
+        r"dates? of birth|birth ?dates?|\bdob\b",
+        r"\bgdpr\b",
+        r"contact details",
+    ),
     "spelling_grammar": (
         r"spelling",
+        r"(?:repeated|duplicated?|doubled?) words?",
+        r"\bword twice\b",
         r"\bspell ?check",
         r"typos?\b",
         r"misspell",
@@ -511,6 +530,7 @@ class Analysis:
     element: str | None  # what a required-element check wants present
     inputs: tuple[Placeholder, ...]  # runtime values (placeholders and "our …")
     notes: tuple[str, ...] = field(default=())
+    limit: Limit | None = None  # what a length check measures, and its bound
 
 
 def normalise(text: str) -> str:
@@ -766,6 +786,8 @@ def _classify(low: str, terms: list[str], inputs: list[Placeholder]) -> str:
     if has_term and _CANONICAL.search(low) and not re.search(r"sentence case|title case|all caps", low):
         return "terminology"
     best = max(_TIE_ORDER, key=lambda k: (scores[k], -_TIE_ORDER.index(k)))
+    if best == "spelling_grammar" and terms and not re.search(r"gramma|repeated|duplicat|doubled|twice", low):
+        return "terminology"  # "Flag British spellings such as colour": the listed words are the check
     if scores[best] == 0:
         if has_term or _PROHIBIT.search(low):
             return "terminology"
@@ -819,6 +841,7 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
             ("oxford_comma", (r"oxford comma", r"serial comma")),
             ("all_caps", (r"all caps", r"upper ?case", r"shout")),
             ("spacing", (r"double spac", r"spaces")),
+            ("emoji", (r"emoji",)),
         ):
             if any_of(*pats):
                 return facet
@@ -832,6 +855,8 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
             return "currency"
         return "numerals"
     if kind == "spelling_grammar":
+        if any_of(r"(?:repeated|duplicated?|doubled?) words?", r"\bword twice\b"):
+            return "repeated"
         return "grammar" if any_of(r"grammar", r"grammatical", r"subject[- ]verb", r"tense") else "spelling"
     if kind == "claims":
         for facet, pats in (
@@ -843,6 +868,8 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
             if any_of(*pats):
                 return facet
         return "general"
+    if kind == "personal_data":
+        return "personal"
     return "element"
 
 
@@ -875,10 +902,11 @@ def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> A
     low = text.lower()
     inputs = _placeholders(text, samples or {})
     mentioned, forbidden, preferred = _terms(text)
-    kind = _classify(low, mentioned, inputs)
+    limit = read_limit(text)
+    kind = "lengths" if limit else _classify(low, mentioned, inputs)
     slots = [p for p in inputs if p.source == "placeholder" or kind == "terminology"]
     has_term = bool(mentioned) or bool(slots)
-    facet = _facet(kind, low, has_term, forbidden)
+    facet = limit.subject if limit else _facet(kind, low, has_term, forbidden)
     polarity = "require" if kind == "required_elements" or facet == "canonical" else "forbid"
     terms, refs, prefer = _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text)
     notes = []
@@ -910,6 +938,7 @@ def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> A
         element,
         tuple(inputs),
         tuple(notes),
+        limit,
     )
 
 
@@ -929,8 +958,10 @@ def _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text):
     for p in slots if kind == "terminology" and not terms else ():
         terms.extend(p.sample)
         refs.append(p.ref)
-    if kind == "terminology" and not terms:
-        kp = [k for k in key_phrases(text) if k not in {"flag", "mentions", "references"}]
+    if kind == "terminology" and not terms and _scores(text.lower())["terminology"]:
+        # "Don't say cheap": the words after a terminology signal are the term; a bare "Flag …"
+        # names a category, not a word, and numbers are never terms
+        kp = [k for k in key_phrases(text) if k not in {"flag", "mentions", "references"} and not k.isdigit()]
         if kp:
             terms, refs = [kp[-1]], [kp[-1]]
     return list(dict.fromkeys(terms)), list(dict.fromkeys(refs)), list(preferred)

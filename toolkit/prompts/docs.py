@@ -23,6 +23,7 @@ EXAMPLES: list[tuple[str, dict]] = [
         {"prompt": "Flag any use of the word 'utilize' and suggest 'use' instead."},
     ),
     ("A markup check: image alt text", {"prompt": "Make sure every image has descriptive alt text."}),
+    ("A length limit, with demo pages written to exact counts", {"prompt": "Flag sentences longer than 30 words."}),
     (
         "A placeholder filled from a context field",
         {
@@ -53,17 +54,25 @@ the same result, byte for byte. It works in three steps.
    itself says: quoted terms, lists after "such as" / "like", replacement pairs ("use X instead
    of Y", "replace X with Y", "X, not Y"), placeholders (`{{brand_name}}`, `{product}`,
    `<product>`, `[company name]`, and "our …" / "your …" values such as "our competitors"), and
-   the parts of the page it names (headings, footer, buttons, tables, images). Keyword signals
-   decide the kind of check: terminology (forbidden words, exact spellings), claims, tone,
-   links, accessibility, formatting, numbers and dates, required elements, spelling and grammar.
-   An instruction with no concrete subject is read as a general editorial review, and the
-   result says so in a Notes section.
+   the parts of the page it names (headings, footer, buttons, tables, images), and any length or
+   count limit it sets ("sentences longer than 30 words", "meta descriptions under 160
+   characters", "lists of at least three items": what is measured, in which unit, and the
+   inclusive bound, so "under 60" allows 59). A limit makes a length check; otherwise keyword
+   signals decide the kind: terminology (forbidden words, exact spellings), claims, tone, links,
+   accessibility, formatting, numbers and dates, required elements, personal data (e-mail
+   addresses, phone numbers, home addresses, card and identity numbers, dates of birth — the
+   ones named, or all of them), spelling, grammar and repeated words. Words are taken as terms
+   to forbid only when the instruction quotes or lists them, or follows a terminology signal
+   ("don't say cheap"); an instruction with no concrete subject is read as a general editorial
+   review, and the result says so in a Notes section.
 2. **Build the check** (`toolkit/prompts/checks/`). Each kind has rule templates into which the
    instruction's own terms are filled, the look-alikes that must not be reported, and four
    tiers of demo pages about a fictitious product (Northwind Cloud):
    `obvious_match` and `subtle_match` really contain the issue (`expected: detected`);
    `near_miss` looks similar but is compliant, and `clean` is compliant
-   (`expected: not_detected`). Every case names the detection dimension it tests.
+   (`expected: not_detected`). Every case names the detection dimension it tests. A length
+   check's demos are written to exact counts: well past the limit, one unit past it, exactly
+   on it (the limit itself is allowed), and well within it.
 3. **Assemble the result** (`toolkit/prompts/generator.py`): the markdown `analysis_prompt`
    (Objective, Scope, Detection logic, Output format), `requires_tool`, `response_descriptions`,
    `demos` and `suggested_required_inputs`.

@@ -236,7 +236,7 @@ def shape_of(term: str) -> str:
 
 def build(analysis: Analysis) -> Check:
     """The check for this analysis (dispatch on its kind)."""
-    from toolkit.prompts.checks import layout, markup, words
+    from toolkit.prompts.checks import layout, lengths, markup, privacy, words
 
     builders = {
         "terminology": words.terminology,
@@ -248,6 +248,8 @@ def build(analysis: Analysis) -> Check:
         "formatting": layout.formatting,
         "numbers_dates": layout.numbers_dates,
         "required_elements": layout.required_elements,
+        "lengths": lengths.lengths,
+        "personal_data": privacy.personal_data,
     }
     check = builders[analysis.kind](analysis)
     check.notes.extend(analysis.notes)

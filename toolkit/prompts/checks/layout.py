@@ -19,6 +19,8 @@ def formatting(a: Analysis) -> Check:
         return _text_rule(a)
     if a.facet == "exclamation":
         return _exclamation(a)
+    if a.facet == "emoji":
+        return _emoji(a)
     return _heading_check(a, *_HEADING_STYLES.get(a.facet, _HEADING_STYLES["sentence_case"]))
 
 
@@ -166,6 +168,62 @@ def _exclamation(a: Analysis) -> Check:
         title_hint="Exclamation mark in a heading" if only else "Exclamation mark",
         target_hint="the heading or sentence containing “!”",
         suggestion_hint="the same text without “!”",
+    )
+
+
+def _emoji(a: Analysis) -> Check:
+    only = "headings" in a.locations
+    where = "headings and the page title" if only else "the visible text"
+    block = "h3" if only else "p"
+    cases = demos(
+        (
+            f"emoji in {'a heading' if only else 'a sentence'}",
+            "An emoji",
+            page("Spring release", f"<{block}>🚀 Scheduled exports are here</{block}>"),
+            "“🚀” is an emoji.",
+        ),
+        (
+            "emoji at the end, after text symbols",
+            "A trailing emoji",
+            page("Spring release", f"<{block}>Exports, now on schedule ✅</{block}>"),
+            "“✅” is an emoji too, even at the end of the line.",
+        ),
+        (
+            "emoji outside the headings" if only else "typographic symbols that are not emoji",
+            "Emoji in body text" if only else "Symbols, not emoji",
+            page("Spring release", "<h3>Scheduled exports are here</h3>", "<p>Try them today 🎉</p>")
+            if only
+            else page("Spring release", "<p>Northwind Cloud™ exports: Settings → Schedules, © 2025.</p>"),
+            "The instruction is about headings; body text is out of scope."
+            if only
+            else "“™”, “→” and “©” are typographic symbols, not emoji.",
+        ),
+        (
+            "plain text",
+            "No emoji",
+            page("Spring release", f"<{block}>Scheduled exports are here</{block}>"),
+            "No emoji.",
+        ),
+    )
+    return check(
+        issue_type="formatting",
+        name=f"Emoji in {where}",
+        objective=f"Find emoji in {where}, as the instruction asks: “{said(a)}”.",
+        look_at=["`<h1>`–`<h6>` and `<title>`"] if only else ["All visible text"],
+        ignore=["Typographic symbols (™, ©, →, •)"] + (["Body text outside headings"] if only else []),
+        rules=[
+            f"Find every emoji in {where}: pictographs (🚀 🎉), symbols drawn as emoji (✅ ⭐), flags and "
+            "sequences joined by zero-width joiners count as one.",
+            "Skip typographic symbols that are letters or punctuation rather than pictures (™, ©, →, •).",
+            "Report the text around the emoji as targetText; suggest the same text without it.",
+        ],
+        not_issues=["Typographic symbols such as ™, © and →"] + (["Emoji in body text"] if only else []),
+        cases=cases,
+        reads="markup" if only else "text",
+        severity="low",
+        title_hint="Emoji in a heading" if only else "Emoji in the text",
+        target_hint="the heading or sentence containing the emoji",
+        suggestion_hint="the same text without the emoji",
     )
 
 

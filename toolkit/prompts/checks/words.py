@@ -690,7 +690,19 @@ _LANGUAGE = {
         "<p>The reports are ready, and each dashboard has been updated.</p>",
         "“The data are” and “none … is” are both standard usage, not errors.",
     ),
+    "repeated": (
+        "words typed twice in a row",
+        ["the the", "to to", "is is"],
+        "<p>Send the the report to to your team.</p>",
+        "<ul><li>Exports run nightly.</li><li>Your dashboard is\nis ready.</li></ul>",
+        "<p>The report we had had for years is gone. She said that that export was final.</p>",
+        "<p>Send the report to your team. Your dashboard is ready.</p>",
+        "“had had” and “that that” are grammatical; the second word does a job of its own.",
+    ),
 }
+
+
+_TITLES = {"spelling": "Misspelling", "grammar": "Grammar", "repeated": "Repeated word"}
 
 
 def spelling_grammar(a: Analysis) -> Check:
@@ -698,7 +710,13 @@ def spelling_grammar(a: Analysis) -> Check:
     rules = [
         f"Read the visible text sentence by sentence and find {goal}, for example {quoted_list(markers)}.",
         "Report each mistake separately with the exact wrong word or phrase as targetText.",
-        "Accept regional spelling variants (US or UK) as long as one page is consistent; flag mixing them.",
+        {
+            "spelling": "Accept regional spelling variants (US or UK) as long as one page is consistent; flag mixing "
+            "them.",
+            "grammar": "Accept standard usage that only looks wrong (“the data are”, “none … is”).",
+            "repeated": "Repeats that grammar allows are not mistakes (“had had”, “that that”); flag only a word "
+            "typed twice by accident, including across a line break.",
+        }[a.facet],
         "Skip proper nouns, product names, code, URLs and deliberate quotations.",
         "Suggest the corrected word or phrase only, not a rewrite of the sentence.",
     ]
@@ -723,7 +741,7 @@ def spelling_grammar(a: Analysis) -> Check:
         cases=cases,
         reads="text",
         severity="medium in headings, titles and calls to action; low in body text",
-        title_hint=f"{'Misspelling' if a.facet == 'spelling' else 'Grammar'}: {quote(markers[0])}",
+        title_hint=f"{_TITLES[a.facet]}: {quote(markers[0])}",
         target_hint="the wrong word or phrase exactly as written",
         suggestion_hint="the corrected word or phrase",
     )
