@@ -118,6 +118,34 @@ def test_the_limit_is_read_from_the_instruction(prompt, limit):
     assert (a.kind, a.facet, a.limit, a.terms) == ("lengths", limit.subject, limit, ())
 
 
+ASSUMED = [
+    ("Flag long sentences.", Limit("sentence", "words", "max", 25, assumed=True)),
+    ("Use short sentences", Limit("sentence", "words", "max", 25, assumed=True)),
+    ("Flag walls of text.", Limit("paragraph", "words", "max", 150, assumed=True)),
+    ("Keep paragraphs short.", Limit("paragraph", "words", "max", 150, assumed=True)),
+    ("Avoid overly long headlines", Limit("heading", "characters", "max", 70, assumed=True)),
+    ("Page titles that are too long", Limit("page_title", "characters", "max", 60, assumed=True)),
+    ("Flag lengthy meta descriptions", Limit("meta_description", "characters", "max", 160, assumed=True)),
+    ("Keep button labels concise", Limit("button", "words", "max", 4, assumed=True)),
+    ("Flag lists with too many items", Limit("list", "items", "max", 10, assumed=True)),
+    ("Flag long blog posts", Limit("page", "words", "max", 1500, assumed=True)),
+]
+
+
+@pytest.mark.parametrize("prompt, limit", ASSUMED)
+def test_a_length_without_a_number_takes_the_house_limit_and_says_so(prompt, limit):
+    assert read_limit(prompt) == limit
+    text = validate_prompt(prompt)["analysis_prompt"]
+    notes = text[text.index("## Notes") :]
+    assert "gives no number" in notes and f"at most {limit.n} {limit.unit}" in notes
+    assert "common house-style limit" in text[text.index("## Objective") : text.index("## Scope")]
+
+
+@pytest.mark.parametrize("prompt", ["Keep it as long as needed", "Flag long-term promises", "Give a brief summary"])
+def test_long_and_short_outside_a_length_are_not_limits(prompt):
+    assert read_limit(prompt) is None
+
+
 @pytest.mark.parametrize(
     "prompt",
     [
@@ -134,7 +162,7 @@ def test_numbers_that_are_not_a_length_limit_are_not_read_as_one(prompt):
     assert analyse(prompt).kind != "lengths"
 
 
-@pytest.mark.parametrize("prompt, limit", LIMITS)
+@pytest.mark.parametrize("prompt, limit", LIMITS + ASSUMED)
 def test_demo_pages_really_are_over_at_or_within_the_limit(prompt, limit):
     result = validate_prompt(prompt)
     by_tier = {c["tier"]: Measure(c["html"]).counts(limit) for c in result["demos"]["cases"]}

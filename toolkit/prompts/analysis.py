@@ -921,6 +921,12 @@ def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> A
             "The instruction names no word or phrase to look for; the check is read as a general "
             "editorial review. Quote the terms (e.g. 'utilize') to get a terminology check."
         )
+    if limit and limit.assumed:
+        notes.append(
+            f"The instruction gives no number; the check assumes at most {limit.n} {limit.unit} per "
+            f"{limit.subject.replace('_', ' ')}, a common house-style limit. State the limit (for example "
+            f"“longer than {limit.n} {limit.unit}”) to set your own."
+        )
     element = _element(text) if kind == "required_elements" else None
     if kind == "required_elements" and element is None:
         kp = key_phrases(text)

@@ -53,18 +53,20 @@ the same result, byte for byte. It works in three steps.
 1. **Read the instruction** (`toolkit/prompts/analysis.py`). It collects what the instruction
    itself says: quoted terms, lists after "such as" / "like", replacement pairs ("use X instead
    of Y", "replace X with Y", "X, not Y"), placeholders (`{{brand_name}}`, `{product}`,
-   `<product>`, `[company name]`, and "our …" / "your …" values such as "our competitors"), and
-   the parts of the page it names (headings, footer, buttons, tables, images), and any length or
-   count limit it sets ("sentences longer than 30 words", "meta descriptions under 160
-   characters", "lists of at least three items": what is measured, in which unit, and the
-   inclusive bound, so "under 60" allows 59). A limit makes a length check; otherwise keyword
-   signals decide the kind: terminology (forbidden words, exact spellings), claims, tone, links,
-   accessibility, formatting, numbers and dates, required elements, personal data (e-mail
-   addresses, phone numbers, home addresses, card and identity numbers, dates of birth — the
-   ones named, or all of them), spelling, grammar and repeated words. Words are taken as terms
-   to forbid only when the instruction quotes or lists them, or follows a terminology signal
-   ("don't say cheap"); an instruction with no concrete subject is read as a general editorial
-   review, and the result says so in a Notes section.
+   `<product>`, `[company name]`, and "our …" / "your …" values such as "our competitors"), the
+   parts of the page it names (headings, footer, buttons, tables, images), and any length or
+   count limit it sets (`toolkit/prompts/limits.py`: "sentences longer than 30 words", "meta
+   descriptions under 160 characters", "lists of at least three items" — what is measured, in
+   which unit, and the inclusive bound, so "under 60" allows 59; "Flag long sentences" or
+   "Keep headings short", with no number, takes a common house-style limit and says so).
+   A limit makes a length check; otherwise keyword signals decide the kind: terminology
+   (forbidden words, exact spellings), claims, tone, links, accessibility, formatting, numbers
+   and dates, required elements, personal data (e-mail addresses, phone numbers, home
+   addresses, card and identity numbers, dates of birth — the ones named, or all of them),
+   spelling, grammar and repeated words. Words are taken as terms to forbid only when the
+   instruction quotes or lists them, or follows a terminology signal ("don't say cheap"); an
+   instruction with no concrete subject is read as a general editorial review, and the result
+   says so in a Notes section.
 2. **Build the check** (`toolkit/prompts/checks/`). Each kind has rule templates into which the
    instruction's own terms are filled, the look-alikes that must not be reported, and four
    tiers of demo pages about a fictitious product (Northwind Cloud):

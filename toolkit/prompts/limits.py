@@ -97,6 +97,7 @@ class Limit:
     unit: str  # one of UNITS
     bound: str  # "max" or "min"
     n: int  # the inclusive bound
+    assumed: bool = False  # the instruction said "long" but gave no number: n is the house default
 
     def allows(self, count: int) -> bool:
         return count <= self.n if self.bound == "max" else count >= self.n
@@ -134,8 +135,52 @@ def _subject(low: str, span: tuple[int, int], unit: str | None) -> str | None:
     return (max(before, key=lambda f: f[1]) if before else min(pool))[2]
 
 
+# "Flag long sentences" and "Keep headings short" name no number: the check uses a common
+# house-style limit and says so.
+DEFAULT_MAX = {
+    "sentence": ("words", 25),
+    "paragraph": ("words", 150),
+    "heading": ("characters", 70),
+    "page_title": ("characters", 60),
+    "meta_description": ("characters", 160),
+    "alt_text": ("characters", 125),
+    "link_text": ("words", 8),
+    "button": ("words", 4),
+    "list_item": ("words", 25),
+    "list": ("items", 10),
+    "page": ("words", 1500),
+}
+_LONG = r"(?:too |overly |very |excessively )?(?:long|lengthy|wordy)"
+
+
+def _assumed(low: str) -> Limit | None:
+    if re.search(r"\bwalls? of text\b", low):
+        unit, n = DEFAULT_MAX["paragraph"]
+        return Limit("paragraph", unit, "max", n, assumed=True)
+    for key, (pattern, _, _) in SUBJECTS.items():
+        long_before = re.search(rf"(?<!as ){_LONG}\s+(?:[a-z-]+\s+)?(?:{pattern})", low)
+        long_after = re.search(
+            rf"(?:{pattern})\s+(?:that |which )?(?:are |is )?(?:too long|overly long|very long)\b", low
+        )
+        short = re.search(
+            rf"\b(?:short|concise|brief)\s+(?:[a-z-]+\s+)?(?:{pattern})|\bkeep (?:the |all |every |each )?(?:{pattern})"
+            rf"\s+(?:short|concise|brief)\b|(?:{pattern})\s+(?:should|must|need to|have to) (?:be|stay) "
+            r"(?:short|concise|brief)\b",
+            low,
+        )
+        many = key == "list" and re.search(rf"(?:{pattern})\s+(?:with |that have |having )?too many items\b", low)
+        if long_before or long_after or short or many:
+            unit, n = DEFAULT_MAX[key]
+            return Limit(key, unit, "max", n, assumed=True)
+    return None
+
+
 def read_limit(text: str) -> Limit | None:
-    """The length or count limit the instruction sets, or None when it sets none we can demo."""
+    """The length or count limit the instruction sets, or None when it sets none we can demo.
+
+    "Flag long sentences", with no number, gets the subject's house default (:data:`DEFAULT_MAX`)
+    and ``assumed=True``.
+    """
     low = text.lower()
     if re.search(rf"\bbetween {_NUM} and {_NUM}", low):
         return None  # a range needs two checks; the instruction is read some other way
@@ -173,4 +218,4 @@ def read_limit(text: str) -> Limit | None:
         if not least <= n <= MAX_N[unit]:
             return None  # "at least one word" asks for something, not for a length
         return Limit(subject, unit, bound, n)
-    return None
+    return _assumed(low)

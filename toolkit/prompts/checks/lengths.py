@@ -258,6 +258,7 @@ def lengths(a: Analysis) -> Check:
         return f"{count} {_unit_name(unit, count)}"
 
     rule = f"at most {measured(n)}" if over else f"at least {measured(n)}"
+    allows = "the check allows" if limit.assumed else "the instruction allows"
     past = "over" if over else "under"
     cases = [
         Case(
@@ -265,7 +266,7 @@ def lengths(a: Analysis) -> Check:
             f"{one} well {past} the limit",
             f"{cap(one)} of {measured(k['far'])}",
             pages(k["far"]),
-            f"The {one} has {measured(k['far'])}; the instruction allows {rule}.",
+            f"The {one} has {measured(k['far'])}; {allows} {rule}.",
         ),
         Case(
             "subtle_match",
@@ -279,7 +280,7 @@ def lengths(a: Analysis) -> Check:
             "exactly at the limit",
             f"{cap(one)} of exactly {measured(n)}",
             pages(k["companion"], n),
-            f"{measured(n).capitalize()} is the limit itself, which the instruction allows.",
+            f"{measured(n).capitalize()} is the limit itself, which is allowed.",
         ),
         Case(
             "clean",
@@ -294,7 +295,8 @@ def lengths(a: Analysis) -> Check:
     return check(
         issue_type="length",
         name=f"{cap(many)} with {bad}",
-        objective=f"Find every {one} with {bad}: the instruction allows {rule} (“{said(a)}”).",
+        objective=f"Find every {one} with {bad}: {allows} {rule} (“{said(a)}”)."
+        + (" The instruction gives no number, so this is a common house-style limit." if limit.assumed else ""),
         look_at=[where],
         ignore=["Code samples, URLs and navigation menus"]
         + ([] if limit.subject == "page" else ["anything that is not a " + one]),
