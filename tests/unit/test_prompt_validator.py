@@ -68,6 +68,9 @@ INSTRUCTIONS = [
     "Flag emojis in headings.",
     "Avoid emoji",
     "Flag duplicated words like 'the the'.",
+    "Flag profanity.",
+    "Flag Lorem ipsum.",
+    "Ensure phone numbers use international format.",
 ]
 
 
@@ -373,6 +376,36 @@ def test_repeated_word_demos():
         assert twice.search(p.visible)
     assert {m.group(1) for m in twice.finditer(pages(r, "near_miss")[0].visible)} == {"had", "that"}
     assert not twice.search(pages(r, "clean")[0].visible)
+
+
+def test_profanity_demos_match_whole_words():
+    r = validate_prompt("Flag profanity.")
+    swear = re.compile(r"\b(?:damn|crap|hell)\b", re.I)
+    assert all(swear.search(p.visible) for p in pages(r, "obvious_match", "subtle_match"))
+    near = pages(r, "near_miss")[0].visible
+    assert not swear.search(near) and re.search(r"hell|ass|sex", near, re.I), "letters of swear words inside others"
+    assert not swear.search(pages(r, "clean")[0].visible)
+
+
+def test_leftover_placeholder_text_is_a_terminology_check_with_the_usual_markers():
+    a = analyse("Flag Lorem ipsum.")
+    assert (a.kind, a.terms) == ("terminology", ("lorem ipsum", "TODO", "TBD"))
+    assert analyse("Flag leftover placeholder text like TODO or TBD").terms == ("TODO", "TBD")
+    r = validate_prompt("Flag dummy text")
+    assert "lorem ipsum" in pages(r, "obvious_match")[0].visible.lower()
+
+
+def test_phone_format_demos():
+    r = validate_prompt("Ensure phone numbers use international format.")
+    assert analyse("Ensure phone numbers use international format.").kind == "numbers_dates"
+    number = re.compile(r"\+?[\d(][\d ().-]{8,}\d")
+
+    def national(text):
+        return [n for n in number.findall(text) if not n.startswith("+")]
+
+    assert all(national(p.visible) for p in pages(r, "obvious_match", "subtle_match"))
+    assert not any(national(p.visible) for p in pages(r, "near_miss", "clean"))
+    assert "ext." in pages(r, "near_miss")[0].visible
 
 
 def test_instructions_without_a_word_to_look_for_get_no_invented_term():

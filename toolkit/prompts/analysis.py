@@ -67,6 +67,9 @@ _SIGNALS: dict[str, tuple[str, ...]] = {
         r"written as",
         r"\bmentions? of\b",
         r"refer(?:ence)?s? to",
+        r"lorem ipsum",
+        r"(?:placeholder|dummy|filler) (?:text|copy)",
+        r"\b(?:todo|tbd)\b",
     ),
     "claims": (
         r"\bclaims?\b",
@@ -91,6 +94,13 @@ _SIGNALS: dict[str, tuple[str, ...]] = {
     "tone": (
         r"\btone\b",
         r"\bvoice\b",
+        r"profan",
+        r"swear",
+        r"curse words?",
+        r"obscen",
+        r"vulgar",
+        r"offensive",
+        r"\bslurs?\b",
         r"friendly",
         r"\bformal",
         r"informal",
@@ -785,6 +795,10 @@ def _classify(low: str, terms: list[str], inputs: list[Placeholder]) -> str:
         return "accessibility"
     if has_term and _CANONICAL.search(low) and not re.search(r"sentence case|title case|all caps", low):
         return "terminology"
+    if re.search(r"\bformat|written as|international|e\.164", low) and not re.search(
+        r"personal|\bpii\b|gdpr|privacy|publish|expos|leak|share", low
+    ):
+        scores["personal_data"] = 0  # "phone numbers in international format" is about writing them
     best = max(_TIE_ORDER, key=lambda k: (scores[k], -_TIE_ORDER.index(k)))
     if best == "spelling_grammar" and terms and not re.search(r"gramma|repeated|duplicat|doubled|twice", low):
         return "terminology"  # "Flag British spellings such as colour": the listed words are the check
@@ -824,7 +838,8 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
         return "broken"
     if kind == "tone":
         for facet, pats in (
-            ("inclusive", (r"inclusive", r"gender", r"neutral")),
+            ("profanity", (r"profan", r"swear", r"curse", r"obscen", r"vulgar", r"offensive", r"\bslurs?\b")),
+            ("inclusive", (r"inclusive", r"gender", r"neutral", r"discriminat")),
             ("active", (r"passive", r"active voice")),
             ("plain", (r"jargon", r"plain", r"buzzword", r"simple", r"clear")),
             ("formal", (r"\bformal", r"professional", r"casual", r"slang", r"informal")),
@@ -851,6 +866,8 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
             return "dates"
         if any_of(r"24[- ]hour", r"12[- ]hour", r"time format", r"\btimes?\b"):
             return "time"
+        if any_of(r"(?:tele|mobile |cell )?phone numbers?", r"\btel(?:ephone)?\b"):
+            return "phone"
         if any_of(r"currenc", r"\bprices?\b", r"\bcost"):
             return "currency"
         return "numerals"
@@ -948,6 +965,9 @@ def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> A
     )
 
 
+_PLACEHOLDER_TEXT = r"lorem ipsum|(?:placeholder|dummy|filler) (?:text|copy)|\b(?:todo|tbd)\b"
+
+
 def _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text):
     """Offending terms (demo values), how the prompt names them, and approved forms."""
     if kind == "terminology" and facet == "canonical":
@@ -964,6 +984,9 @@ def _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text):
     for p in slots if kind == "terminology" and not terms else ():
         terms.extend(p.sample)
         refs.append(p.ref)
+    if kind == "terminology" and not terms and re.search(_PLACEHOLDER_TEXT, text.lower()):
+        terms = ["lorem ipsum", "TODO", "TBD"]  # leftover placeholder text, as an editor means it
+        return terms, list(terms), list(preferred)
     if kind == "terminology" and not terms and _scores(text.lower())["terminology"]:
         # "Don't say cheap": the words after a terminology signal are the term; a bare "Flag …"
         # names a category, not a word, and numbers are never terms

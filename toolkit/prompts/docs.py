@@ -60,10 +60,11 @@ the same result, byte for byte. It works in three steps.
    which unit, and the inclusive bound, so "under 60" allows 59; "Flag long sentences" or
    "Keep headings short", with no number, takes a common house-style limit and says so).
    A limit makes a length check; otherwise keyword signals decide the kind: terminology
-   (forbidden words, exact spellings), claims, tone, links, accessibility, formatting, numbers
-   and dates, required elements, personal data (e-mail addresses, phone numbers, home
-   addresses, card and identity numbers, dates of birth — the ones named, or all of them),
-   spelling, grammar and repeated words. Words are taken as terms to forbid only when the
+   (forbidden words, exact spellings, leftover placeholder text), claims, tone (profanity
+   included), links, accessibility, formatting (emoji included), numbers and dates (phone
+   number format included), required elements, personal data (e-mail addresses, phone
+   numbers, home addresses, card and identity numbers, dates of birth — the ones named, or all
+   of them), spelling, grammar and repeated words. Words are taken as terms to forbid only when the
    instruction quotes or lists them, or follows a terminology signal ("don't say cheap"); an
    instruction with no concrete subject is read as a general editorial review, and the result
    says so in a Notes section.

@@ -415,7 +415,7 @@ def date_target(low: str) -> str:
 
 
 def numbers_dates(a: Analysis) -> Check:
-    return {"dates": _dates, "time": _time, "currency": _currency}.get(a.facet, _numerals)(a)
+    return {"dates": _dates, "time": _time, "currency": _currency, "phone": _phone}.get(a.facet, _numerals)(a)
 
 
 def _dates(a: Analysis) -> Check:
@@ -590,6 +590,62 @@ def _currency(a: Analysis) -> Check:
         title_hint="Price without currency",
         target_hint="the amount as written",
         suggestion_hint=f"the amount with its currency, e.g. {quote(right)}",
+    )
+
+
+def _phone(a: Analysis) -> Check:
+    cases = demos(
+        (
+            "national format with a trunk prefix",
+            "A national number",
+            page("Contact", "<p>Call our sales team on (555) 014-2298.</p>"),
+            "“(555) 014-2298” has no country code; callers abroad cannot dial it.",
+        ),
+        (
+            "digits grouped but no country code",
+            "A number in a table",
+            page(
+                "Contact",
+                "<p>Sales: +1 555 014 2298.</p>",
+                "<table><tr><th>Support</th><td>555 014 2299</td></tr></table>",
+            ),
+            "The sales number is international, the support number in the table is not.",
+        ),
+        (
+            "international numbers written differently",
+            "Extensions and separators",
+            page("Contact", "<p>Sales: +1-555-014-2298 ext. 12; Leeds office: +44 113 496 0000.</p>"),
+            "Both start with “+” and a country code; dashes and an extension do not make them national.",
+        ),
+        (
+            "every number international",
+            "International numbers",
+            page("Contact", "<p>Sales: +1 555 014 2298. Support: +1 555 014 2299.</p>"),
+            "Every number starts with “+” and its country code.",
+        ),
+    )
+    return check(
+        issue_type="phone-format",
+        name="Phone numbers in international format",
+        objective=f"Find phone numbers written without “+” and a country code, as the instruction asks: “{said(a)}”.",
+        look_at=["All visible text, including contact tables, footers and small print"],
+        ignore=["Numbers that are not phone numbers: order, invoice and version numbers", "`tel:` link targets"],
+        rules=[
+            "Find phone numbers: groups of 7–15 digits separated by spaces, dashes, dots or parentheses, usually "
+            "next to words such as call, phone, tel, fax or a team name.",
+            "Flag a number that does not start with “+” followed by a country code (E.164 style, e.g. "
+            "“+1 555 014 2298”).",
+            "Separators and extensions are fine as long as the “+” and the country code are there.",
+            "Report the number as written; suggest it with the country code, in the page's country when the "
+            "page makes it clear.",
+        ],
+        not_issues=["“+” numbers with dashes or an extension", "Order, invoice and version numbers"],
+        cases=cases,
+        reads="text",
+        severity="medium (a customer abroad cannot call the number)",
+        title_hint="Phone number without country code",
+        target_hint="the phone number exactly as written",
+        suggestion_hint="the number with “+” and its country code, e.g. “+1 555 014 2298”",
     )
 
 

@@ -602,6 +602,15 @@ _TONE = {  # facet: (goal, markers, obvious, subtle, near miss, clean, near-miss
         "<p>Your admin approved the request, and the system generated your reports.</p>",
         "“is ready” and “is complete” describe a state (verb + adjective); they are not passive.",
     ),
+    "profanity": (
+        "language free of profanity and slurs",
+        ["damn", "crap", "hell of a"],
+        "<p>This damn export broke again. What a load of crap.</p>",
+        "<ul><li>Exports are fast.</li><li>Setup is a hell of a lot easier now.</li></ul>",
+        "<p>Hello from our Essex office: the class assessment tool ships on Monday.</p>",
+        "<p>This export failed again. We are sorry, and a fix ships today.</p>",
+        "“Hello”, “Essex” and “assessment” only contain the letters of swear words; match whole words.",
+    ),
     "inclusive": (
         "inclusive, gender-neutral language",
         ["guys", "manpower", "whitelist", "chairman"],
@@ -619,7 +628,7 @@ _TONE_ALSO = (
     ("formal", r"\bformal|professional|slang"),
     ("friendly", r"friendly|polite|respectful|empath"),
     ("active", r"passive|active voice"),
-    ("inclusive", r"inclusive|gender"),
+    ("inclusive", r"inclusive|gender|discriminat"),
 )
 
 
