@@ -6,9 +6,11 @@ the bound: ``max`` allows at most ``n``, ``min`` at least ``n`` — both inclusi
 characters" is ``max 59`` and "longer than 30 words" is ``max 30``.
 
 >>> read_limit("Flag sentences longer than 30 words.")
-Limit(subject='sentence', unit='words', bound='max', n=30)
+Limit(subject='sentence', unit='words', bound='max', n=30, assumed=False)
 >>> read_limit("Make sure bullet lists have at least three items")
-Limit(subject='list', unit='items', bound='min', n=3)
+Limit(subject='list', unit='items', bound='min', n=3, assumed=False)
+>>> read_limit("Keep headings short").n  # no number: the house limit, in characters
+70
 >>> read_limit("Write numbers under 10 as words") is None
 True
 """
