@@ -71,6 +71,10 @@ INSTRUCTIONS = [
     "Flag profanity.",
     "Flag Lorem ipsum.",
     "Ensure phone numbers use international format.",
+    "Check that every page has exactly one H1.",
+    "Flag tables without header rows.",
+    "Check that headings are unique.",
+    "Flag images without captions.",
 ]
 
 

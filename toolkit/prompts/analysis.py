@@ -31,6 +31,7 @@ KINDS = (
     "spelling_grammar",
     "lengths",
     "personal_data",
+    "structure",
 )
 # Ties between keyword scores go to the more specific kind: terminology signals ("avoid",
 # "don't use") are the most generic, so it comes last.
@@ -784,6 +785,23 @@ _ELEMENT = re.compile(
 )
 
 
+# Structure checks of the markup, each named by a pattern (lower-cased instruction).
+_STRUCTURE = {
+    "one_h1": r"\b(?:one|single|exactly one|only one|multiple|several|more than one|two) h1s?\b|\bh1s\b",
+    "table_headers": r"\btables?\b.*\bheaders?\b|\bheader (?:rows?|cells?)\b|<th>",
+    "unique_headings": r"\b(?:unique|duplicated?|duplicates|repeated|identical|same) headings?\b|"
+    r"\bheadings?\b.*\b(?:unique|duplicated?)\b",
+    "captions": r"\b(?:images?|figures?|photos?|pictures?|charts?|diagrams?|screenshots?)\b.*\bcaptions?\b",
+}
+
+
+def _structure(low: str) -> str | None:
+    """The structure check the instruction asks for, if any (alt text stays an accessibility check)."""
+    if re.search(r"\balt\b|alt[- ]text|alternative text", low):
+        return None
+    return next((facet for facet, pattern in _STRUCTURE.items() if re.search(pattern, low)), None)
+
+
 def _classify(low: str, terms: list[str], inputs: list[Placeholder]) -> str:
     scores = _scores(low)
     has_term = bool(terms) or any(p.source == "placeholder" for p in inputs)
@@ -920,10 +938,11 @@ def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> A
     inputs = _placeholders(text, samples or {})
     mentioned, forbidden, preferred = _terms(text)
     limit = read_limit(text)
-    kind = "lengths" if limit else _classify(low, mentioned, inputs)
+    structure = _structure(low)
+    kind = "lengths" if limit else "structure" if structure else _classify(low, mentioned, inputs)
     slots = [p for p in inputs if p.source == "placeholder" or kind == "terminology"]
     has_term = bool(mentioned) or bool(slots)
-    facet = limit.subject if limit else _facet(kind, low, has_term, forbidden)
+    facet = limit.subject if limit else structure or _facet(kind, low, has_term, forbidden)
     polarity = "require" if kind == "required_elements" or facet == "canonical" else "forbid"
     terms, refs, prefer = _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text)
     notes = []
