@@ -75,6 +75,9 @@ INSTRUCTIONS = [
     "Flag tables without header rows.",
     "Check that headings are unique.",
     "Flag images without captions.",
+    "Check that acronyms are defined on first use.",
+    "Use second person (you) rather than third person.",
+    "Flag percentages written without the % sign.",
 ]
 
 
@@ -410,6 +413,47 @@ def test_phone_format_demos():
     assert all(national(p.visible) for p in pages(r, "obvious_match", "subtle_match"))
     assert not any(national(p.visible) for p in pages(r, "near_miss", "clean"))
     assert "ext." in pages(r, "near_miss")[0].visible
+
+
+def test_acronym_demos_spell_out_at_first_use_or_not():
+    r = validate_prompt("Check that acronyms are defined on first use.")
+    known = {"PDF", "URL", "CSV", "FAQ"}
+
+    def first_use_bare(text):
+        seen = set()
+        for m in re.finditer(r"\b[A-Z]{2,}\b", text):
+            acronym = m.group(0)
+            if acronym in known or acronym in seen:
+                continue
+            seen.add(acronym)
+            if text[m.start() - 1 : m.start()] != "(":
+                return True
+        return False
+
+    assert all(first_use_bare(p.visible) for p in pages(r, "obvious_match", "subtle_match"))
+    assert not any(first_use_bare(p.visible) for p in pages(r, "near_miss", "clean"))
+
+
+def test_second_person_demos():
+    r = validate_prompt("Use second person (you) rather than third person.")
+    third = re.compile(r"\b(?:the user|users can|the customer)\b", re.I)
+    assert all(third.search(p.visible) for p in pages(r, "obvious_match", "subtle_match"))
+    assert not any(third.search(p.visible) for p in pages(r, "near_miss", "clean"))
+    assert "you" in pages(r, "clean")[0].visible.lower()
+
+
+@pytest.mark.parametrize(
+    "prompt, right, wrong",
+    [
+        ("Flag percentages written without the % sign.", r"\d+%", r"\d+ ?(?:percent|per cent)|\d+ %"),
+        ("Write percent as a word, not %", r"\d+ percent", r"\d+ ?%"),
+    ],
+)
+def test_percent_demos(prompt, right, wrong):
+    r = validate_prompt(prompt)
+    assert all(re.search(wrong, p.visible) for p in pages(r, "obvious_match", "subtle_match"))
+    for p in pages(r, "near_miss", "clean"):
+        assert re.search(right, p.visible) and not re.search(wrong, p.visible)
 
 
 def test_instructions_without_a_word_to_look_for_get_no_invented_term():

@@ -32,10 +32,12 @@ KINDS = (
     "lengths",
     "personal_data",
     "structure",
+    "acronyms",
 )
 # Ties between keyword scores go to the more specific kind: terminology signals ("avoid",
 # "don't use") are the most generic, so it comes last.
 _TIE_ORDER = (
+    "acronyms",
     "personal_data",
     "claims",
     "accessibility",
@@ -95,6 +97,8 @@ _SIGNALS: dict[str, tuple[str, ...]] = {
     "tone": (
         r"\btone\b",
         r"\bvoice\b",
+        r"(?:second|third)[- ]person",
+        r"address(?:es|ing)? the reader",
         r"profan",
         r"swear",
         r"curse words?",
@@ -177,6 +181,8 @@ _SIGNALS: dict[str, tuple[str, ...]] = {
         r"\bnumbers?\b",
         r"numerals?",
         r"percent",
+        r"per cent",
+        r"% sign",
         r"\bunits?\b",
         r"\biso\b",
         r"yyyy",
@@ -203,6 +209,11 @@ _SIGNALS: dict[str, tuple[str, ...]] = {
         r"table of contents",
         r"\bincludes?\b",
         r"\bwithout an?\b",
+    ),
+    "acronyms": (
+        r"acronyms?",
+        r"abbreviations?",
+        r"initialisms?",
     ),
     "personal_data": (
         r"personal (?:data|information|details|info)",
@@ -856,6 +867,7 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
         return "broken"
     if kind == "tone":
         for facet, pats in (
+            ("second_person", (r"(?:second|third)[- ]person", r"address(?:es|ing)? the reader")),
             ("profanity", (r"profan", r"swear", r"curse", r"obscen", r"vulgar", r"offensive", r"\bslurs?\b")),
             ("inclusive", (r"inclusive", r"gender", r"neutral", r"discriminat")),
             ("active", (r"passive", r"active voice")),
@@ -888,6 +900,8 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
             return "phone"
         if any_of(r"currenc", r"\bprices?\b", r"\bcost"):
             return "currency"
+        if any_of(r"percent", r"per cent", r"%"):
+            return "percent"
         return "numerals"
     if kind == "spelling_grammar":
         if any_of(r"(?:repeated|duplicated?|doubled?) words?", r"\bword twice\b"):
@@ -905,6 +919,8 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
         return "general"
     if kind == "personal_data":
         return "personal"
+    if kind == "acronyms":
+        return "first_use"
     return "element"
 
 

@@ -236,7 +236,7 @@ def shape_of(term: str) -> str:
 
 def build(analysis: Analysis) -> Check:
     """The check for this analysis (dispatch on its kind)."""
-    from toolkit.prompts.checks import layout, lengths, markup, privacy, structure, words
+    from toolkit.prompts.checks import acronyms, layout, lengths, markup, privacy, structure, words
 
     builders = {
         "terminology": words.terminology,
@@ -251,6 +251,7 @@ def build(analysis: Analysis) -> Check:
         "lengths": lengths.lengths,
         "personal_data": privacy.personal_data,
         "structure": structure.structure,
+        "acronyms": acronyms.acronyms,
     }
     check = builders[analysis.kind](analysis)
     check.notes.extend(analysis.notes)

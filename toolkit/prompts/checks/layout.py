@@ -415,7 +415,9 @@ def date_target(low: str) -> str:
 
 
 def numbers_dates(a: Analysis) -> Check:
-    return {"dates": _dates, "time": _time, "currency": _currency, "phone": _phone}.get(a.facet, _numerals)(a)
+    return {"dates": _dates, "time": _time, "currency": _currency, "phone": _phone, "percent": _percent}.get(
+        a.facet, _numerals
+    )(a)
 
 
 def _dates(a: Analysis) -> Check:
@@ -646,6 +648,64 @@ def _phone(a: Analysis) -> Check:
         title_hint="Phone number without country code",
         target_hint="the phone number exactly as written",
         suggestion_hint="the number with “+” and its country code, e.g. “+1 555 014 2298”",
+    )
+
+
+def _percent(a: Analysis) -> Check:
+    words = bool(re.search(r"\b(?:spell|write)\b.*\bpercent\b.*\b(?:word|out)\b|\bnot\b.*%", a.instruction.lower()))
+    right, wrong, wrong2 = ("40 percent", "40%", "15 %") if words else ("40%", "40 percent", "15 per cent")
+    form = "the word “percent”" if words else "the % sign"
+    cases = demos(
+        (
+            "percentage in running text",
+            "Percentage in a sentence",
+            page("Exports", f"<p>Scheduled exports are {wrong} faster.</p>"),
+            f"“{wrong}” is not written with {form}.",
+        ),
+        (
+            "percentage in a table cell",
+            "Percentage in a table",
+            page(
+                "Exports",
+                f"<p>Scheduled exports are {right} faster.</p>",
+                f"<table><tr><th>Annual discount</th><td>{wrong2}</td></tr></table>",
+            ),
+            f"The sentence is right; the table's “{wrong2}” is not.",
+        ),
+        (
+            "words about percentages that are not amounts",
+            "Percentiles and points",
+            page("Exports", f"<p>Exports are {right} faster at the 95th percentile.</p>"),
+            "“95th percentile” names a statistic, not an amount to rewrite.",
+        ),
+        (
+            f"every percentage with {form}",
+            "Consistent percentages",
+            page(
+                "Exports",
+                f"<p>Scheduled exports are {right} faster, and annual plans save {right.replace('40', '15')}.</p>",
+            ),
+            f"Every percentage uses {form}.",
+        ),
+    )
+    return check(
+        issue_type="number-format",
+        name="Percentages with " + form.replace("the ", "", 1),
+        objective=f"Find percentages not written with {form}, as the instruction asks: “{said(a)}”.",
+        look_at=["All visible text, including tables and small print"],
+        ignore=["Percentiles (“95th percentile”) and percentage points when the page distinguishes them", NOT_PROSE],
+        rules=[
+            "Find every amount expressed as a percentage: a number followed by %, “percent” or “per cent”.",
+            f"Flag each one not written as a number with {form} (e.g. “{right}”).",
+            "Report the amount as written; suggest the same amount in the required form.",
+        ],
+        not_issues=["“95th percentile” and other statistics named with the word"],
+        cases=cases,
+        reads="text",
+        severity="low",
+        title_hint="Percentage not in house style",
+        target_hint="the percentage exactly as written",
+        suggestion_hint=f"the same percentage written as “{right}”",
     )
 
 

@@ -602,6 +602,15 @@ _TONE = {  # facet: (goal, markers, obvious, subtle, near miss, clean, near-miss
         "<p>Your admin approved the request, and the system generated your reports.</p>",
         "“is ready” and “is complete” describe a state (verb + adjective); they are not passive.",
     ),
+    "second_person": (
+        "the second person, speaking to the reader as “you”",
+        ["the user", "users can", "the customer"],
+        "<p>The user opens Settings. Users can then schedule their exports.</p>",
+        "<ul><li>Choose a day.</li><li>The customer receives a confirmation email.</li></ul>",
+        "<p>You can invite other users to your workspace.</p>",
+        "<p>Open Settings and schedule your exports. You receive a confirmation email.</p>",
+        "“other users” are people other than the reader, so the third person is right there.",
+    ),
     "profanity": (
         "language free of profanity and slurs",
         ["damn", "crap", "hell of a"],
@@ -624,6 +633,7 @@ _TONE = {  # facet: (goal, markers, obvious, subtle, near miss, clean, near-miss
 
 
 _TONE_ALSO = (
+    ("second_person", r"(?:second|third)[- ]person"),
     ("plain", r"jargon|plain|buzzword"),
     ("formal", r"\bformal|professional|slang"),
     ("friendly", r"friendly|polite|respectful|empath"),
