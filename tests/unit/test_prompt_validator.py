@@ -78,6 +78,7 @@ INSTRUCTIONS = [
     "Check that acronyms are defined on first use.",
     "Use second person (you) rather than third person.",
     "Flag percentages written without the % sign.",
+    "Ensure the reading level is grade 8 or below.",
 ]
 
 

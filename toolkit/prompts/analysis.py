@@ -33,10 +33,12 @@ KINDS = (
     "personal_data",
     "structure",
     "acronyms",
+    "readability",
 )
 # Ties between keyword scores go to the more specific kind: terminology signals ("avoid",
 # "don't use") are the most generic, so it comes last.
 _TIE_ORDER = (
+    "readability",
     "acronyms",
     "personal_data",
     "claims",
@@ -209,6 +211,15 @@ _SIGNALS: dict[str, tuple[str, ...]] = {
         r"table of contents",
         r"\bincludes?\b",
         r"\bwithout an?\b",
+    ),
+    "readability": (
+        r"reading level",
+        r"readabilit",
+        r"grade level",
+        r"flesch",
+        r"reading (?:age|ease)",
+        r"\bgrade[- ]\d",
+        r"\d(?:st|nd|rd|th)?[- ]grade",
     ),
     "acronyms": (
         r"acronyms?",
@@ -921,6 +932,8 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
         return "personal"
     if kind == "acronyms":
         return "first_use"
+    if kind == "readability":
+        return "grade"
     return "element"
 
 

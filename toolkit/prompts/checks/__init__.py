@@ -236,7 +236,7 @@ def shape_of(term: str) -> str:
 
 def build(analysis: Analysis) -> Check:
     """The check for this analysis (dispatch on its kind)."""
-    from toolkit.prompts.checks import acronyms, layout, lengths, markup, privacy, structure, words
+    from toolkit.prompts.checks import acronyms, layout, lengths, markup, privacy, readability, structure, words
 
     builders = {
         "terminology": words.terminology,
@@ -252,6 +252,7 @@ def build(analysis: Analysis) -> Check:
         "personal_data": privacy.personal_data,
         "structure": structure.structure,
         "acronyms": acronyms.acronyms,
+        "readability": readability.readability,
     }
     check = builders[analysis.kind](analysis)
     check.notes.extend(analysis.notes)
