@@ -512,7 +512,8 @@ def test_kinds_are_read_from_the_instruction():
     assert analyse("Write numbers one to nine as words").kind == "numbers_dates"
     assert analyse("Product descriptions should mention the warranty period.").element == "warranty period"
     vague = validate_prompt("Make it better")
-    assert "## Notes" in vague["analysis_prompt"] and "no concrete subject" in vague["analysis_prompt"]
+    assert "## Notes" in vague["analysis_prompt"] and "general editorial review" in vague["analysis_prompt"]
+    assert analyse("Make sure each article ends with a summary.").element == "summary"
 
 
 # ------------------------------------------------------------------ placeholders become required inputs

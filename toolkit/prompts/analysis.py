@@ -198,7 +198,7 @@ _SIGNALS: dict[str, tuple[str, ...]] = {
     ),
     "required_elements": (
         r"\b(?:must|should|always|to) (?:include|contain|have|show|display|mention|state|list|"
-        r"end with|start with|begin with)",
+        r"ends? with|starts? with|begins? with)",
         r"\brequired?\b",
         r"\bmissing\b",
         r"\b(?:every|each) (?:page|article|post|email|blog)",
@@ -800,7 +800,7 @@ _CANONICAL = re.compile(
 )
 _ELEMENT = re.compile(
     r"\b(?:include|includes|contain|contains|have|has|show|display|mention|state|list|"
-    r"end with|start with|begin with|add|missing|without)\s+(?:an?\s+|the\s+|one\s+)?(.+?)"
+    r"ends? with|starts? with|begins? with|add|missing|without)\s+(?:an?\s+|the\s+|one\s+)?(.+?)"
     r"(?=\s+(?:in|on|at|under|near|above|below|before|after|with|that|which|for|and|or|so)\b"
     r"|[.;,!?]|$)",
     re.I,
@@ -977,14 +977,16 @@ def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> A
     notes = []
     if kind == "spelling_grammar" and not _scores(low)["spelling_grammar"]:
         notes.append(
-            "The instruction names no concrete subject; the check is read as a general "
-            "editorial review. Add the words, elements or rules to look for to sharpen it."
+            "The offline generator has no check written for this instruction's subject (or it names "
+            "none), so the result is a general editorial review. Name the words, elements or rules to "
+            "look for to sharpen it, or run it with a provider."
         )
     if kind == "terminology" and facet == "forbidden" and not terms:
         kind, facet = "spelling_grammar", "spelling"
         notes.append(
-            "The instruction names no word or phrase to look for; the check is read as a general "
-            "editorial review. Quote the terms (e.g. 'utilize') to get a terminology check."
+            "The instruction names no word or phrase to look for, and the offline generator has no check "
+            "written for its subject, so the result is a general editorial review. Quote the terms (e.g. "
+            "'utilize') to get a terminology check, or run it with a provider."
         )
     if limit and limit.assumed:
         notes.append(

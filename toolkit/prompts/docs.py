@@ -69,8 +69,8 @@ the same result, byte for byte. It works in three steps.
    numbers, dates of birth — the ones named, or all of them), spelling, grammar and repeated
    words. Words are taken as terms to forbid
    only when the instruction quotes or lists them, or follows a terminology signal ("don't say
-   cheap"); an instruction with no concrete subject is read as a general editorial review, and
-   the result says so in a Notes section.
+   cheap"); an instruction with no concrete subject, or one whose subject has no check here,
+   is read as a general editorial review, and the result says so in a Notes section.
 2. **Build the check** (`toolkit/prompts/checks/`). Each kind has rule templates into which the
    instruction's own terms are filled, the look-alikes that must not be reported, and four
    tiers of demo pages about a fictitious product (Northwind Cloud):
