@@ -279,7 +279,7 @@ def lengths(a: Analysis) -> Check:
             "near_miss",
             "exactly at the limit",
             f"{cap(one)} of exactly {measured(n)}",
-            pages(k["companion"], n),
+            pages(k["companion"], k["at"]),
             f"{measured(n).capitalize()} is the limit itself, which is allowed.",
         ),
         Case(
