@@ -300,6 +300,16 @@ def cmd_workspace_rotate_secret(args) -> int:
     return _credential_change(args, change)
 
 
+def cmd_workspace_settings(args) -> int:
+    from toolkit.services.workspaces import workspace_settings
+
+    def change(store, now_ms):
+        on = None if args.advanced_queries is None else args.advanced_queries == "on"
+        return workspace_settings(store, _named_workspace(store, args), advanced_queries=on)
+
+    return _credential_change(args, change)
+
+
 def _add_credential_commands(wsub, default_db: str) -> None:
     def workspace_named(c) -> None:
         which = c.add_mutually_exclusive_group(required=True)
@@ -311,6 +321,17 @@ def _add_credential_commands(wsub, default_db: str) -> None:
     c.add_argument("--db", default=default_db, help=DB_HELP)
     workspace_named(c)
     c.set_defaults(func=cmd_workspace_rotate_key)
+    c = wsub.add_parser(
+        "settings", help="show a workspace's settings, or switch advancedQueries (servers apply it at once)" + stopped
+    )
+    c.add_argument("--db", default=default_db, help=DB_HELP)
+    workspace_named(c)
+    c.add_argument(
+        "--advanced-queries",
+        choices=("on", "off"),
+        help="allow (on, the default) or refuse (off) get users, comment counts and agent filters on delete",
+    )
+    c.set_defaults(func=cmd_workspace_settings)
     c = wsub.add_parser("revoke-token", help="revoke an auth token: it stops working at once" + stopped)
     c.add_argument("--db", default=default_db, help=DB_HELP)
     c.add_argument("--token", required=True, help="the auth token to revoke (at_…)")

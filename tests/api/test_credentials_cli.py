@@ -1,4 +1,4 @@
-"""`collab workspace rotate-key | revoke-token | rotate-secret` (issue 13, item 6) the way an
+"""`collab workspace rotate-key | revoke-token | rotate-secret | settings` (issue 13, item 6) the way an
 operator uses them: on a running server they refuse (the database file is locked) and say to
 stop it; stopped, they rotate; restarted, the server refuses the old key and the revoked
 token and accepts the new ones, and tokens signed before the secret rotation still verify
@@ -95,6 +95,41 @@ def test_stop_rotate_start(tmp_path):
             verify_workspace_token(store, key["workspaceId"], before, now_ms=until)
 
 
+def test_settings_switch_advanced_queries(tmp_path):
+    db = tmp_path / "settings.duckdb"
+    a, b = create(db), create(db)
+    shown = json.loads(collab("settings", "--db", str(db), "--api-key", a["apiKey"]).stdout)
+    assert shown == {"workspaceId": shown["workspaceId"], "advancedQueries": True}  # the default
+    off = json.loads(collab("settings", "--db", str(db), "--api-key", a["apiKey"], "--advanced-queries", "off").stdout)
+    assert off == {**shown, "advancedQueries": False}
+
+    users = {"data": {"organizationId": "acme"}}
+    ann = {"data": {"organizationId": "acme", "users": [{"userId": "ann"}]}}
+    srv = Server(db, tmp_path / "server-1.log").start()
+    try:
+        with srv.client(a) as http:
+            assert http.post("/v2/users/add", json=ann).status_code == 200
+            answer = http.post("/v2/users/get", json=users)
+            expect_error(answer, "FAILED_PRECONDITION")
+            assert "advancedQueries" in answer.text
+        with srv.client(b) as http:  # another workspace keeps its own setting
+            assert http.post("/v2/users/add", json=ann).status_code == 200
+            assert http.post("/v2/users/get", json=users).status_code == 200
+    finally:
+        srv.stop()
+
+    on = json.loads(
+        collab("settings", "--db", str(db), "--workspace", shown["workspaceId"], "--advanced-queries", "on").stdout
+    )
+    assert on == shown
+    srv = Server(db, tmp_path / "server-2.log").start()
+    try:
+        with srv.client(a) as http:
+            assert http.post("/v2/users/get", json=users).status_code == 200
+    finally:
+        srv.stop()
+
+
 def test_the_commands_say_what_is_wrong(tmp_path):
     db = tmp_path / "wrong.duckdb"
     a = create(db)
@@ -103,6 +138,7 @@ def test_the_commands_say_what_is_wrong(tmp_path):
         (("rotate-secret", "--workspace", "ws_nope"), "no such workspace"),
         (("revoke-token", "--token", "at_nope"), "no workspace has this auth token"),
         (("revoke-token", "--token", a["authToken"]), "last auth token"),
+        (("settings", "--workspace", "ws_nope", "--advanced-queries", "off"), "no such workspace"),
     ):
         proc = collab(*args, "--db", str(db))
         assert proc.returncode == 2 and message in proc.stderr, proc.stderr

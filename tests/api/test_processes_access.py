@@ -113,6 +113,33 @@ def test_both_processes_sign_with_a_secret_rotated_by_the_cli(cluster):
         client.close()
 
 
+def test_advanced_queries_switched_by_the_cli_apply_on_both_processes_at_once(cluster):
+    srv = cluster[0]
+    d = create_workspace(srv.db)
+    clients = [process(srv, i, d["apiKey"], d["authToken"]) for i in (0, 1)]
+    users = {"data": {"organizationId": "acme"}}
+    added = clients[0].post(UADD, json={"data": {"organizationId": "acme", "users": [{"userId": "ann"}]}})
+    assert added.status_code == 200, added.text
+
+    def codes() -> list[int]:
+        return [c.post(UGET, json=users).status_code for c in clients]
+
+    assert codes() == [200, 200]  # both processes now remember the pair, and the setting with it
+    assert (
+        workspace_cli("settings", "--db", str(srv.db), "--api-key", d["apiKey"], "--advanced-queries", "off")[
+            "advancedQueries"
+        ]
+        is False
+    )
+    for _ in range(10):  # from the first request after the command on
+        answers = [c.post(UGET, json=users) for c in clients]
+        assert [a.json()["error"]["status"] for a in answers] == ["FAILED_PRECONDITION"] * 2
+    workspace_cli("settings", "--db", str(srv.db), "--api-key", d["apiKey"], "--advanced-queries", "on")
+    assert codes() == [200, 200]
+    for client in clients:
+        client.close()
+
+
 def test_members_added_at_once_through_both_processes_are_each_listed_once(cluster):
     """Two processes adding members to one organization at the same moment hand out distinct
     list positions, so paging through the members returns each exactly once."""

@@ -191,3 +191,15 @@ class Authenticator:
         workspace = Workspace(*row[:5])
         self._confirmed[(key_hash, token_hash)] = (*epochs, workspace)
         return workspace
+
+
+def workspace_settings(
+    store: AnyStore, workspace_id: str, *, advanced_queries: bool | None = None
+) -> dict[str, object]:
+    """The workspace's settings after switching those given (semantics §2: ``advancedQueries``).
+    Every server on the store applies a change from its next request, like a rotated key."""
+    if advanced_queries is not None:
+        on = advanced_queries
+        store.write(lambda tx: stored.set_advanced_queries(tx, workspace_id, on))
+        credentials_changed(store)
+    return {"workspaceId": workspace_id, "advancedQueries": stored.advanced_queries(store.read, workspace_id)}

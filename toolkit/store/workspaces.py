@@ -116,6 +116,18 @@ def replace_secret(tx: Writes, workspace_id: str, secret: str, now_ms: int, acce
     raise_credential_epoch(tx)
 
 
+def advanced_queries(read: Read, workspace_id: str) -> bool:
+    ((on,),) = read("SELECT advanced_queries FROM workspaces WHERE workspace_id = ?", [workspace_id]).fetchall()
+    return bool(on)
+
+
+def set_advanced_queries(tx: Writes, workspace_id: str, on: bool) -> None:
+    """Switch the workspace's ``advancedQueries`` setting. Servers keep the setting with the
+    credentials they confirmed, so the change raises the credential epoch like one."""
+    tx.execute("UPDATE workspaces SET advanced_queries = ? WHERE workspace_id = ?", [on, workspace_id])
+    raise_credential_epoch(tx)
+
+
 def raise_credential_epoch(tx: Writes) -> None:
     """Count one credential change, in the transaction that makes it: a reader of
     :func:`credential_epoch` sees the new count exactly when it sees the change."""
@@ -123,8 +135,8 @@ def raise_credential_epoch(tx: Writes) -> None:
 
 
 def credential_epoch(read: Read) -> int:
-    """How many credential changes (key rotations, token revocations, secret rotations) the
-    database has committed."""
+    """How many credential changes (key rotations, token revocations, secret rotations, and
+    settings changes, which servers keep with the credentials) the database has committed."""
     return count(read, "SELECT n FROM credential_epoch", [])
 
 
