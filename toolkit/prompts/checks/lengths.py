@@ -258,7 +258,7 @@ def lengths(a: Analysis) -> Check:
         return f"{count} {_unit_name(unit, count)}"
 
     rule = f"at most {measured(n)}" if over else f"at least {measured(n)}"
-    allows = "the check allows" if limit.assumed else "the instruction allows"
+    allows = ("the check" if limit.assumed else "the instruction") + (" allows" if over else " requires")
     past = "over" if over else "under"
     cases = [
         Case(
@@ -314,7 +314,8 @@ def lengths(a: Analysis) -> Check:
         title_hint=f"{cap(one)} of {measured(k['far'])} ({'limit' if over else 'minimum'} {n})",
         target_hint=target,
         suggestion_hint=(
-            f"the {one} cut to at most {measured(n)}, split in two where it carries two ideas"
+            f"the {one} cut to at most {measured(n)}"
+            + (", split in two where it carries two ideas" if limit.subject in ("sentence", "paragraph") else "")
             if over
             else f"what to add so the {one} reaches {measured(n)}"
         ),
