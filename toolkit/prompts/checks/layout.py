@@ -690,7 +690,7 @@ def _percent(a: Analysis) -> Check:
     )
     return check(
         issue_type="number-format",
-        name="Percentages with " + form.replace("the ", "", 1),
+        name=f"Percentages with {form}",
         objective=f"Find percentages not written with {form}, as the instruction asks: “{said(a)}”.",
         look_at=["All visible text, including tables and small print"],
         ignore=["Percentiles (“95th percentile”) and percentage points when the page distinguishes them", NOT_PROSE],
