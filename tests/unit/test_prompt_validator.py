@@ -79,6 +79,9 @@ INSTRUCTIONS = [
     "Use second person (you) rather than third person.",
     "Flag percentages written without the % sign.",
     "Ensure the reading level is grade 8 or below.",
+    "Flag hashtags in body copy.",
+    "Flag sentences that start with 'And' or 'But'.",
+    "Don't start sentences with conjunctions",
 ]
 
 
@@ -455,6 +458,36 @@ def test_percent_demos(prompt, right, wrong):
     assert all(re.search(wrong, p.visible) for p in pages(r, "obvious_match", "subtle_match"))
     for p in pages(r, "near_miss", "clean"):
         assert re.search(right, p.visible) and not re.search(wrong, p.visible)
+
+
+def test_hashtag_demos():
+    r = validate_prompt("Flag hashtags in body copy.")
+    tag = re.compile(r"(?<![\w&])#[A-Za-z]\w*")
+    assert all(tag.search(p.visible) for p in pages(r, "obvious_match", "subtle_match"))
+    near = pages(r, "near_miss")[0].visible
+    assert "#1" in near and "C#" in near and not tag.search(near)
+    assert not tag.search(pages(r, "clean")[0].visible)
+
+
+@pytest.mark.parametrize(
+    "prompt, words",
+    [
+        ("Flag sentences that start with 'And' or 'But'.", {"and", "but"}),
+        ('Never begin a sentence with "However"', {"however"}),
+        ("Don't start sentences with conjunctions", {"and", "but", "so", "or"}),
+    ],
+)
+def test_sentence_opener_demos(prompt, words):
+    r = validate_prompt(prompt)
+    assert analyse(prompt).kind == "openers"
+
+    def opens(page):
+        texts = [t for t in page.text if t.strip()]
+        starts = [m.group(1).lower() for t in texts for m in re.finditer(r"(?:^|[.!?]\s+)([A-Za-z]+)", t.strip())]
+        return bool(words & set(starts))
+
+    assert all(opens(p) for p in pages(r, "obvious_match", "subtle_match"))
+    assert not any(opens(p) for p in pages(r, "near_miss", "clean"))
 
 
 def test_instructions_without_a_word_to_look_for_get_no_invented_term():

@@ -34,6 +34,7 @@ KINDS = (
     "structure",
     "acronyms",
     "readability",
+    "openers",
 )
 # Ties between keyword scores go to the more specific kind: terminology signals ("avoid",
 # "don't use") are the most generic, so it comes last.
@@ -172,6 +173,7 @@ _SIGNALS: dict[str, tuple[str, ...]] = {
         r"double spac",
         r"exclamation",
         r"emoji",
+        r"hashtags?",
     ),
     "numbers_dates": (
         r"\bdates?\b",
@@ -829,6 +831,10 @@ def _classify(low: str, terms: list[str], inputs: list[Placeholder]) -> str:
     has_term = bool(terms) or any(p.source == "placeholder" for p in inputs)
     if terms:  # words the instruction quotes or lists are what a terminology check is about
         scores["terminology"] += 1
+    if re.search(
+        r"sentences? (?:that |which )?(?:start|begin)s? with|(?:start|begin)(?:ning)? (?:a |any )?sentences? with", low
+    ):
+        return "openers"
     if re.search(r"link text|click here|read more|descriptive links?", low):
         return "links"
     if re.search(r"\balt\b|alt[- ]text|alternative text", low):
@@ -898,6 +904,7 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
             ("all_caps", (r"all caps", r"upper ?case", r"shout")),
             ("spacing", (r"double spac", r"spaces")),
             ("emoji", (r"emoji",)),
+            ("hashtags", (r"hashtags?",)),
         ):
             if any_of(*pats):
                 return facet
@@ -934,6 +941,8 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
         return "first_use"
     if kind == "readability":
         return "grade"
+    if kind == "openers":
+        return "first_word"
     return "element"
 
 
@@ -1027,7 +1036,7 @@ def _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text):
         if slots:  # the canonical form is a runtime value: the prompt names the slot, demos use its sample
             return [], [slots[0].ref], list(slots[0].sample[:1])
         return [], [], []
-    if kind not in ("terminology", "claims", "tone", "links"):
+    if kind not in ("terminology", "claims", "tone", "links", "openers"):
         return [], [], []
     terms = list(forbidden) or [t for t in mentioned if t not in preferred]
     refs = list(terms)

@@ -236,7 +236,17 @@ def shape_of(term: str) -> str:
 
 def build(analysis: Analysis) -> Check:
     """The check for this analysis (dispatch on its kind)."""
-    from toolkit.prompts.checks import acronyms, layout, lengths, markup, privacy, readability, structure, words
+    from toolkit.prompts.checks import (
+        acronyms,
+        layout,
+        lengths,
+        markup,
+        openers,
+        privacy,
+        readability,
+        structure,
+        words,
+    )
 
     builders = {
         "terminology": words.terminology,
@@ -253,6 +263,7 @@ def build(analysis: Analysis) -> Check:
         "structure": structure.structure,
         "acronyms": acronyms.acronyms,
         "readability": readability.readability,
+        "openers": openers.openers,
     }
     check = builders[analysis.kind](analysis)
     check.notes.extend(analysis.notes)

@@ -314,6 +314,50 @@ _TEXT_RULES = {
         "the capitalised words",
         "the same words in sentence case",
     ),
+    "hashtags": (
+        "Hashtags in the copy",
+        "Find hashtags (#word) in the page's visible text.",
+        [
+            "Find words that start with “#” followed by a letter (#NorthwindCloud, #exports).",
+            "Skip “#” before a number (“#1”, “issue #42”), in language names (C#, F#), in code and in link "
+            'targets (href="#pricing").',
+            "Report each hashtag as targetText; suggest the words without the “#”, or removing it.",
+        ],
+        ["“#1” rankings and issue numbers", "C# and F#", "In-page anchors in link targets"],
+        [
+            (
+                "hashtags in a sentence",
+                "Hashtags in body text",
+                "Exports",
+                "<p>Scheduled exports are here! #NorthwindCloud #automation</p>",
+                "Two hashtags in the copy.",
+            ),
+            (
+                "a hashtag at the end of a list item",
+                "One hashtag in a list",
+                "Exports",
+                "<ul><li>Choose a day.</li><li>Get reports every Monday #weekly</li></ul>",
+                "“#weekly” is a hashtag.",
+            ),
+            (
+                "“#” that is not a hashtag",
+                "Numbers and C#",
+                "Exports",
+                '<p>Rated #1 by analysts; the C# client fixes issue #42. <a href="#pricing">See pricing</a>.</p>',
+                "“#1”, “#42” and “C#” are not hashtags, and an anchor's target is not copy.",
+            ),
+            (
+                "no hashtags",
+                "Plain copy",
+                "Exports",
+                "<p>Scheduled exports are here, and they run every Monday.</p>",
+                "No hashtags.",
+            ),
+        ],
+        "Hashtag in the copy",
+        "the hashtag as written",
+        "the words without the “#”",
+    ),
     "spacing": (
         "Double spaces",
         "Find two or more consecutive spaces in the visible text.",
