@@ -82,6 +82,7 @@ INSTRUCTIONS = [
     "Flag hashtags in body copy.",
     "Flag sentences that start with 'And' or 'But'.",
     "Don't start sentences with conjunctions",
+    "Flag links to competitor websites.",
 ]
 
 
@@ -458,6 +459,36 @@ def test_percent_demos(prompt, right, wrong):
     assert all(re.search(wrong, p.visible) for p in pages(r, "obvious_match", "subtle_match"))
     for p in pages(r, "near_miss", "clean"):
         assert re.search(right, p.visible) and not re.search(wrong, p.visible)
+
+
+@pytest.mark.parametrize(
+    "prompt, fields, domains",
+    [
+        ("Flag links to competitor websites.", None, {"globex.example", "initech.example"}),
+        ("Don't link to competitors such as Acme or Umbrella", None, {"acme.example", "umbrella.example"}),
+        (
+            "Never link to our competitors",
+            [{"id": "competitors", "title": "Competitors", "type": "list", "example": ["Hooli", "Pied Piper"]}],
+            {"hooli.example", "piedpiper.example"},
+        ),
+    ],
+)
+def test_competitor_link_demos(prompt, fields, domains):
+    from urllib.parse import parse_qs, urlsplit
+
+    r = validate_prompt(prompt, fields)
+    assert analyse(prompt).facet == "competitor" and r["requires_tool"] == "NONE"
+
+    def competitor_links(page):
+        found = []
+        for link in page.links:
+            url = urlsplit(link["href"])
+            targets = [url] + [urlsplit(u) for values in parse_qs(url.query).values() for u in values]
+            found += [t.hostname for t in targets if t.hostname and any(t.hostname.endswith(d) for d in domains)]
+        return found
+
+    assert all(competitor_links(p) for p in pages(r, "obvious_match", "subtle_match"))
+    assert not any(competitor_links(p) for p in pages(r, "near_miss", "clean"))
 
 
 def test_hashtag_demos():

@@ -835,7 +835,10 @@ def _classify(low: str, terms: list[str], inputs: list[Placeholder]) -> str:
         r"sentences? (?:that |which )?(?:start|begin)s? with|(?:start|begin)(?:ning)? (?:a |any )?sentences? with", low
     ):
         return "openers"
-    if re.search(r"link text|click here|read more|descriptive links?", low):
+    if re.search(r"link text|click here|read more|descriptive links?", low) or (
+        re.search(r"\blinks?(?:ing|ed)? to\b|\blinks? (?:that )?(?:go|point)", low)
+        and re.search(r"competitor|rival", low)
+    ):
         return "links"
     if re.search(r"\balt\b|alt[- ]text|alternative text", low):
         return "accessibility"
@@ -879,6 +882,8 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
             return "link_text"
         if any_of(r"https", r"secure", r"\bhttp\b"):
             return "https"
+        if any_of(r"competitor", r"rival"):
+            return "competitor"
         if any_of(r"new (?:tab|window)", r"target"):
             return "new_tab"
         return "broken"

@@ -61,16 +61,17 @@ the same result, byte for byte. It works in three steps.
    "Keep headings short", with no number, takes a common house-style limit and says so).
    A limit makes a length check; otherwise keyword signals decide the kind: terminology
    (forbidden words, exact spellings, leftover placeholder text), claims, tone (profanity and
-   second person included), sentence openers, links, accessibility, formatting (emoji and
-   hashtags included), numbers and dates (phone numbers and percentages included), acronyms
-   spelled out at first use, reading level (the Flesch–Kincaid grade, computed as the prompt
-   states it), required elements, page structure (one `<h1>`, header cells in data tables,
-   unique headings, captions under images), personal data (e-mail addresses, phone numbers,
-   home addresses, card and identity numbers, dates of birth — the ones named, or all of
-   them), spelling, grammar and repeated words. Words are taken as terms to forbid only when
-   the instruction quotes or lists them, or follows a terminology signal ("don't say cheap");
-   an instruction with no concrete subject, or one whose subject has no check here, is read as
-   a general editorial review, and the result says so in a Notes section.
+   second person included), sentence openers, links (to competitors included), accessibility,
+   formatting (emoji and hashtags included), numbers and dates (phone numbers and percentages
+   included), acronyms spelled out at first use, reading level (the Flesch–Kincaid grade,
+   computed as the prompt states it), required elements, page structure (one `<h1>`, header
+   cells in data tables, unique headings, captions under images), personal data (e-mail
+   addresses, phone numbers, home addresses, card and identity numbers, dates of birth — the
+   ones named, or all of them), spelling, grammar and repeated words. Words are taken as terms
+   to forbid only when the instruction quotes or lists them, or follows a terminology signal
+   ("don't say cheap"); an instruction with no concrete subject, or one whose subject has no
+   check here, is read as a general editorial review, and the result says so in a Notes
+   section.
 2. **Build the check** (`toolkit/prompts/checks/`). Each kind has rule templates into which the
    instruction's own terms are filled, the look-alikes that must not be reported, and four
    tiers of demo pages about a fictitious product (Northwind Cloud):

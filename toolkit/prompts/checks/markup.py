@@ -16,7 +16,9 @@ def _check(**fields) -> Check:
 
 
 def links(a: Analysis) -> Check:
-    return {"https": _https, "new_tab": _new_tab, "link_text": _link_text}.get(a.facet, _broken)(a)
+    return {"https": _https, "new_tab": _new_tab, "link_text": _link_text, "competitor": _competitor}.get(
+        a.facet, _broken
+    )(a)
 
 
 def _https(a: Analysis) -> Check:
@@ -221,6 +223,78 @@ def _new_tab(a: Analysis) -> Check:
         title_hint="External link opens in the same tab",
         target_hint="the link's visible text and href",
         suggestion_hint='add target="_blank" rel="noopener"',
+    )
+
+
+def _domain(name: str) -> str:
+    """A competitor's site for the demos: the name as given when it is a domain, else name.example."""
+    low = name.lower().strip()
+    return low if "." in low else "".join(c for c in low if c.isalnum() or c == "-") + ".example"
+
+
+def _competitor(a: Analysis) -> Check:
+    slot = next((p for p in a.inputs if "competitor" in p.id), None)
+    names = list(a.terms) or list(slot.sample if slot else ("Globex", "Initech"))
+    named = quoted_list(names) if a.terms else (f"`{slot.ref}`" if slot else "the competitors you supply")
+    first, second = _domain(names[0]), _domain(names[1 % len(names)])
+    return _check(
+        issue_type="competitor-link",
+        name="Links to competitors' websites",
+        objective=f"Find links that send readers to a competitor's website ({named}), as the instruction asks: "
+        f"“{a.instruction.rstrip('.')}”.",
+        look_at=["`href` of every `<a>` and `<area>`, including redirect and tracking links"],
+        ignore=["Mentions of a competitor in text without a link", "Links within the page's own site"],
+        rules=[
+            f"List the competitors' domains: {', '.join([first, second] if first != second else [first])} in the "
+            "demos; at run time the competitors the instruction names or the caller supplies.",
+            "Flag a link whose host is a competitor's domain or one of its subdomains (www., shop., docs.).",
+            "Also flag a redirect or tracking link whose target parameter (`?u=`, `?url=`, `?to=`) decodes to "
+            "one of them.",
+            "A link on the page's own site whose path names a competitor (/compare/globex) is not a finding.",
+            "Report the link text and its href; suggest removing the link or pointing it to our own page.",
+        ],
+        not_issues=["A competitor named in text, unlinked", "Our own comparison pages that name a competitor"],
+        cases=demos(
+            (
+                "a direct link to a competitor",
+                "Link to a competitor",
+                page(
+                    "Compare plans",
+                    f'<p>See how we compare to <a href="https://www.{first}/pricing">their plans</a>.</p>',
+                ),
+                f"The link goes to {first}.",
+            ),
+            (
+                "a competitor behind a redirect",
+                "Redirected link",
+                page(
+                    "Compare plans",
+                    f'<ul><li><a href="https://go.northwind.example/r?u=https%3A%2F%2Fshop.{second}%2F">A '
+                    "cheaper alternative</a></li></ul>",
+                ),
+                f"The redirect's target is shop.{second}.",
+            ),
+            (
+                "our own page that names a competitor",
+                "Internal comparison page",
+                page(
+                    "Compare plans",
+                    f'<p>Read <a href="/compare/{first.split(".")[0]}">how Northwind compares</a>; '
+                    f"{esc(names[0])} is mentioned, not linked.</p>",
+                ),
+                "The link stays on our site, and the competitor is only named.",
+            ),
+            (
+                "only our own links",
+                "No competitor links",
+                page("Compare plans", '<p>See <a href="/pricing">our plans</a> and <a href="/docs">the docs</a>.</p>'),
+                "Every link stays on our site.",
+            ),
+        ),
+        severity="medium",
+        title_hint="Link to a competitor's site",
+        target_hint="the link's visible text and href",
+        suggestion_hint="remove the link, or point it to our own page",
     )
 
 
