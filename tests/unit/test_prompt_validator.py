@@ -523,7 +523,11 @@ def test_sentence_opener_demos(prompt, words):
 
 def test_instructions_without_a_word_to_look_for_get_no_invented_term():
     # Words of a bare "Flag …" name a category, not a term to forbid; a number is never a term.
-    for prompt in ("Flag the same paragraph repeated on the page.", "Flag text that was translated by machine"):
+    for prompt in (
+        "Flag the same paragraph repeated on the page.",
+        "Flag text that was translated by machine",
+        "Flag numbered lists that should be bulleted.",  # a formatting word, but no check for it here
+    ):
         a = analyse(prompt)
         assert a.terms == () and a.kind != "terminology", prompt
         assert "## Notes" in validate_prompt(prompt)["analysis_prompt"]

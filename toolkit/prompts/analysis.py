@@ -987,6 +987,12 @@ def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> A
     has_term = bool(mentioned) or bool(slots)
     facet = limit.subject if limit else structure or _facet(kind, low, has_term, forbidden)
     polarity = "require" if kind == "required_elements" or facet == "canonical" else "forbid"
+    if (
+        kind == "formatting"
+        and facet == "sentence_case"
+        and not re.search(r"sentence case|heading|headline|title", low)
+    ):
+        kind, facet = "spelling_grammar", "spelling"  # "bold", "bullets", "capitalization of names": no check here
     terms, refs, prefer = _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text)
     notes = []
     if kind == "spelling_grammar" and not _scores(low)["spelling_grammar"]:
