@@ -83,6 +83,7 @@ INSTRUCTIONS = [
     "Flag sentences that start with 'And' or 'But'.",
     "Don't start sentences with conjunctions",
     "Flag links to competitor websites.",
+    "Videos must have captions.",
 ]
 
 
@@ -489,6 +490,22 @@ def test_competitor_link_demos(prompt, fields, domains):
 
     assert all(competitor_links(p) for p in pages(r, "obvious_match", "subtle_match"))
     assert not any(competitor_links(p) for p in pages(r, "near_miss", "clean"))
+
+
+def test_video_caption_demos():
+    r = validate_prompt("Videos must have captions.")
+    assert r["requires_tool"] == "NONE"
+
+    def uncaptioned(html):
+        out = []
+        for attrs, inner in re.findall(r"<video([^>]*)>(.*?)</video>", html, re.S):
+            silent = "muted" in attrs and "controls" not in attrs
+            captioned = re.search(r'<track[^>]*kind="captions"[^>]*src="[^"]+"', inner)
+            out += [] if silent or captioned else [attrs]
+        return out
+
+    for case in r["demos"]["cases"]:
+        assert bool(uncaptioned(case["html"])) == (case["expected"] == "detected"), case["tier"]
 
 
 def test_hashtag_demos():

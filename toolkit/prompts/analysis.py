@@ -870,6 +870,8 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
     if kind == "accessibility":
         if any_of(r"\balt\b", r"alt[- ]text", r"alternative text", r"\bimages?\b"):
             return "alt_text"
+        if any_of(r"\bvideos?\b", r"\bcaptions?\b", r"subtitles?"):
+            return "captions"
         if any_of(r"contrast", r"colou?r"):
             return "contrast"
         if any_of(r"heading", r"h[1-6]\b"):

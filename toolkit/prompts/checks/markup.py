@@ -369,9 +369,72 @@ def _link_text(a: Analysis) -> Check:
 
 
 def accessibility(a: Analysis) -> Check:
-    return {"contrast": _contrast, "headings": _headings, "form_labels": _labels, "general": _general}.get(
-        a.facet, _alt_text
-    )(a)
+    return {
+        "contrast": _contrast,
+        "headings": _headings,
+        "form_labels": _labels,
+        "general": _general,
+        "captions": _video_captions,
+    }.get(a.facet, _alt_text)(a)
+
+
+_VIDEO = '<video controls src="/media/scheduled-exports.mp4">'
+
+
+def _video_captions(a: Analysis) -> Check:
+    return _check(
+        issue_type="accessibility",
+        name="Captions on videos",
+        objective="Find videos with speech or meaningful sound that have no captions track, as the instruction "
+        f"asks: “{a.instruction.rstrip('.')}”.",
+        look_at=["Every `<video>` and its `<track>` children", "Embedded players (`<iframe>` from video hosts)"],
+        ignore=["Muted decorative videos without sound (`muted` and no `controls`)"],
+        rules=[
+            'For each `<video>` with sound, look for a `<track kind="captions">` with a `src`.',
+            'Flag a video with no track, or only `kind="subtitles"` (a translation for viewers who hear the '
+            "audio: captions also describe sounds), or a captions track with an empty `src`.",
+            "For an embedded player, flag it when the page states it has no captions; say it cannot be checked "
+            "from the markup otherwise.",
+            "Report the video's `src` as targetText; suggest adding a WebVTT captions track.",
+        ],
+        not_issues=["Muted, looping background videos without controls", "Videos with a captions track"],
+        cases=demos(
+            (
+                "video without any track",
+                "No captions track",
+                page("Product tour", f"{_VIDEO}</video>"),
+                "The video has no `<track>` at all.",
+            ),
+            (
+                "subtitles but no captions",
+                "Subtitles only",
+                page(
+                    "Product tour",
+                    f'{_VIDEO}<track kind="subtitles" srclang="de" src="/media/tour.de.vtt"></video>',
+                ),
+                "German subtitles are no captions for deaf viewers of the English audio.",
+            ),
+            (
+                "a muted background loop",
+                "Decorative background video",
+                page("Product tour", '<video autoplay muted loop src="/media/dashboard-loop.mp4"></video>'),
+                "A muted loop without controls carries no sound to caption.",
+            ),
+            (
+                "video with a captions track",
+                "Captioned video",
+                page(
+                    "Product tour",
+                    f'{_VIDEO}<track kind="captions" srclang="en" src="/media/tour.en.vtt" default></video>',
+                ),
+                "The video has an English captions track.",
+            ),
+        ),
+        severity="high (WCAG 1.2.2, level A)",
+        title_hint="Video without captions",
+        target_hint="the video's src",
+        suggestion_hint='add <track kind="captions" srclang="en" src="….vtt">',
+    )
 
 
 _ALT_RULES = [
