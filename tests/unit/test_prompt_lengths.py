@@ -141,6 +141,20 @@ def test_a_length_without_a_number_takes_the_house_limit_and_says_so(prompt, lim
     assert "common house-style limit" in text[text.index("## Objective") : text.index("## Scope")]
 
 
+@pytest.mark.parametrize(
+    "prompt, kind, subjects",
+    [
+        ("Avoid jargon and long sentences", "tone", "sentences"),
+        ("Flag long sentences and passive voice", "tone", "sentences"),
+        ("Keep paragraphs short and avoid all caps", "formatting", "paragraphs"),
+    ],
+)
+def test_a_length_without_a_number_yields_to_a_subject_the_instruction_names(prompt, kind, subjects):
+    a = analyse(prompt)
+    assert (a.kind, a.limit) == (kind, None)
+    assert any(f"also asks for short {subjects}" in note for note in a.notes)
+
+
 @pytest.mark.parametrize("prompt", ["Keep it as long as needed", "Flag long-term promises", "Give a brief summary"])
 def test_long_and_short_outside_a_length_are_not_limits(prompt):
     assert read_limit(prompt) is None

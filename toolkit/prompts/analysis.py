@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from toolkit.prompts.limits import Limit, read_limit
+from toolkit.prompts.limits import PLURALS, SUBJECTS, Limit, read_limit
 
 KINDS = (
     "terminology",
@@ -826,6 +826,13 @@ def _structure(low: str) -> str | None:
     return next((facet for facet, pattern in _STRUCTURE.items() if re.search(pattern, low)), None)
 
 
+def _names_another_subject(low: str, limit: Limit) -> bool:
+    """Whether the instruction names a subject besides the length: a keyword signal outside the
+    measured thing's own words ("button labels" is not a form label) and the generic "avoid"."""
+    rest = re.sub(SUBJECTS[limit.subject][0], " ", low)
+    return any(score for kind, score in _scores(rest).items() if kind != "terminology")
+
+
 def _classify(low: str, terms: list[str], inputs: list[Placeholder]) -> str:
     scores = _scores(low)
     has_term = bool(terms) or any(p.source == "placeholder" for p in inputs)
@@ -983,6 +990,14 @@ def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> A
     inputs = _placeholders(text, samples or {})
     mentioned, forbidden, preferred = _terms(text)
     limit = read_limit(text)
+    aside = []
+    if limit and limit.assumed and (mentioned or _names_another_subject(low, limit)):
+        # "Avoid jargon and long sentences": the named subject wins over a length with no number
+        aside.append(
+            f"The instruction also asks for short {PLURALS[limit.subject]}; this check covers the rest. "
+            "Validate the length as an instruction of its own (for example with a number of words)."
+        )
+        limit = None
     structure = _structure(low)
     kind = "lengths" if limit else "structure" if structure else _classify(low, mentioned, inputs)
     slots = [p for p in inputs if p.source == "placeholder" or kind == "terminology"]
@@ -996,7 +1011,7 @@ def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> A
     ):
         kind, facet = "spelling_grammar", "spelling"  # "bold", "bullets", "capitalization of names": no check here
     terms, refs, prefer = _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text)
-    notes = []
+    notes = aside
     if kind == "spelling_grammar" and not _scores(low)["spelling_grammar"]:
         notes.append(
             "The offline generator has no check written for this instruction's subject (or it names "
@@ -1013,7 +1028,7 @@ def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> A
     if limit and limit.assumed:
         notes.append(
             f"The instruction gives no number; the check assumes at most {limit.n} {limit.unit} per "
-            f"{limit.subject.replace('_', ' ')}, a common house-style limit. State the limit (for example "
+            f"{PLURALS[limit.subject][:-1]}, a common house-style limit. State the limit (for example "
             f"“longer than {limit.n} {limit.unit}”) to set your own."
         )
     element = _element(text) if kind == "required_elements" else None

@@ -49,6 +49,21 @@ SUBJECTS: dict[str, tuple[str, tuple[str, ...], str]] = {
     ),
 }
 
+# How a note names the subjects, plural.
+PLURALS = {
+    "sentence": "sentences",
+    "paragraph": "paragraphs",
+    "heading": "headings",
+    "page_title": "page titles",
+    "meta_description": "meta descriptions",
+    "alt_text": "alt texts",
+    "link_text": "link texts",
+    "button": "button labels",
+    "list_item": "list items",
+    "list": "lists",
+    "page": "pages",
+}
+
 # The largest limit the demos are written for; a longer one is not read as a limit.
 MAX_N = {"words": 2000, "characters": 5000, "sentences": 60, "paragraphs": 40, "items": 60}
 
