@@ -423,6 +423,8 @@ def test_phone_format_demos():
 
 def test_acronym_demos_spell_out_at_first_use_or_not():
     r = validate_prompt("Check that acronyms are defined on first use.")
+    assert analyse("Spell out abbreviations").kind == "acronyms"
+    assert analyse("Don't use acronyms").kind != "acronyms"  # a ban, not a rule about first use
     known = {"PDF", "URL", "CSV", "FAQ"}
 
     def first_use_bare(text):

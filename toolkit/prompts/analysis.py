@@ -223,10 +223,9 @@ _SIGNALS: dict[str, tuple[str, ...]] = {
         r"\bgrade[- ]\d",
         r"\d(?:st|nd|rd|th)?[- ]grade",
     ),
-    "acronyms": (
-        r"acronyms?",
-        r"abbreviations?",
-        r"initialisms?",
+    "acronyms": (  # spelled out at first use; "avoid abbreviations like e.g." is terminology
+        r"(?:acronyms?|abbreviations?|initialisms?)\b.*\b(?:defin|spell|expand|explain|first (?:use|mention)|introduc)",
+        r"\b(?:defin|spell(?:ed)? out|expand|explain|introduc)\w*\b.*\b(?:acronyms?|abbreviations?|initialisms?)",
     ),
     "personal_data": (
         r"personal (?:data|information|details|info)",
