@@ -551,6 +551,7 @@ def test_instructions_without_a_word_to_look_for_get_no_invented_term():
         assert a.terms == () and a.kind != "terminology", prompt
         assert "## Notes" in validate_prompt(prompt)["analysis_prompt"]
     assert analyse("Flag headings that skip a level.").kind == "accessibility"
+    assert (analyse("Flag gendered language").kind, analyse("Flag gendered language").facet) == ("tone", "inclusive")
     assert analyse("Don't say cheap").terms == ("cheap",)
     british = analyse("Flag British spellings such as colour or organise.")
     assert (british.kind, british.terms) == ("terminology", ("colour", "organise"))

@@ -123,6 +123,7 @@ _SIGNALS: dict[str, tuple[str, ...]] = {
         r"\bslang",
         r"inclusive",
         r"gender[- ]neutral",
+        r"\bgendered\b",
         r"plain (?:language|english)",
         r"buzzword",
         r"condescend",
