@@ -735,3 +735,12 @@ def test_doc_check_fails_on_a_stale_file(tmp_path):
     stale.write_text("old", encoding="utf-8")
     assert prompt_docs.main(["--check", str(stale)]) == 1
     assert prompt_docs.main([str(stale)]) == 0 and prompt_docs.main(["--check", str(stale)]) == 0
+
+
+def test_every_check_in_the_documented_table_is_a_check_of_its_own():
+    names = []
+    for prompt in prompt_docs.CHECKS:
+        text = validate_prompt(prompt)["analysis_prompt"]
+        assert "general editorial review" not in text, prompt
+        names.append(text.split("\n", 1)[0])
+    assert len(set(names)) == len(names)

@@ -10,6 +10,7 @@ documentation are always exactly what the code produces.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -100,15 +101,86 @@ configured on the server — its Python package installed, its API key set (`OPE
 otherwise the answer is `FAILED_PRECONDITION` naming what is missing. The project ships no
 adapter and depends on no provider SDK.
 
-## Examples
+"""
+
+OUTRO = """## Examples
 
 Each example shows the request `data`, the analysis prompt as rendered markdown, and the full
 `result.data.validationResult`.
 """
 
+# One instruction per check the generator has written, for the table of what it recognises.
+CHECKS = [
+    "Flag any use of the word 'utilize' and suggest 'use' instead.",
+    "Always write 'JavaScript' with a capital J and S.",
+    "Flag Lorem ipsum.",
+    "Flag claims like 'guaranteed results' or '100% safe' that need legal review.",
+    "Ensure the tone is friendly and avoids jargon.",
+    "Flag profanity.",
+    "Use second person (you) rather than third person.",
+    "Flag sentences that start with 'And' or 'But'.",
+    "Avoid 'click here' as link text.",
+    "Check that all links point to https URLs.",
+    "External links should open in a new tab",
+    "No broken links",
+    "Flag links to competitor websites.",
+    "Make sure every image has descriptive alt text.",
+    "Headings must not skip levels",
+    "Form fields need labels",
+    "Check contrast of text",
+    "Videos must have captions.",
+    "Headings should use sentence case.",
+    "Don't use exclamation marks in headlines.",
+    "Use the Oxford comma",
+    "Avoid all caps",
+    "No double spaces",
+    "Flag emojis in headings.",
+    "Flag hashtags in body copy.",
+    "Dates must be written in ISO format (YYYY-MM-DD).",
+    "Times should use the 24-hour clock",
+    "Prices must include the currency symbol.",
+    "Ensure phone numbers use international format.",
+    "Flag percentages written without the % sign.",
+    "Write numbers one to nine as words",
+    "Check that acronyms are defined on first use.",
+    "Ensure the reading level is grade 8 or below.",
+    "Every page must include a copyright notice in the footer.",
+    "Flag sentences longer than 30 words.",
+    "Make sure bullet lists have at least three items",
+    "Keep headings short",
+    "Check that every page has exactly one H1.",
+    "Flag tables without header rows.",
+    "Check that headings are unique.",
+    "Flag images without captions.",
+    "Flag personal data such as email addresses or phone numbers.",
+    "Check spelling.",
+    "Check grammar",
+    "Flag duplicated words like 'the the'.",
+]
+
+
+def _checks_table() -> list[str]:
+    rows = [
+        "## What it recognises",
+        "",
+        "One instruction for each check the offline generator has written, and what it makes of it",
+        "(generated; anything else gets the general editorial review, with a note saying so).",
+        "",
+        "| Instruction | Check | `issueType` | `requires_tool` |",
+        "|---|---|---|---|",
+    ]
+    for prompt in CHECKS:
+        result = validate_prompt(prompt)
+        name = result["analysis_prompt"].split("\n", 1)[0].removeprefix("# ")
+        issue = re.search(r"`issueType` \| always `([^`]+)`", result["analysis_prompt"])
+        assert issue, prompt
+        cells = [text.replace("|", "\\|").replace("<", "&lt;") for text in (prompt, name)]
+        rows.append(f"| {cells[0]} | {cells[1]} | `{issue.group(1)}` | `{result['requires_tool']}` |")
+    return rows + [""]
+
 
 def render() -> str:
-    parts = [INTRO]
+    parts = [INTRO, *_checks_table(), OUTRO]
     for n, (title, request) in enumerate(EXAMPLES, 1):
         result = validate_prompt(request["prompt"], request.get("userContextFields"))
         parts += [
