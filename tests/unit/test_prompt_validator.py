@@ -546,6 +546,8 @@ def test_instructions_without_a_word_to_look_for_get_no_invented_term():
         "Flag the same paragraph repeated on the page.",
         "Flag text that was translated by machine",
         "Flag numbered lists that should be bulleted.",  # a formatting word, but no check for it here
+        "Flag dates in the past for upcoming events.",  # about the date, not how it is written
+        "Ensure CTAs use action verbs.",  # a requirement, but not an element to include
     ):
         a = analyse(prompt)
         assert a.terms == () and a.kind != "terminology", prompt

@@ -861,7 +861,8 @@ def _classify(low: str, terms: list[str], inputs: list[Placeholder]) -> str:
     if scores[best] == 0:
         if has_term or _PROHIBIT.search(low):
             return "terminology"
-        return "required_elements" if _REQUIRE.search(low) else "spelling_grammar"
+        wants_element = _ELEMENT.search(low) or re.search(r"\b(?:is|are) (?:present|shown|visible|there)\b", low)
+        return "required_elements" if _REQUIRE.search(low) and wants_element else "spelling_grammar"
     return best
 
 
@@ -1004,6 +1005,11 @@ def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> A
     has_term = bool(mentioned) or bool(slots)
     facet = limit.subject if limit else structure or _facet(kind, low, has_term, forbidden)
     polarity = "require" if kind == "required_elements" or facet == "canonical" else "forbid"
+    if facet == "dates" and not re.search(
+        r"format|\biso\b|yyyy|mm|dd|writ|spell|style|order|american|british|european|\bus\b|\buk\b|numeric|long|short",
+        low,
+    ):
+        kind, facet = "spelling_grammar", "spelling"  # "dates in the past": about the date, not how it is written
     if (
         kind == "formatting"
         and facet == "sentence_case"
