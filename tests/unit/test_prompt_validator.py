@@ -84,6 +84,7 @@ INSTRUCTIONS = [
     "Don't start sentences with conjunctions",
     "Flag links to competitor websites.",
     "Videos must have captions.",
+    "Check for broken images.",
 ]
 
 
@@ -508,6 +509,20 @@ def test_video_caption_demos():
 
     for case in r["demos"]["cases"]:
         assert bool(uncaptioned(case["html"])) == (case["expected"] == "detected"), case["tier"]
+
+
+def test_broken_image_demos():
+    r = validate_prompt("Check for broken images.")
+
+    def broken(html):
+        sources = re.findall(r'<img[^>]*?\bsrc="([^"]*)"', html)
+        sources += [c.split()[0] for s in re.findall(r'srcset="([^"]*)"', html) for c in s.split(",")]
+        good = re.compile(r"^(?:data:|/[^ ]|https?://[^ /]+)")
+        return [u for u in sources if not good.match(u)]
+
+    for case in r["demos"]["cases"]:
+        assert bool(broken(case["html"])) == (case["expected"] == "detected"), case["tier"]
+    assert analyse("Flag contractions like don't or can't.").terms == ("don't", "can't")
 
 
 def test_hashtag_demos():

@@ -735,7 +735,7 @@ def _list_items(tail: str, quoted: list[str]) -> list[str]:
             items.append(_unquote(item, quoted))
         if len(part.split()) > len(words):  # the list ended inside this item
             break
-    return [i for i in items if i and i.lower() not in _STOP]
+    return [i for i in items if i and (i.lower() not in _STOP or "'" in i)]  # "don't" listed is a term
 
 
 def _unquote(token: str, quoted: list[str]) -> str:
@@ -894,6 +894,8 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
             return "https"
         if any_of(r"competitor", r"rival"):
             return "competitor"
+        if any_of(r"broken", r"missing", r"\b404\b") and any_of(r"\bimages?\b", r"\bimg\b", r"pictures?"):
+            return "broken_images"
         if any_of(r"new (?:tab|window)", r"target"):
             return "new_tab"
         return "broken"

@@ -123,6 +123,7 @@ CHECKS = [
     "Check that all links point to https URLs.",
     "External links should open in a new tab",
     "No broken links",
+    "Check for broken images.",
     "Flag links to competitor websites.",
     "Make sure every image has descriptive alt text.",
     "Headings must not skip levels",

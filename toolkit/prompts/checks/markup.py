@@ -16,9 +16,13 @@ def _check(**fields) -> Check:
 
 
 def links(a: Analysis) -> Check:
-    return {"https": _https, "new_tab": _new_tab, "link_text": _link_text, "competitor": _competitor}.get(
-        a.facet, _broken
-    )(a)
+    return {
+        "https": _https,
+        "new_tab": _new_tab,
+        "link_text": _link_text,
+        "competitor": _competitor,
+        "broken_images": _broken_images,
+    }.get(a.facet, _broken)(a)
 
 
 def _https(a: Analysis) -> Check:
@@ -164,6 +168,68 @@ def _broken(a: Analysis) -> Check:
         title_hint="Broken link: empty href on “pricing page”",
         target_hint="the link's visible text and its href",
         suggestion_hint="the corrected address, or “add the missing target”",
+    )
+
+
+def _broken_images(a: Analysis) -> Check:
+    return _check(
+        issue_type="broken-image",
+        name="Broken image sources",
+        objective="Find images whose source cannot load as written — missing, empty, placeholder or malformed — "
+        f"as the instruction asks: “{a.instruction.rstrip('.')}”.",
+        look_at=["`src` and `srcset` of every `<img>`, and `<source>` in `<picture>`"],
+        ignore=["Whether a well-formed address answers: this check does not fetch anything"],
+        rules=[
+            "Flag an `<img>` with no `src`, an empty one, or only `#`.",
+            "Flag a malformed address: a scheme without `:` or `//` (`https//`), a misspelt scheme (`htp://`), "
+            "spaces, or a local file path (`C:\\…`, `file://`).",
+            "Flag each malformed candidate in `srcset` the same way.",
+            "A `data:` URI and a relative path (`/img/chart.png`) are valid sources.",
+            "Report the image's alt text and `src`; suggest the intended address when it is evident.",
+        ],
+        not_issues=["`data:` URIs", "Relative paths", "Lazy-loading images whose `src` is a real placeholder file"],
+        cases=demos(
+            (
+                "empty src",
+                "Empty image source",
+                page("Reports", '<p>Weekly exports at a glance:</p><img src="" alt="Exports per week">'),
+                "The image has an empty `src`.",
+            ),
+            (
+                "malformed scheme in srcset",
+                "Malformed srcset",
+                page(
+                    "Reports",
+                    '<img src="/img/chart.png" alt="Exports per week" '
+                    'srcset="/img/chart.png 1x, https//cdn.northwind.example/chart@2x.png 2x">',
+                ),
+                "The 2x candidate lacks the colon after `https`.",
+            ),
+            (
+                "an inline data URI",
+                "Data URI",
+                page(
+                    "Reports",
+                    '<img src="data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4=" '
+                    'alt="">',
+                ),
+                "A `data:` URI is a complete source.",
+            ),
+            (
+                "relative and absolute sources",
+                "Working sources",
+                page(
+                    "Reports",
+                    '<img src="/img/chart.png" alt="Exports per week">',
+                    '<img src="https://cdn.northwind.example/logo.svg" alt="Northwind">',
+                ),
+                "Both sources are well formed.",
+            ),
+        ),
+        severity="medium",
+        title_hint="Broken image source",
+        target_hint="the image's alt text and src",
+        suggestion_hint="the corrected address",
     )
 
 
