@@ -20,8 +20,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-UNITS = ("words", "characters", "sentences", "paragraphs", "items")
-
 # subject: (pattern, units it can be measured in, unit when the instruction names none)
 SUBJECTS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "page_title": (
@@ -67,14 +65,11 @@ PLURALS = {
 # The largest limit the demos are written for; a longer one is not read as a limit.
 MAX_N = {"words": 2000, "characters": 5000, "sentences": 60, "paragraphs": 40, "items": 60}
 
-_WORDS = {
-    w: i
-    for i, w in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-        "sixteen seventeen eighteen nineteen twenty".split()
-    )
-}
-_WORDS |= {w: 10 * i for i, w in enumerate("_ _ _ thirty forty fifty sixty seventy eighty ninety".split()) if i >= 3}
+_NUMBER_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety"
+)
+_WORDS = dict(zip(_NUMBER_WORDS.split(), [*range(21), *range(30, 100, 10)]))
 _NUM = r"(\d{1,3}(?:,\d{3})+|\d+|" + "|".join(sorted(_WORDS, key=len, reverse=True)) + r")"
 _UNIT = (
     r"(words?|characters?|chars?|letters?|sentences?|paragraphs?|items?|entries|entry|bullets?|bullet points?|points?)"
@@ -111,7 +106,7 @@ _FLAGGING = re.compile(
 @dataclass(frozen=True)
 class Limit:
     subject: str  # a key of SUBJECTS
-    unit: str  # one of UNITS
+    unit: str  # words, characters, sentences, paragraphs or items
     bound: str  # "max" or "min"
     n: int  # the inclusive bound
     assumed: bool = False  # the instruction said "long" but gave no number: n is the house default

@@ -96,9 +96,15 @@ _HEADING_STYLES = {
 }
 
 
+def _headings_only(a: Analysis) -> tuple[bool, str, list[str], str]:
+    """Where a check of marks in the text looks: ``(only headings, where, look_at, reads)``."""
+    if "headings" in a.locations:
+        return True, "headings and the page title", ["`<h1>`–`<h6>` and `<title>`"], "markup"
+    return False, "the visible text", ["All visible text"], "text"
+
+
 def _exclamation(a: Analysis) -> Check:
-    only = "headings" in a.locations
-    where = "headings and the page title" if only else "the visible text"
+    only, where, look_at, reads = _headings_only(a)
     cases = [
         Case(
             "obvious_match",
@@ -153,7 +159,7 @@ def _exclamation(a: Analysis) -> Check:
         issue_type="formatting",
         name=f"Exclamation marks in {where}",
         objective=f"Find exclamation marks in {where}, as the instruction asks: “{said(a)}”.",
-        look_at=["`<h1>`–`<h6>` and `<title>`"] if only else ["All visible text"],
+        look_at=look_at,
         ignore=["Code samples (`!=`, `!important`)"] + (["Body text outside headings"] if only else []),
         rules=[
             f"Find every “!” in {where}, including “?!”, “!!” and full-width “！”.",
@@ -163,7 +169,7 @@ def _exclamation(a: Analysis) -> Check:
         ],
         not_issues=["“!” in code and URLs"] + (["“!” in body text (only headings are checked)"] if only else []),
         cases=cases,
-        reads="markup" if only else "text",
+        reads=reads,
         severity="low",
         title_hint="Exclamation mark in a heading" if only else "Exclamation mark",
         target_hint="the heading or sentence containing “!”",
@@ -172,8 +178,7 @@ def _exclamation(a: Analysis) -> Check:
 
 
 def _emoji(a: Analysis) -> Check:
-    only = "headings" in a.locations
-    where = "headings and the page title" if only else "the visible text"
+    only, where, look_at, reads = _headings_only(a)
     block = "h3" if only else "p"
     cases = demos(
         (
@@ -209,7 +214,7 @@ def _emoji(a: Analysis) -> Check:
         issue_type="formatting",
         name=f"Emoji in {where}",
         objective=f"Find emoji in {where}, as the instruction asks: “{said(a)}”.",
-        look_at=["`<h1>`–`<h6>` and `<title>`"] if only else ["All visible text"],
+        look_at=look_at,
         ignore=["Typographic symbols (™, ©, →, •)"] + (["Body text outside headings"] if only else []),
         rules=[
             f"Find every emoji in {where}: pictographs (🚀 🎉), symbols drawn as emoji (✅ ⭐), flags and "
@@ -219,7 +224,7 @@ def _emoji(a: Analysis) -> Check:
         ],
         not_issues=["Typographic symbols such as ™, © and →"] + (["Emoji in body text"] if only else []),
         cases=cases,
-        reads="markup" if only else "text",
+        reads=reads,
         severity="low",
         title_hint="Emoji in a heading" if only else "Emoji in the text",
         target_hint="the heading or sentence containing the emoji",

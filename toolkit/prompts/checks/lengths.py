@@ -12,36 +12,21 @@ from itertools import cycle, islice
 
 from toolkit.prompts.analysis import Analysis
 from toolkit.prompts.checks import Case, Check, cap, check, esc, said
-from toolkit.prompts.limits import Limit
+from toolkit.prompts.limits import PLURALS, Limit
 
-# subject: (singular, plural, where to look, what to report as targetText)
+# subject: (where to look, what to report as targetText); its names are limits.PLURALS
 _SUBJECTS = {
-    "sentence": (
-        "sentence",
-        "sentences",
-        "Every sentence of the visible text (paragraphs, list items, table cells)",
-        "the sentence",
-    ),
-    "paragraph": ("paragraph", "paragraphs", "Every `<p>` element", "the paragraph's first sentence"),
-    "heading": ("heading", "headings", "`<h1>`–`<h6>`", "the heading text"),
-    "page_title": ("page title", "page titles", "The `<title>` element in `<head>`", "the whole title"),
-    "meta_description": (
-        "meta description",
-        "meta descriptions",
-        'The `content` of `<meta name="description">`',
-        "the whole description",
-    ),
-    "alt_text": ("alt text", "alt texts", "The `alt` attribute of every `<img>`", "the alt text"),
-    "link_text": ("link text", "link texts", "The text of every `<a href>` link", "the link text"),
-    "button": ("button label", "button labels", "The label of every `<button>`", "the label"),
-    "list_item": ("list item", "list items", "The text of every `<li>`", "the item text"),
-    "list": ("list", "lists", "Every `<ul>` and `<ol>`", "the list's first item"),
-    "page": (
-        "page",
-        "pages",
-        "All visible text of the page, headings included",
-        "the page's first heading or sentence",
-    ),
+    "sentence": ("Every sentence of the visible text (paragraphs, list items, table cells)", "the sentence"),
+    "paragraph": ("Every `<p>` element", "the paragraph's first sentence"),
+    "heading": ("`<h1>`–`<h6>`", "the heading text"),
+    "page_title": ("The `<title>` element in `<head>`", "the whole title"),
+    "meta_description": ('The `content` of `<meta name="description">`', "the whole description"),
+    "alt_text": ("The `alt` attribute of every `<img>`", "the alt text"),
+    "link_text": ("The text of every `<a href>` link", "the link text"),
+    "button": ("The label of every `<button>`", "the label"),
+    "list_item": ("The text of every `<li>`", "the item text"),
+    "list": ("Every `<ul>` and `<ol>`", "the list's first item"),
+    "page": ("All visible text of the page, headings included", "the page's first heading or sentence"),
 }
 _SINGLE = {"page", "page_title", "meta_description"}  # one per page: no compliant companion beside it
 
@@ -245,7 +230,9 @@ def _unit_name(unit: str, count: int) -> str:
 def lengths(a: Analysis) -> Check:
     limit = a.limit
     assert limit is not None, "a length check is built only for an instruction with a limit"
-    one, many, where, target = _SUBJECTS[limit.subject]
+    many = PLURALS[limit.subject]
+    one = many[:-1]  # every plural there is the singular and an "s"
+    where, target = _SUBJECTS[limit.subject]
     unit, n = limit.unit, limit.n
     k = _counts(limit)
     over = limit.bound == "max"

@@ -11,6 +11,7 @@ chosen by computing it: well above the grade, just above it, just within it, wel
 from __future__ import annotations
 
 import re
+from functools import cache
 from itertools import product
 
 from toolkit.prompts.analysis import Analysis
@@ -65,14 +66,22 @@ def target(instruction: str) -> tuple[int, bool]:
     return DEFAULT_GRADE, False
 
 
+@cache
+def _mixes() -> list[tuple[float, str]]:
+    """Every paragraph of two to seven plain, medium and dense sentences, with its grade
+    (computed once: the choice below runs for every validation request)."""
+    texts = (
+        " ".join(_MEDIUM[:m] + _DENSE[:d] + _PLAIN[:p])
+        for p, m, d in product(range(7), range(4), range(4))
+        if 2 <= p + m + d <= 7
+    )
+    return [(grade(text), text) for text in texts]
+
+
 def _paragraph(lo: float, hi: float, goal: float) -> str:
     """The mix of plain, medium and dense sentences whose grade lies in [lo, hi], nearest ``goal``."""
     best: tuple[float, str] | None = None
-    for p, m, d in product(range(7), range(4), range(4)):
-        if not 2 <= p + m + d <= 7:
-            continue
-        text = " ".join(_MEDIUM[:m] + _DENSE[:d] + _PLAIN[:p])
-        g = grade(text)
+    for g, text in _mixes():
         if lo <= g <= hi and (best is None or abs(g - goal) < best[0]):
             best = (abs(g - goal), text)
     assert best is not None, f"no paragraph of grade {lo}–{hi}"
