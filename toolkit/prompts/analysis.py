@@ -866,7 +866,9 @@ def _classify(low: str, terms: list[str], inputs: list[Placeholder]) -> str:
     return best
 
 
-def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
+def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str | None:
+    """The kind's variant; None when the instruction has the kind's words but asks for something
+    no check here is written for ("bold text", "dates in the past")."""
     pats: tuple[str, ...]  # the loops below go over pattern tuples of several lengths
 
     def any_of(*patterns: str) -> bool:
@@ -925,10 +927,15 @@ def _facet(kind: str, low: str, has_term: bool, forbidden: list[str]) -> str:
         ):
             if any_of(*pats):
                 return facet
-        return "sentence_case"
+        return "sentence_case" if any_of(r"heading", r"headline", r"title") else None
     if kind == "numbers_dates":
         if any_of(r"\bdates?\b", r"yyyy", r"mm/dd", r"dd/mm", r"\biso\b"):
-            return "dates"
+            # how dates are written, not which dates ("dates in the past for upcoming events")
+            written = any_of(
+                r"format|\biso\b|yyyy|mm|dd|writ|spell|style|order",
+                r"american|british|european|\bus\b|\buk\b|numeric|long|short",
+            )
+            return "dates" if written else None
         if any_of(r"24[- ]hour", r"12[- ]hour", r"time format", r"\btimes?\b"):
             return "time"
         if any_of(r"(?:tele|mobile |cell )?phone numbers?", r"\btel(?:ephone)?\b"):
@@ -1006,18 +1013,9 @@ def analyse(prompt: str, samples: dict[str, tuple[str, ...]] | None = None) -> A
     slots = [p for p in inputs if p.source == "placeholder" or kind == "terminology"]
     has_term = bool(mentioned) or bool(slots)
     facet = limit.subject if limit else structure or _facet(kind, low, has_term, forbidden)
+    if facet is None:
+        kind, facet = "spelling_grammar", "spelling"  # the general review, with its note
     polarity = "require" if kind == "required_elements" or facet == "canonical" else "forbid"
-    if facet == "dates" and not re.search(
-        r"format|\biso\b|yyyy|mm|dd|writ|spell|style|order|american|british|european|\bus\b|\buk\b|numeric|long|short",
-        low,
-    ):
-        kind, facet = "spelling_grammar", "spelling"  # "dates in the past": about the date, not how it is written
-    if (
-        kind == "formatting"
-        and facet == "sentence_case"
-        and not re.search(r"sentence case|heading|headline|title", low)
-    ):
-        kind, facet = "spelling_grammar", "spelling"  # "bold", "bullets", "capitalization of names": no check here
     terms, refs, prefer = _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text)
     notes = aside
     if kind == "spelling_grammar" and not _scores(low)["spelling_grammar"]:
