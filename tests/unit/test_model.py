@@ -357,13 +357,13 @@ REJECTED = [
         "reviewers-duplicate",
         setting("nodes.1.config", {"reviewers": [{"userId": "u"}, {"userId": "u", "mandatory": False}]}),
         "data.nodes[1].config.reviewers[1].userId",
-        "unique ('u' is also reviewers[0])",
+        "userId 'u' is given more than once (also reviewers[0])",
     ),
     (
         "reviewer-ids-duplicate",
         setting("nodes.1.config", {"reviewerIds": ["u", "v", "u"]}),
         "data.nodes[1].config.reviewerIds[2]",
-        "unique ('u' is also reviewerIds[0])",
+        "userId 'u' is given more than once (also reviewerIds[0])",
     ),
     (
         "reviewers-none-mandatory",

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, PlainValidator, StringConstraints, WithJsonSchema, model_validator
 
-from toolkit.model.base import ApiModel, absent, present, schema_rules, when
+from toolkit.model.base import ApiModel, absent, present, refuse_repeats, schema_rules, when
 
 # Client ids of organizations, folders, documents, users and groups.
 ResourceId = Annotated[str, StringConstraints(min_length=1, max_length=256)]
@@ -38,17 +38,6 @@ MAX_ITEMS = 1000
 
 _Ids = Annotated[list[ResourceId], Field(min_length=1, max_length=MAX_ITEMS)]
 _FewIds = Annotated[list[ResourceId], Field(min_length=1, max_length=30)]  # what one users page can name
-
-
-def _unique(field: str, values: list[str], what: str, key: str = "") -> None:
-    """Name the first repeat down to its field: ``users[2].userId`` (``key``) or ``userIds[2]``."""
-    first: dict[str, int] = {}
-    for index, value in enumerate(values):
-        if value in first:
-            raise ValueError(
-                f"{field}[{index}]{key}: {what} {value!r} is given more than once (also {field}[{first[value]}])"
-            )
-        first[value] = index
 
 
 # ------------------------------------------------------------------ tokens and permissions
@@ -155,7 +144,7 @@ class AddPermissions(ApiModel):
 
     @model_validator(mode="after")
     def _unique_ids(self):
-        _unique("permissions.resources", [r.id for r in self.permissions.resources], "resource id", ".id")
+        refuse_repeats("permissions.resources", [r.id for r in self.permissions.resources], "resource id", ".id")
         return self
 
 
@@ -190,7 +179,7 @@ class RemovePermissions(ApiModel):
 
     @model_validator(mode="after")
     def _unique_ids(self):
-        _unique("permissions.resources", [r.id for r in self.permissions.resources], "resource id", ".id")
+        refuse_repeats("permissions.resources", [r.id for r in self.permissions.resources], "resource id", ".id")
         return self
 
 
@@ -239,7 +228,7 @@ class AddUsers(_Scoped):
 
     @model_validator(mode="after")
     def _unique_users(self):
-        _unique("users", [u.user_id for u in self.users], "userId", ".userId")
+        refuse_repeats("users", [u.user_id for u in self.users], "userId", ".userId")
         return self
 
 
@@ -258,7 +247,7 @@ class UpdateUsers(_Scoped):
 
     @model_validator(mode="after")
     def _unique_users(self):
-        _unique("users", [u.user_id for u in self.users], "userId", ".userId")
+        refuse_repeats("users", [u.user_id for u in self.users], "userId", ".userId")
         return self
 
 
@@ -269,7 +258,7 @@ class DeleteUsers(_Scoped):
 
     @model_validator(mode="after")
     def _unique_users(self):
-        _unique("userIds", self.user_ids, "userId")
+        refuse_repeats("userIds", self.user_ids, "userId")
         return self
 
 
@@ -310,7 +299,9 @@ class AddUserGroups(ApiModel):
 
     @model_validator(mode="after")
     def _unique_groups(self):
-        _unique("organizationUserGroups", [g.group_id for g in self.organization_user_groups], "groupId", ".groupId")
+        refuse_repeats(
+            "organizationUserGroups", [g.group_id for g in self.organization_user_groups], "groupId", ".groupId"
+        )
         return self
 
 
@@ -323,7 +314,7 @@ class AddUserGroupUsers(ApiModel):
 
     @model_validator(mode="after")
     def _unique_users(self):
-        _unique("userIds", self.user_ids, "userId")
+        refuse_repeats("userIds", self.user_ids, "userId")
         return self
 
 
@@ -345,7 +336,7 @@ class AddFolders(ApiModel):
 
     @model_validator(mode="after")
     def _unique_folders(self):
-        _unique("folders", [f.folder_id for f in self.folders], "folderId", ".folderId")
+        refuse_repeats("folders", [f.folder_id for f in self.folders], "folderId", ".folderId")
         return self
 
 
@@ -364,7 +355,7 @@ class AddDocuments(ApiModel):
 
     @model_validator(mode="after")
     def _unique_documents(self):
-        _unique("documents", [d.document_id for d in self.documents], "documentId", ".documentId")
+        refuse_repeats("documents", [d.document_id for d in self.documents], "documentId", ".documentId")
         return self
 
 
@@ -378,7 +369,7 @@ class UpdateFolderAccess(ApiModel):
 
     @model_validator(mode="after")
     def _unique_folders(self):
-        _unique("folderIds", self.folder_ids, "folderId")
+        refuse_repeats("folderIds", self.folder_ids, "folderId")
         return self
 
 
@@ -391,7 +382,7 @@ class UpdateDocumentAccess(ApiModel):
 
     @model_validator(mode="after")
     def _unique_documents(self):
-        _unique("documentIds", self.document_ids, "documentId")
+        refuse_repeats("documentIds", self.document_ids, "documentId")
         return self
 
 
@@ -404,7 +395,7 @@ class UpdateDisabledState(ApiModel):
 
     @model_validator(mode="after")
     def _unique_documents(self):
-        _unique("documentIds", self.document_ids, "documentId")
+        refuse_repeats("documentIds", self.document_ids, "documentId")
         return self
 
 

@@ -135,6 +135,18 @@ def validate(model: type[BaseModel], data: Any, prefix: str = "data"):
 # ---------------------------------------------------------------- cross-field rules in JSON Schema
 
 
+def refuse_repeats(field: str, values: list[str], what: str, key: str = "") -> None:
+    """Name the first repeat down to its field, in the one wording the operation descriptions
+    document: ``users[2].userId: userId 'u' is given more than once (also users[0])``."""
+    first: dict[str, int] = {}
+    for index, value in enumerate(values):
+        if value in first:
+            raise ValueError(
+                f"{field}[{index}]{key}: {what} {value!r} is given more than once (also {field}[{first[value]}])"
+            )
+        first[value] = index
+
+
 def present(*names: str) -> dict:
     """JSON Schema: every field in ``names`` is given and not null (null counts as absent here)."""
     return {"required": list(names), "properties": {n: {"not": {"type": "null"}} for n in names}}

@@ -30,6 +30,7 @@ from toolkit.model.base import (
     OpenModel,
     absent,
     present,
+    refuse_repeats,
     schema_rules,
     when,
 )
@@ -148,14 +149,7 @@ class HumanConfig(OpenModel):
         if self.reviewers is None and self.reviewer_ids is None:
             raise ValueError("reviewers: give exactly one of reviewers or reviewerIds")
         field, suffix = ("reviewers", ".userId") if self.reviewers is not None else ("reviewerIds", "")
-        first: dict[str, int] = {}
-        for index, reviewer in enumerate(self.reviewer_list):
-            if reviewer.user_id in first:
-                raise ValueError(
-                    f"{field}[{index}]{suffix}: reviewer userIds must be unique "
-                    f"({reviewer.user_id!r} is also {field}[{first[reviewer.user_id]}])"
-                )
-            first[reviewer.user_id] = index
+        refuse_repeats(field, [r.user_id for r in self.reviewer_list], "userId", suffix)
         if not any(r.mandatory for r in self.reviewer_list):
             raise ValueError("reviewers: at least one reviewer must be mandatory")
         return self
