@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 MAX_GROUP = 64
+MAX_UPDATE_ROWS = 64  # rows per UPDATE statement (its text grows with them)
 
 # Called with (kind, seconds) after each statement, kind "read", "write" or "commit" (metrics).
 StatementObserver = Callable[[str, float], None]
@@ -149,28 +150,38 @@ class Tx(Buffered):
             began = time.perf_counter()
             self.con.execute(f"INSERT INTO {table} ({', '.join(columns)}) SELECT * FROM _append")
             self._took(began)
-        # Updates go one row at a time, each a write by key alone: DuckDB uses the key's index
-        # only when `key = ?` is the whole filter (a join with the batch, or a version condition
-        # beside the key, scans row groups: a cost that grows with every execution ever stored).
-        # So the version check is inside the statement: a stale row makes it fail (DuckDB's
-        # error()), a missing one updates nothing. One statement per row, where a read of the
-        # version and then the write took two: each statement costs DuckDB far more than a row.
+        # Updates go in one statement per table, each row's values chosen by its key with CASE,
+        # and the rows found by `key IN (…)`, which DuckDB serves from the key's index (a join
+        # with the batch, or a version condition beside the key, scans row groups instead: a cost
+        # that grows with every execution ever stored). The version check is inside the statement:
+        # a stale row makes it fail (DuckDB's error()), a missing one is not counted.
         for (table, columns), bucket in self._updates.items():
             key, _expected, *rest = columns
-            write = _checked_update(table, key, tuple(rest))
             at = rest.index("version") + 2  # the new version's place in a row
-            for row in bucket.values():
-                params = [*row[2:at], *row[at + 1 :], row[1], row[at], row[0]]
+            rows = list(bucket.values())
+            for start in range(0, len(rows), MAX_UPDATE_ROWS):
+                chunk = rows[start : start + MAX_UPDATE_ROWS]
+                params: list[Any] = []
+                for index in range(2, len(columns)):
+                    if index != at:
+                        for row in chunk:
+                            params += (row[0], row[index])
+                for row in chunk:
+                    params += (row[0], row[1], row[at])
+                params += [row[0] for row in chunk]
                 began = time.perf_counter()
                 try:
-                    ((count,),) = self.con.execute(write, params).fetchall()
+                    ((count,),) = self.con.execute(
+                        _checked_update(table, key, tuple(rest), len(chunk)), params
+                    ).fetchall()
                 except duckdb.InvalidInputException as exc:
                     if _STALE not in str(exc):
                         raise
-                    count = 0
+                    count = -1
                 self._took(began)
-                if count != 1:
-                    raise ConcurrentChange(f"{table} {row[0]} changed concurrently")
+                if count != len(chunk):
+                    keys = ", ".join(str(row[0]) for row in chunk)
+                    raise ConcurrentChange(f"{table} {keys}: changed concurrently")
         self._appends.clear()
         self._updates.clear()
 
@@ -178,14 +189,20 @@ class Tx(Buffered):
 _STALE = "collab: stale version"
 
 
-@functools.lru_cache(maxsize=16)
-def _checked_update(table: str, key: str, columns: tuple[str, ...]) -> duckdb.Statement:
-    """``UPDATE`` of ``columns`` (one is ``version``) by ``key``. Its parameters: the other
-    columns' values, the expected version, the new version, the key. It fails (``_STALE``)
-    unless the row is at the expected version; parsed once."""
-    sets = [f"{c} = ?" for c in columns if c != "version"]
-    sets.append(f"version = CASE WHEN version = ? THEN ? ELSE error('{_STALE}') END")
-    return parsed(f"UPDATE {table} SET {', '.join(sets)} WHERE {key} = ?")
+@functools.lru_cache(maxsize=256)
+def _checked_update(table: str, key: str, columns: tuple[str, ...], n: int) -> duckdb.Statement:
+    """``UPDATE`` of ``columns`` (one is ``version``) in ``n`` rows found by ``key``, parsed once
+    per shape. Its parameters: for each column but ``version``, (key, value) of each row; then
+    (key, expected version, new version) of each row; then the ``n`` keys. It fails (``_STALE``)
+    unless every row is at its expected version."""
+
+    def by_key(then: str) -> str:
+        return f"CASE {key} " + " ".join(f"WHEN ? THEN {then}" for _ in range(n)) + " END"
+
+    sets = [f"{c} = {by_key('?')}" for c in columns if c != "version"]
+    sets.append(f"version = {by_key(f'(CASE WHEN version = ? THEN ? ELSE error({_STALE!r}) END)')}")
+    keys = ", ".join("?" for _ in range(n))
+    return parsed(f"UPDATE {table} SET {', '.join(sets)} WHERE {key} IN ({keys})")
 
 
 class ConcurrentChange(Exception):
