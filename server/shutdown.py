@@ -19,6 +19,8 @@ import threading
 
 import uvicorn
 
+from toolkit.services.serving import exit_overdue, settle_memory
+
 log = logging.getLogger("collab.server")
 
 
@@ -30,19 +32,17 @@ class _Server(uvicorn.Server):
         self.shutdown_timeout_s = shutdown_timeout_s
         self.watchdog: threading.Timer | None = None
 
+    async def startup(self, sockets=None) -> None:
+        await super().startup(sockets)
+        settle_memory()  # the app has started: what it made lives as long as the process
+
     def handle_exit(self, sig, frame) -> None:
         if self.watchdog is None:
             log.info("stopping on signal %d (within %g s)", sig, self.shutdown_timeout_s)
-            self.watchdog = threading.Timer(self.shutdown_timeout_s, _overdue, (self.shutdown_timeout_s,))
+            self.watchdog = threading.Timer(self.shutdown_timeout_s, exit_overdue, (self.shutdown_timeout_s,))
             self.watchdog.daemon = True
             self.watchdog.start()
         super().handle_exit(sig, frame)
-
-
-def _overdue(seconds: float) -> None:
-    log.error("shutdown took longer than %g s: exiting without finishing it", seconds)
-    logging.shutdown()
-    os._exit(1)
 
 
 def serve(app, *, host: str, port: int, log_level: str, shutdown_timeout_s: float, **uvicorn_options) -> int:

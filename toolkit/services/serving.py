@@ -21,6 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import gc
+import logging
+import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,6 +39,8 @@ from toolkit.services.webhooks.deliverer import DeliverySettings
 from toolkit.services.workflow.recovery import LEASE_S
 from toolkit.services.workspaces import Authenticator
 from toolkit.store import DEFAULT_PATH, AnyStore, open_store
+
+log = logging.getLogger("collab.server")
 
 __all__ = ["ConnectionLimits", "DEFAULT_MAX_BODY", "REQUEST_THREADS", "Serving", "Settings"]
 
@@ -77,6 +82,30 @@ class Settings:
 
     limits: Limits = field(default_factory=Limits)  # per-workspace rate and concurrency, fair shares
     quotas: Quotas = field(default_factory=Quotas)  # stored definitions and executions per workspace
+
+
+# Collections of the youngest generation start after this many new container objects, where
+# Python's default is 700: under load that was a collection every 13 requests, 1.2 % of the
+# server's time; at 10,000 a tenth of it, each collection still under 0.2 ms.
+YOUNG_THRESHOLD = 10_000
+
+
+def settle_memory() -> None:
+    """For a server process once its app has started: collect, then freeze what is left (the
+    modules, the app, the store's caches) out of the cyclic collector's reach, and collect the
+    young generation less often. Without the freeze every full collection walks every object
+    the imports made: under load one came every 2 s and held the GIL for 65-70 ms, every
+    request in flight waiting, which was the server's p99."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+
+
+def exit_overdue(seconds: float) -> None:
+    """End the process with exit status 1: its stop took longer than ``seconds``."""
+    log.error("shutdown took longer than %g s: exiting without finishing it", seconds)
+    logging.shutdown()
+    os._exit(1)
 
 
 class Serving:
