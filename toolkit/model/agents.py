@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator
 
-from toolkit.model.base import ApiModel, JsonObject, absent, present, schema_rules, when
+from toolkit.model.base import ApiModel, JsonObject, absent, present, refuse_repeats, schema_rules, when
 
 AgentId = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 # Not blank: some character outside Python's whitespace (what `str.strip` removes). Spelled out
@@ -165,11 +165,7 @@ class ValidatePrompt(ApiModel):
     @field_validator("user_context_fields")
     @classmethod
     def _unique_ids(cls, fields):
-        first: dict[str, int] = {}
-        for i, f in enumerate(fields or []):
-            if f.id in first:
-                raise ValueError(f"[{i}].id: id {f.id!r} is given more than once (also [{first[f.id]}])")
-            first[f.id] = i
+        refuse_repeats("", [f.id for f in fields or []], "id", ".id")  # the field's name is added by pydantic
         return fields
 
 
