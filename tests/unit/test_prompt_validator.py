@@ -574,6 +574,42 @@ def test_instructions_without_a_word_to_look_for_get_no_invented_term():
     assert (british.kind, british.terms) == ("terminology", ("colour", "organise"))
 
 
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Avoid click-bait headlines",
+        "Avoid clichés",
+        "Avoid stock photos",
+        "Avoid vague calls to action",
+        "Do not mention competitors",
+    ],
+)
+def test_a_category_after_avoid_is_not_a_term_to_search_for(prompt):
+    """What follows the verb names a kind of thing (a plural noun), not words a page would
+    contain: the general review, with its note, rather than a search for "avoid clichés"."""
+    a = analyse(prompt)
+    assert a.terms == () and a.kind != "terminology", (a.kind, a.terms)
+    assert "## Notes" in validate_prompt(prompt)["analysis_prompt"]
+
+
+@pytest.mark.parametrize(
+    "prompt, terms",
+    [
+        ("Don't say cheap in headlines", ("cheap",)),
+        ("Don't write cheap, budget or bargain in product titles", ("cheap", "budget", "bargain")),
+        ("Don't say cheap, and keep it short", ("cheap",)),
+        ("Avoid saying world-class", ("world-class",)),
+        ("Do not use Latin abbreviations", ("e.g.", "i.e.", "etc.")),
+    ],
+)
+def test_the_words_after_a_terminology_signal_are_the_terms(prompt, terms):
+    a = analyse(prompt)
+    assert (a.kind, a.terms) == ("terminology", terms)
+    r = validate_prompt(prompt)
+    for page in pages(r, "obvious_match"):
+        assert any(term in " ".join(page.text).lower() for term in terms), page.text
+
+
 # ------------------------------------------------------------------ the analysis prompt names the subject
 
 

@@ -1077,13 +1077,51 @@ def _resolve_terms(kind, facet, mentioned, forbidden, preferred, slots, text):
     for p in slots if kind == "terminology" and not terms else ():
         terms.extend(p.sample)
         refs.append(p.ref)
-    if kind == "terminology" and not terms and re.search(_PLACEHOLDER_TEXT, text.lower()):
-        terms = ["lorem ipsum", "TODO", "TBD"]  # leftover placeholder text, as an editor means it
-        return terms, list(terms), list(preferred)
+    if kind == "terminology" and not terms:
+        for pattern, words in _CATEGORY_TERMS:  # a category an editor means as a known list of words
+            if re.search(pattern, text.lower()):
+                return list(words), list(words), list(preferred)
     if kind == "terminology" and not terms and _scores(text.lower())["terminology"]:
-        # "Don't say cheap": the words after a terminology signal are the term; a bare "Flag …"
-        # names a category, not a word, and numbers are never terms
-        kp = [k for k in key_phrases(text) if k not in {"flag", "mentions", "references"} and not k.isdigit()]
-        if kp:
-            terms, refs = [kp[-1]], [kp[-1]]
+        terms = _literal_terms(text)
+        refs = list(terms)
     return list(dict.fromkeys(terms)), list(dict.fromkeys(refs)), list(preferred)
+
+
+_CATEGORY_TERMS = (
+    (_PLACEHOLDER_TEXT, ("lorem ipsum", "TODO", "TBD")),  # leftover placeholder text
+    (r"\blatin abbreviations?\b", ("e.g.", "i.e.", "etc.")),
+)
+_AFTER_SIGNAL = re.compile(
+    r"\b(?:avoid(?:ing)?|(?:don'?t|do not|never|not|no) (?:use|say|write|mention)|never)\s+"
+    r"(?:the |any |using |saying |writing )?(?P<rest>[^.;:!?()]+)",
+    re.I,
+)
+_CUT = re.compile(r"\s+(?:in|on|at|for|from|with|to|when|unless|because|as|if)\b.*$", re.I)
+
+
+_CLAUSE_VERBS = {"keep", "make", "use", "write", "be", "avoid", "ensure", "add", "include", "check", "stay", "prefer"}
+
+
+def _literal_terms(text: str) -> list[str]:
+    """The words or short phrases after the last terminology signal ("Don't say cheap or budget
+    in headlines": cheap, budget), or none when what follows names a category rather than words
+    to look for: a plural noun ("Avoid click-bait headlines", "Avoid clichés"), a number, or
+    more than three words."""
+    matches = list(_AFTER_SIGNAL.finditer(text))
+    if not matches:
+        return []
+    parts = re.split(r"\s*(?:,|\band\b|\bor\b)\s*", _CUT.sub("", matches[-1]["rest"].strip()), flags=re.I)
+    terms = []
+    for part in filter(None, parts):
+        words = part.lower().split()
+        if words[0] in _CLAUSE_VERBS:  # "Don't say cheap, and keep it short": another instruction
+            break
+        terms.append(words)
+    if not terms or any(not 0 < len(words) <= 3 or any(_plural(w) or w.isdigit() for w in words) for words in terms):
+        return []
+    return [" ".join(words) for words in terms]
+
+
+def _plural(word: str) -> bool:
+    low = word.lower().strip("'’")
+    return len(low) > 3 and low.endswith("s") and not low.endswith(("ss", "us", "is", "'s", "’s"))

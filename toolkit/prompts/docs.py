@@ -61,18 +61,20 @@ the same result, byte for byte. It works in three steps.
    which unit, and the inclusive bound, so "under 60" allows 59; "Flag long sentences" or
    "Keep headings short", with no number, takes a common house-style limit and says so).
    A limit makes a length check; otherwise keyword signals decide the kind: terminology
-   (forbidden words, exact spellings, leftover placeholder text), claims, tone (profanity and
-   second person included), sentence openers, links (to competitors included), accessibility,
-   formatting (emoji and hashtags included), numbers and dates (phone numbers and percentages
-   included), acronyms spelled out at first use, reading level (the Flesch–Kincaid grade,
-   computed as the prompt states it), required elements, page structure (one `<h1>`, header
-   cells in data tables, unique headings, captions under images), personal data (e-mail
-   addresses, phone numbers, home addresses, card and identity numbers, dates of birth — the
-   ones named, or all of them), spelling, grammar and repeated words. Words are taken as terms
-   to forbid only when the instruction quotes or lists them, or follows a terminology signal
-   ("don't say cheap"); an instruction with no concrete subject, or one whose subject has no
-   check here, is read as a general editorial review, and the result says so in a Notes
-   section.
+   (forbidden words, exact spellings, leftover placeholder text, Latin abbreviations),
+   claims, tone (profanity and second person included), sentence openers, links (to
+   competitors included), accessibility, formatting (emoji and hashtags included), numbers
+   and dates (phone numbers and percentages included), acronyms spelled out at first use,
+   reading level (the Flesch–Kincaid grade, computed as the prompt states it), required
+   elements, page structure (one `<h1>`, header cells in data tables, unique headings,
+   captions under images), personal data (e-mail addresses, phone numbers, home addresses,
+   card and identity numbers, dates of birth — the ones named, or all of them), spelling,
+   grammar and repeated words. Words are taken as terms to forbid only when the instruction
+   quotes or lists them, or follows a terminology signal ("don't say cheap or budget"), and
+   then not when they name a kind of thing rather than words ("avoid click-bait headlines",
+   "avoid clichés": a plural noun); an instruction with no concrete subject, or one whose
+   subject has no check here, is read as a general editorial review, and the result says so
+   in a Notes section.
 2. **Build the check** (`toolkit/prompts/checks/`). Each kind has rule templates into which the
    instruction's own terms are filled, the look-alikes that must not be reported, and four
    tiers of demo pages about a fictitious product (Northwind Cloud):
@@ -114,6 +116,7 @@ CHECKS = [
     "Flag any use of the word 'utilize' and suggest 'use' instead.",
     "Always write 'JavaScript' with a capital J and S.",
     "Flag Lorem ipsum.",
+    "Do not use Latin abbreviations.",
     "Flag claims like 'guaranteed results' or '100% safe' that need legal review.",
     "Ensure the tone is friendly and avoids jargon.",
     "Flag profanity.",
