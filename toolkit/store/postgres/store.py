@@ -4,8 +4,8 @@ Where DuckDB funnels every write through one thread, PostgreSQL takes them from 
 every process at once. A write job ``fn(tx)`` runs in the caller's thread, in its own
 transaction on a pooled connection; it reads what it needs (an execution row ``FOR UPDATE``
 serialises commands on one execution across processes), buffers its inserts and
-version-checked updates, and they are written at the end of the job, before the commit. A
-conflict — a version check that failed, a serialisation failure, a deadlock, or a unique
+version-checked updates, and they are written at the end of the job, in one round trip with
+the COMMIT. A conflict — a version check that failed, a serialisation failure, a deadlock, or a unique
 constraint another process won (two dispatches with one idempotency key) — rolls the job back
 and runs it again from the start; the client never sees it. A database that cannot be reached
 is :class:`StoreUnavailable`, which the API answers as 503 ``UNAVAILABLE`` with ``Retry-After``.
@@ -38,7 +38,7 @@ from toolkit.errors import ApiError, ErrorCode
 from toolkit.store.migrate import migrations
 from toolkit.store.postgres.migrate import migrate
 from toolkit.store.postgres.sql import pyformat
-from toolkit.store.writer import Buffered, ConcurrentChange, Params, Rows, Sql, StatementObserver
+from toolkit.store.writer import Buffered, Params, Rows, Sql, StatementObserver
 
 T = TypeVar("T")
 
@@ -61,7 +61,6 @@ RECONNECT_TIMEOUT_S = 2.0
 
 # What another transaction can make a job's transaction fail with, to be run again.
 _CONFLICTS = (
-    ConcurrentChange,
     psycopg.errors.SerializationFailure,
     psycopg.errors.DeadlockDetected,
     psycopg.errors.UniqueViolation,
@@ -109,12 +108,13 @@ class PgTx(Buffered):
     each); the job's transaction is opened by its first statement, with ``BEGIN`` sent in the
     same round trip as that statement (psycopg would send it alone, one round trip more)."""
 
-    __slots__ = ("_con", "begun")
+    __slots__ = ("_con", "begun", "committing")
 
     def __init__(self, con: psycopg.Connection[Any], observe: StatementObserver | None = None) -> None:
         super().__init__(observe)
         self._con = con
         self.begun = False
+        self.committing = False  # the COMMIT is sent: a lost connection leaves its outcome unknown
 
     @property
     def con(self) -> psycopg.Connection[Any]:
@@ -162,44 +162,54 @@ class PgTx(Buffered):
         rows = self.execute("SELECT nextval('list_keys') FROM generate_series(1, ?)", [n]).fetchall()
         return sorted(int(key) for (key,) in rows)
 
-    def flush(self) -> None:
+    def flush(self, commit: bool = False) -> bool:
         """Write the buffered inserts (one batch per table), then the version-checked updates,
         all in one pipeline: one round trip to the database for the lot, where a statement at
-        a time costs one each (a decision's update and two inserts: three). Each update's
-        row count is checked once the pipeline has answered; an error (a unique constraint
-        another process won) is raised there too, and the job's transaction rolls back."""
+        a time costs one each (a decision's update and two inserts: three). With ``commit``,
+        the job's ``COMMIT`` goes in the same pipeline, one round trip more saved; returns
+        whether it did (only when there was something to write).
+
+        Each update checks its own row count in the database (``collab_expect_one``,
+        migration 015): a stale version raises ``serialization_failure`` there, which aborts
+        the transaction before a ``COMMIT`` that follows, and the job runs again. Any other
+        error (a unique constraint another process won) is raised the same way, once the
+        pipeline has answered."""
         if not self._appends and not self._updates:
-            return
-        checked: list[tuple[psycopg.Cursor[Any], str, Any]] = []
+            return False
         began = time.perf_counter()
         con = self._con
-        inserts = con.cursor()
-        try:
-            with con.pipeline():
-                if not self.begun:
-                    con.execute("BEGIN")
-                    self.begun = True
-                for (table, columns), rows in self._appends.items():
-                    marks = ", ".join(["%s"] * len(columns))
-                    inserts.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
-                for (table, columns), bucket in self._updates.items():
-                    key, _expected, *rest = columns
-                    sets = ", ".join(f"{c} = %s" for c in rest)
-                    sql = f"UPDATE {table} SET {sets} WHERE {key} = %s AND version = %s"
-                    for row in bucket.values():
-                        cur = con.cursor()
-                        checked.append((cur, table, row[0]))
-                        cur.execute(sql, [*row[2:], row[0], row[1]])
+        with con.cursor() as cur, con.pipeline():
+            if not self.begun:
+                con.execute("BEGIN")
+                self.begun = True
+            for (table, columns), rows in self._appends.items():
+                marks = ", ".join(["%s"] * len(columns))
+                cur.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+            for (table, columns), bucket in self._updates.items():
+                checked = [_checked_params(table, row) for row in bucket.values()]
+                cur.executemany(_checked_update(table, columns), checked)
+            if commit:
+                self.committing = True
+                cur.execute("COMMIT")
+        if not commit:  # with the COMMIT, the round trip is the commit's (observed by the store)
             self._took(began)
-            for cur, table, key in checked:
-                if cur.rowcount != 1:
-                    raise ConcurrentChange(f"{table} {key} changed concurrently")
-        finally:
-            inserts.close()
-            for cur, _, _ in checked:
-                cur.close()
         self._appends.clear()
         self._updates.clear()
+        return commit
+
+
+def _checked_update(table: str, columns: tuple[str, ...]) -> str:
+    """A version-checked update that raises when its row is not at the expected version."""
+    key, _expected, *rest = columns
+    sets = ", ".join(f"{c} = %s" for c in rest)
+    return (
+        f"WITH changed AS (UPDATE {table} SET {sets} WHERE {key} = %s AND version = %s RETURNING 1) "
+        "SELECT collab_expect_one((SELECT count(*) FROM changed), %s)"
+    )
+
+
+def _checked_params(table: str, row: tuple[Any, ...]) -> list[Any]:
+    return [*row[2:], row[0], row[1], f"{table} {row[0]}"]
 
 
 class _NoQueue:
@@ -319,16 +329,20 @@ class PostgresStore:
         attempt = dropped = 0
         while attempt < MAX_ATTEMPTS:
             tx: PgTx | None = None
-            committing = False
             try:
                 with self._connection() as con:
                     tx = PgTx(con, self._observe)
                     try:
                         result = fn(tx)
-                        tx.flush()
+                        # The COMMIT rides with the buffered writes when the connection has
+                        # answered this job already; sent first on a pooled connection, the
+                        # database may have dropped since, and a job whose outcome is unknown
+                        # cannot be run again.
                         began = time.perf_counter()
-                        committing = True
-                        con.commit()
+                        if not tx.flush(commit=tx.begun):
+                            began = time.perf_counter()
+                            tx.committing = True
+                            con.commit()
                         if self._observe is not None:
                             self._observe("commit", time.perf_counter() - began)
                     except BaseException:
@@ -342,7 +356,7 @@ class PostgresStore:
                 continue
             except (psycopg.OperationalError, PoolTimeout) as exc:
                 _rolled_back(tx)
-                if tx is not None and tx.broken and not committing and dropped < self.pool.max_size:
+                if tx is not None and tx.broken and not tx.committing and dropped < self.pool.max_size:
                     dropped += 1
                     continue
                 raise self._unavailable(exc) from None

@@ -1,0 +1,3 @@
+-- Nothing on DuckDB: its one writer checks an update's row count after the statement, before
+-- the group commits. PostgreSQL's file of the same number makes the check part of the update,
+-- so a job's updates and its COMMIT can be sent in one round trip.
