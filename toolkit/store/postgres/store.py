@@ -22,6 +22,7 @@ pool keeps trying to reconnect every second or two, so service resumes by itself
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import threading
 import time
@@ -183,8 +184,7 @@ class PgTx(Buffered):
                 con.execute("BEGIN")
                 self.begun = True
             for (table, columns), rows in self._appends.items():
-                marks = ", ".join(["%s"] * len(columns))
-                cur.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})", rows)
+                cur.executemany(_insert(table, columns), rows)
             for (table, columns), bucket in self._updates.items():
                 checked = [_checked_params(table, row) for row in bucket.values()]
                 cur.executemany(_checked_update(table, columns), checked)
@@ -198,6 +198,12 @@ class PgTx(Buffered):
         return commit
 
 
+@functools.lru_cache(maxsize=256)
+def _insert(table: str, columns: tuple[str, ...]) -> str:
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))})"
+
+
+@functools.lru_cache(maxsize=256)
 def _checked_update(table: str, columns: tuple[str, ...]) -> str:
     """A version-checked update that raises when its row is not at the expected version."""
     key, _expected, *rest = columns
@@ -340,7 +346,7 @@ class PostgresStore:
                         # cannot be run again.
                         began = time.perf_counter()
                         if not tx.flush(commit=tx.begun):
-                            began = time.perf_counter()
+                            began = time.perf_counter()  # the flush was observed as a write
                             tx.committing = True
                             con.commit()
                         if self._observe is not None:
