@@ -3,13 +3,16 @@ with the wheel installed."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,6 +50,25 @@ class Installed:
         return subprocess.run(
             list(args), cwd=self.outside, env=self.env(), capture_output=True, text=True, timeout=timeout
         )
+
+
+def made_once(tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], None]) -> Path:
+    """The folder ``name``, filled by ``make(folder)`` once for the whole test run: under
+    pytest-xdist the first worker to ask makes it while the others wait (a lock file), then
+    every worker uses it. The workers' temporary folders share a parent for the run, which is
+    where it is made. A ``make`` that fails does not mark the folder made, so the next worker
+    starts it again from an empty folder (and fails the same way)."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    with open(folder.with_name(f"{name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        done = folder / ".made"
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
 
 
 def widget_requirements(wheel: Path) -> list[str]:
