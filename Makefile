@@ -85,11 +85,12 @@ postgresql:
 # Then the HTTP API tests again on PostgreSQL with two server processes, each request sent to
 # the next process in turn (tests that choose their database themselves ran in the first pass).
 # Both passes run in two pytest workers (the first one keeps each test file in one worker, so
-# its module's server and fixtures are made once): most tests wait on a server, a browser or a
-# kernel, so two at once nearly halve the time. Each pass ends with its slowest tests
+# its module's server and fixtures are made once, and hands out the files in the order collected,
+# which puts the long-running ones first: see tests/conftest.py): most tests wait on a server, a
+# browser or a kernel, so two at once nearly halve the time. Each pass ends with its slowest tests
 # (--durations), where the 15-minute budget of `make test` is watched.
 test: compiled graphviz chromium postgresql lint
-	$(PY) -m pytest -q -n 2 --dist loadfile --durations=12
+	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=12
 	@if [ "$$COLLAB_SKIP_POSTGRES" = "1" ]; then \
 	  echo "COLLAB_SKIP_POSTGRES=1: the HTTP API tests on PostgreSQL are skipped"; \
 	else \

@@ -1,6 +1,6 @@
 """Shared test setup: makes ``tests/strategies.py`` importable as ``strategies`` from every test,
-refuses to run on a stale compiled module, and starts one real PostgreSQL server for the tests
-that ask for it (``postgres_dsn``)."""
+refuses to run on a stale compiled module, puts the long-running files first, and starts one
+real PostgreSQL server for the tests that ask for it (``postgres_dsn``)."""
 
 import itertools
 import os
@@ -27,6 +27,15 @@ def pytest_sessionstart(session):
     ]
     if stale:
         pytest.exit(f"compiled modules older than their sources: {stale}; run `make compiled` (or COLLAB_COMPILE=0)")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The files that hold a ``slow`` test, and the notebooks, run first. `make test` hands whole
+    files to its two workers in the order collected (``--dist loadfile --no-loadscope-reorder``):
+    a file of one long test collected last would run alone at the end while the other worker
+    idles (pytest-xdist's own reordering, by number of tests per file, puts exactly those last)."""
+    first = {item.path for item in items if item.path.suffix == ".ipynb" or item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in first)  # stable: the order within each part stays
 
 
 @pytest.fixture(scope="session")

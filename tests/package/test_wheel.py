@@ -1,5 +1,6 @@
 """The built wheel, installed (not editable) into a fresh venv, works from outside the checkout:
-every file of the source tree is in it, and `collab` lints, simulates and serves."""
+every file of the source tree is in it, `collab` lints, simulates and serves, and a separate
+project that depends on it type-checks against our annotations (py.typed)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import textwrap
 import tomllib
 import zipfile
 from pathlib import Path
@@ -210,3 +212,65 @@ def test_every_widget_module_imports(installed, probe):
     } - {"toolkit.widgets"}
     assert set(probe["widgets"]) == in_source
     assert all(Path(f).is_relative_to(installed.venv) for f in probe["widgets"].values()), probe["widgets"]
+
+
+# ------------------------------------------------------------ typing, from a consumer project
+
+RIGHT = """\
+from toolkit import examples
+from toolkit.compiler import compile_definition
+from toolkit.model import Definition
+
+compiled = compile_definition(Definition.model_validate(examples.load("parallel-review")))
+reveal_type(compiled)
+first: dict[str, object] = compiled.forward_edges[0]
+"""
+
+WRONG = """\
+from toolkit import examples
+from toolkit.compiler import compile_definition
+
+compiled = compile_definition(examples.load("parallel-review"))
+count: int = compiled.loops
+"""
+
+
+def test_mypy_in_a_consumer_project_sees_our_annotations(installed, tmp_path):
+    project = tmp_path / "consumer"
+    project.mkdir()
+    (project / "right.py").write_text(RIGHT)
+    (project / "wrong.py").write_text(WRONG)
+    (project / "mypy.ini").write_text(
+        textwrap.dedent("""\
+        [mypy]
+        strict = True
+        """)
+    )
+    # mypy from the project's venv, resolving imports in the fresh venv the wheel is installed in
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--python-executable",
+            installed.python,
+            "--cache-dir",
+            str(tmp_path / "mypy-cache"),
+            "right.py",
+            "wrong.py",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert 'right.py:6: note: Revealed type is "toolkit.compiler.Compiled"' in lines, proc.stdout
+    errors = [line for line in lines if ": error:" in line]
+    assert errors == [
+        'wrong.py:4: error: Argument 1 to "compile_definition" has incompatible type "dict[Any, Any]"; '
+        'expected "Definition"  [arg-type]',
+        'wrong.py:5: error: Incompatible types in assignment (expression has type "list[dict[Any, Any]]", '
+        'variable has type "int")  [assignment]',
+    ], proc.stdout
