@@ -30,9 +30,10 @@ of the cluster's, from /proc, ended connections included), by the load generator
 other process on the machine (a run is flagged when others kept more than a quarter core busy:
 throughput and latency then drop, CPU per request much less). Then the comparisons issue 14
 asks for: PostgreSQL with one process ÷ DuckDB (goal >= 1), each backend ÷ bare Starlette
-(goal >= 0.5), p99 at 16 clients (goal < 50 ms), server and database CPU per request, and
-what those project: requests/s per added server core, and the rate at which a PostgreSQL of
-a given number of cores becomes the bound. Exit status 1 only if a request failed or a flow
+(goal >= 0.5; each ratio also round by round, where both rates come from the same minute),
+p99 at 16 clients (goal < 50 ms), server and database CPU per request, and what those project:
+requests/s per added server core, and the rate at which a PostgreSQL of a given number of
+cores becomes the bound. Exit status 1 only if a request failed or a flow
 did not complete.
 
 ``--only observability`` measures instead what metrics and request logs cost: the same load
@@ -750,8 +751,17 @@ def start_targets(configs: list[str], tmp: Path, postgres: Postgres | None, prof
     return targets
 
 
-def compare(results: dict[str, Summary], clients: int) -> None:
-    """The ratios and projections issue 14 asks for, from the measured summaries."""
+def compare(results: dict[str, Summary], clients: int, rounds: dict[str, list[Summary]]) -> None:
+    """The ratios and projections issue 14 asks for, from the measured summaries; each rate ratio
+    also round by round (``rounds``), where the two rates were measured close together in time,
+    so a reader sees how far the machine's drift moves it."""
+
+    def each_round(a: str, b: str) -> str:
+        if len(rounds[a]) < 2:
+            return ""
+        ratios = [x.total[1] / y.total[1] for x, y in zip(rounds[a], rounds[b])]
+        return f"; round by round {', '.join(f'{r:.2f}' for r in ratios)}"
+
     print()
     for config, s in results.items():
         if config != "bare":
@@ -766,6 +776,7 @@ def compare(results: dict[str, Summary], clients: int) -> None:
         print(
             f"PostgreSQL 1 process / DuckDB = {rate['postgres']:,.0f} / {rate['duckdb']:,.0f} req/s = {ratio:.2f} "
             f"(goal >= {GOALS['postgres']:.2f}): {'met' if ratio >= GOALS['postgres'] else 'NOT met'}"
+            f"{each_round('postgres', 'duckdb')}"
         )
     if "postgres2" in rate and "postgres" in rate:
         print(f"PostgreSQL 2 processes / 1 process = {rate['postgres2'] / rate['postgres']:.2f}")
@@ -776,6 +787,7 @@ def compare(results: dict[str, Summary], clients: int) -> None:
                 print(
                     f"{results[config].name} / bare Starlette = {rate[config]:,.0f} / {rate['bare']:,.0f} req/s = "
                     f"{ratio:.2f} (goal >= {GOALS['bare']:.2f}): {'met' if ratio >= GOALS['bare'] else 'NOT met'}"
+                    f"{each_round(config, 'bare')}"
                 )
     print("\nCPU per request (ms): server processes, PostgreSQL, together")
     for s in results.values():
@@ -879,7 +891,7 @@ def main(argv: list[str] | None = None) -> int:
         print_summary(summary)
     if args.profile:
         print(f"\nprofiles written next to {args.profile}, one per workflow configuration")
-    compare(results, args.clients)
+    compare(results, args.clients, rounds)
     failed = any(s.errors for s in results.values())
     if failed:
         print("errors occurred during the load (see above)")
