@@ -33,8 +33,7 @@ asks for: PostgreSQL with one process ÷ DuckDB (goal >= 1), each backend ÷ bar
 (goal >= 0.5; each ratio also round by round, where both rates come from the same minute),
 p99 at 16 clients (goal < 50 ms), server and database CPU per request, and what those project:
 requests/s per added server core, and the rate at which a PostgreSQL of a given number of
-cores becomes the bound. Exit status 1 only if a request failed or a flow
-did not complete.
+cores becomes the bound. Exit status 1 only if a request failed or a flow did not complete.
 
 ``--only observability`` measures instead what metrics and request logs cost: the same load
 on two `collab serve` processes on DuckDB, one as above (no metrics; ``--log-level warning``,

@@ -3,8 +3,8 @@ sdist, as an installer would) and install the wheel, not editable, into a fresh 
 environment that shares nothing with the project's .venv.
 
 Both are made once for the whole run, not once per pytest worker: the build (a mypyc compile)
-and the install take a minute and more, and the packaging tests' files may land on different
-workers (:func:`package.support.made_once`)."""
+and the install take a minute and more, and the packaging tests may run in different workers
+(:func:`package.support.made_once`)."""
 
 from __future__ import annotations
 
