@@ -17,13 +17,14 @@ import logging
 import re
 import sys
 import time
-import uuid
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import orjson
+
+from toolkit.os_random import token_hex
 
 FORMATS = ("json", "text")
 REQUEST_ID_HEADER = "x-request-id"
@@ -50,7 +51,7 @@ def request_id_from(raw: bytes | None) -> str:
         text = raw.decode("latin-1")
         if _SAFE_ID.fullmatch(text):
             return text
-    return uuid.uuid4().hex
+    return token_hex(16)
 
 
 def current_request_id() -> str | None:

@@ -9,10 +9,10 @@ first (creation order, reversed) and page with an opaque token.
 from __future__ import annotations
 
 import json
-import secrets
 
 from toolkit.jsonio import dumps
 from toolkit.model import activities as m
+from toolkit.os_random import token_hex
 from toolkit.services.context import Services
 from toolkit.services.paging import decode_cursor, encode_cursor, fitting
 from toolkit.services.workspaces import Workspace
@@ -36,7 +36,7 @@ def bulk(message: str, data) -> dict:
 
 
 def new_activity_id() -> str:
-    return "act_" + secrets.token_hex(10)
+    return "act_" + token_hex(10)
 
 
 def activity_rows(

@@ -12,12 +12,12 @@ so the catalogue needs no seeding and every workspace sees the same defaults.
 from __future__ import annotations
 
 import json
-import secrets
 from dataclasses import dataclass
 
 from toolkit import prompts
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.model.agents import CreateAgent, GetAgent, UpdateAgent, UpdateAgentVersion, ValidatePrompt
+from toolkit.os_random import token_hex
 from toolkit.services.context import Services
 from toolkit.services.paging import decode_cursor, encode_cursor, fitting
 from toolkit.services.workspaces import Workspace
@@ -134,7 +134,7 @@ def registered_agent_ids(read, workspace_id: str) -> set[str]:
 
 def create_agent(services: Services, workspace: Workspace, request: CreateAgent) -> dict:
     ws = workspace.workspace_id
-    agent_id = "ag_" + secrets.token_hex(8)
+    agent_id = "ag_" + token_hex(8)
     config = None if request.config is None else json.dumps(request.config)
 
     def job(tx):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import secrets
 import time
+
+from toolkit.os_random import token_hex
 
 
 class SystemClock:
@@ -14,10 +15,10 @@ class SystemClock:
 
 
 class SystemIds:
-    """Unpredictable ids from the operating system's generator."""
+    """Unpredictable ids from the operating system's generator (:mod:`toolkit.os_random`)."""
 
     def rand6(self) -> str:
-        return secrets.token_hex(3)
+        return token_hex(3)
 
     def execution_id(self) -> str:
-        return "ex_" + secrets.token_hex(10)
+        return "ex_" + token_hex(10)

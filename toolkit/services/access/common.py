@@ -3,10 +3,10 @@ The access statements are in :mod:`toolkit.store.access` and :mod:`toolkit.store
 
 from __future__ import annotations
 
-import secrets
 from typing import Any
 
 from toolkit.errors import ApiError, ErrorCode
+from toolkit.os_random import token_hex
 from toolkit.services.context import Services
 from toolkit.store.access import existing
 from toolkit.store.seam import Read
@@ -71,4 +71,4 @@ def derive_initial(name: str, email: str = "", user_id: str = "") -> str:
 
 
 def new_internal_id() -> str:
-    return "usr_" + secrets.token_hex(10)
+    return "usr_" + token_hex(10)

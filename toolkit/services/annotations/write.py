@@ -8,12 +8,12 @@ go in with one bulk insert per table.
 from __future__ import annotations
 
 import copy
-import secrets
 from collections import Counter
 
 from toolkit.errors import ApiError, ErrorCode
 from toolkit.jsonio import dumps
 from toolkit.model import annotations as m
+from toolkit.os_random import token_hex
 from toolkit.services import activities
 from toolkit.services.annotations import tallies
 from toolkit.services.annotations.common import bulk, describe, now_seconds, org_key, require_document
@@ -29,7 +29,7 @@ DEFAULT_STATUS = {"id": "OPEN", "name": "Open", "type": "default"}
 
 
 def new_annotation_id() -> str:
-    return "ann_" + secrets.token_hex(10)
+    return "ann_" + token_hex(10)
 
 
 def comment_ids(annotation: m.CommentAnnotation) -> list[int]:
