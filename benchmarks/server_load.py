@@ -100,7 +100,7 @@ CONFIGS = {
 OBSERVED = ("--metrics", "--log-level", "info", "--log-format", "json")  # what --only observability switches on
 SCRAPE_EVERY_S = 2.0
 SETTLE_S = 3.0  # unmeasured load on each server once, after it starts
-NOISY = 0.25  # cores used by other processes above which the run is flagged
+NOISY = 0.25  # cores used by other processes, or taken by a hypervisor, above which the run is flagged
 CLI = "import sys; from toolkit.cli import main; sys.exit(main())"
 
 
@@ -148,14 +148,18 @@ def cpu_seconds(pid: int) -> float:
         return 0.0
 
 
-def busy_seconds() -> float:
-    """CPU seconds all processes spent busy (every core, /proc/stat), 0.0 where unavailable."""
+def machine_seconds() -> tuple[float, float]:
+    """``(busy, stolen)`` CPU seconds over every core (/proc/stat), (0.0, 0.0) where unavailable:
+    busy is what the machine's processes and kernel ran (user, nice, system, irq, softirq);
+    stolen is the time a virtual machine's hypervisor gave its cores to others while they had
+    work to run (steal), time in which nothing here ran."""
     try:
         fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-        idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
-        return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+        tick = os.sysconf("SC_CLK_TCK")
+        busy = fields[0] + fields[1] + fields[2] + fields[5] + fields[6]
+        return busy / tick, (fields[7] if len(fields) > 7 else 0) / tick
     except (OSError, IndexError, ValueError):
-        return 0.0
+        return 0.0, 0.0
 
 
 @dataclass
@@ -540,6 +544,7 @@ class Summary:
     other_cpu: float
     database_cpu: float | None = None
     processes: int = 1
+    stolen_cpu: float = 0.0  # a hypervisor's steal over the windows (0 on bare metal)
 
     @property
     def rows(self) -> dict:
@@ -576,13 +581,15 @@ def print_summary(s: Summary) -> None:
         f"  CPU, in cores busy: server{'s' if s.processes > 1 else ''} {s.server_cpu / s.seconds:.2f} "
         f"({s.per_request_ms(s.server_cpu):.2f} ms a request), {database}"
         f"load generator {s.client_cpu / s.seconds:.2f} ({s.per_request_ms(s.client_cpu):.2f} ms a request), "
-        f"other processes on the machine {s.other_cpu / s.seconds:.2f}"
+        f"other processes on the machine {s.other_cpu / s.seconds:.2f}, "
+        f"taken by the hypervisor (steal) {s.stolen_cpu / s.seconds:.2f}"
     )
-    if s.other_cpu / s.seconds > NOISY:
-        print(
-            f"  WARNING: other processes kept {s.other_cpu / s.seconds:.2f} cores busy: throughput and latency "
-            f"figures are depressed; CPU per request is the steadier measure"
-        )
+    for what, cores in (("other processes kept", s.other_cpu), ("the hypervisor took", s.stolen_cpu)):
+        if cores / s.seconds > NOISY:
+            print(
+                f"  WARNING: {what} {cores / s.seconds:.2f} cores: throughput and latency figures are "
+                f"depressed; CPU per request is the steadier measure"
+            )
     print(f"  {'endpoint':<14}{'requests':>10}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}")
     for label, (count, rps, p50, p99) in rows.items():
         print(f"  {label:<14}{count:>10,}{rps:>10,.0f}{p50:>10.2f}{p99:>10.2f}")
@@ -595,13 +602,13 @@ def measure(target: Target, args, scrape: bool = False) -> Summary:
     Prometheus would (its cost is part of what the server does in the window)."""
     runner = run_threads if args.mode == "threads" else run_asyncio
     me = os.getpid()
-    samples: list[tuple[float, float, float | None, float]] = []
+    samples: list[tuple[float, float, float | None, tuple[float, float]]] = []
     window: list[float] = []
 
     def sample_cpu() -> None:  # CPU counters at the window's edges only (the warm-up is not counted)
         for edge in (window[0], window[0] + args.seconds):
             time.sleep(max(0.0, edge - time.perf_counter()))
-            samples.append((target.server_cpu(), cpu_seconds(me), target.database_cpu(), busy_seconds()))
+            samples.append((target.server_cpu(), cpu_seconds(me), target.database_cpu(), machine_seconds()))
 
     def scraper() -> None:
         with httpx.Client(base_url=target.urls[0], timeout=30) as http:
@@ -623,7 +630,7 @@ def measure(target: Target, args, scrape: bool = False) -> Summary:
     sampler.join()
     for helper in helpers:
         helper.join()
-    (server0, client0, db0, busy0), (server1, client1, db1, busy1) = samples
+    (server0, client0, db0, (busy0, stolen0)), (server1, client1, db1, (busy1, stolen1)) = samples
     server_cpu, client_cpu, busy = server1 - server0, client1 - client0, busy1 - busy0
     database_cpu = None if db0 is None or db1 is None else db1 - db0
     return Summary(
@@ -638,6 +645,7 @@ def measure(target: Target, args, scrape: bool = False) -> Summary:
         max(0.0, busy - server_cpu - client_cpu - (database_cpu or 0.0)),
         database_cpu,
         len(target.servers),
+        stolen1 - stolen0,
     )
 
 
@@ -663,6 +671,7 @@ def combine(parts: list[Summary]) -> Summary:
         sum(p.other_cpu for p in parts),
         None if None in databases else sum(d for d in databases if d is not None),
         parts[0].processes,
+        sum(p.stolen_cpu for p in parts),
     )
 
 
