@@ -12,7 +12,7 @@ from toolkit.os_random import token_hex
 
 
 def test_threads_drawing_at_once_never_get_the_same_id_even_across_blocks():
-    per_thread, threads = 400, 8  # 8 × 400 × 10 bytes: eight blocks of 4 KiB
+    per_thread, threads = 400, 8  # 8 × 400 × 10 bytes: about eight blocks of 4 KiB
     drawn: list[list[str]] = [[] for _ in range(threads)]
     start = threading.Barrier(threads)
 
