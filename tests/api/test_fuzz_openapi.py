@@ -53,6 +53,8 @@ DOCUMENTED = re.compile(
             r"email: string should match pattern",
             r"is given more than once",
             r"repeats activities\[",
+            r"repeats commentAnnotations\[",
+            r"repeats commentData\[",
             r"not a cursor this API returned",
             r"not a page token this API returned",
             r"^definition failed validation",

@@ -195,8 +195,9 @@ class CommentAnnotation(ApiModel):
 
 
 class AddAnnotations(ApiModel):
-    """Without ``organizationId`` (a document without organization), an ``organizationPrivate``
-    visibility names its ``organizationId``."""
+    """No ``annotationId`` is given twice in ``commentAnnotations``, nor a ``commentId`` twice
+    in one annotation's ``commentData``. Without ``organizationId`` (a document without
+    organization), an ``organizationPrivate`` visibility names its ``organizationId``."""
 
     model_config = ConfigDict(
         json_schema_extra=schema_rules(
