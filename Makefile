@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml setup.py
 	touch $(STAMP) $(COMPILED)
 
 # A compiled module is imported in place of its source, so an edited source is rebuilt before
-# anything runs (about 40 s). COLLAB_COMPILE=0 removes the compiled modules: pure Python, for
+# anything runs (about 30 s). COLLAB_COMPILE=0 removes the compiled modules: pure Python, for
 # working on those modules without rebuilding (the behaviour is the same; the tests check it).
 COMPILED := $(VENV)/.compiled
 BUILT    := collab_compiled__mypyc.*.so toolkit/*/*.cpython-*.so
