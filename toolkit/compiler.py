@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from toolkit.model import Definition, Edge
 from toolkit.predicates import Predicate, PredicateError, parse
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 APPROVE_WHEN = {"op": "eq", "args": [{"var": "output.decision"}, "approve"]}
 REJECT_WHEN = {"op": "eq", "args": [{"var": "output.decision"}, "reject"]}
@@ -104,6 +106,10 @@ def forward_edges(definition: Definition, with_when: bool = True) -> list[dict]:
 
 def forward_graph(definition: Definition, edges: list[dict] | None = None) -> nx.DiGraph:
     """Node-level graph of forward edges, every declared node present."""
+    # Imported here: the engine and every server import this module, and only this helper for
+    # notebooks needs networkx (a fifth of a second of each process's start).
+    import networkx as nx
+
     graph = nx.DiGraph()
     graph.add_nodes_from(n.node_id for n in definition.nodes)
     graph.add_edges_from((e["from"], e["to"]) for e in (edges if edges is not None else forward_edges(definition)))

@@ -52,7 +52,6 @@ from toolkit.engine import (
 )
 from toolkit.errors import ApiError
 from toolkit.model import Definition
-from toolkit.simulate.records import outcome as _outcome
 
 __all__ = [
     "KINDS",
@@ -132,7 +131,11 @@ class Replay:
 def outcome_of(state) -> dict:
     """``{status, failureReason, path (node ids of the steps not cancelled, in creation order),
     iterations, cycleTimeMs}`` of an execution state (the simulator's outcome)."""
-    status, reason, path, iterations, cycle, _, _ = _outcome(_Log(state))
+    # Imported here, not with the module: every server imports this package (for its mirror),
+    # and the simulator's package would come along, 0.1 s of each start for nothing.
+    from toolkit.simulate.records import outcome
+
+    status, reason, path, iterations, cycle, _, _ = outcome(_Log(state))
     return {
         "status": status,
         "failureReason": reason,
