@@ -214,3 +214,17 @@ def test_a_workspace_command_starts_without_the_linter_or_arrow(tmp_path):
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.splitlines()[-1] == "0 []", out.stdout + out.stderr
+
+
+def test_a_server_starts_without_networkx_or_the_simulator():
+    """`collab serve`'s imports (the app and its services) leave out networkx and the simulator,
+    which only notebooks and `collab simulate`/`collab replay` use: each start of each process
+    behind a load balancer would pay for them."""
+    probe = (
+        "import sys\n"
+        "import server, server.app, toolkit.services.serving\n"
+        "heavy = ('networkx', 'toolkit.simulate')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.splitlines()[-1] == "[]", out.stdout + out.stderr
