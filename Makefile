@@ -86,20 +86,33 @@ postgresql:
 # The house rules first (make lint), then unit, property, API and browser tests, then the
 # notebooks top to bottom (nbval; see pyproject.toml) — the HTTP tests on a DuckDB file, the
 # PostgreSQL ones (several processes, outages, the fault harness) on a cluster the tests start.
-# Then the HTTP API tests again on PostgreSQL with two server processes, each request sent to
-# the next process in turn (tests that choose their database themselves ran in the first pass).
-# Both passes run in two pytest workers (the first one keeps each test file in one worker, so
-# its module's server and fixtures are made once, and hands out the files in the order collected,
-# which puts the long-running ones first: see tests/conftest.py): most tests wait on a server, a
-# browser or a kernel, so two at once nearly halve the time. Each pass ends with its slowest tests
-# (--durations), where the 15-minute budget of `make test` is watched.
+# That main run uses two pytest workers: it keeps each test file in one worker, so its module's
+# server and fixtures are made once, and hands out the files in the order collected, which puts
+# the long-running ones first (see tests/conftest.py); most tests wait on a server, a browser or
+# a kernel, so two at once nearly halve the time. Beside it, in one pytest process of its own,
+# the HTTP API tests run again on PostgreSQL with two server processes, each request sent to the
+# next process in turn (tests that choose their database themselves run in the main run only);
+# its output follows the main run's. Together they keep two cores busy where one after the other
+# left a tenth of the time idle. Each ends with its slowest tests (--durations), where the
+# 15-minute budget of `make test` is watched.
 test: compiled graphviz chromium postgresql lint
-	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=12
-	@if [ "$$COLLAB_SKIP_POSTGRES" = "1" ]; then \
+	@pg_log=$$(mktemp); pg_pid=; \
+	if [ "$$COLLAB_SKIP_POSTGRES" = "1" ]; then \
 	  echo "COLLAB_SKIP_POSTGRES=1: the HTTP API tests on PostgreSQL are skipped"; \
 	else \
-	  COLLAB_TEST_BACKEND=postgres2 $(PY) -m pytest -q -n 2 -m "not own_database" --durations=8 tests/api; \
-	fi
+	  echo "The HTTP API tests on PostgreSQL run beside the main run; their output follows it."; \
+	  COLLAB_TEST_BACKEND=postgres2 $(PY) -m pytest -q -m "not own_database" --durations=8 tests/api \
+	    >$$pg_log 2>&1 & pg_pid=$$!; \
+	fi; \
+	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=12; main=$$?; \
+	postgres=0; \
+	if [ -n "$$pg_pid" ]; then \
+	  wait $$pg_pid; postgres=$$?; \
+	  echo; echo "== The HTTP API tests on PostgreSQL with two server processes (COLLAB_TEST_BACKEND=postgres2):"; \
+	  cat $$pg_log; \
+	fi; \
+	rm -f $$pg_log; \
+	[ $$main = 0 ] && [ $$postgres = 0 ]
 
 # ruff's lint rules and its format check, then mypy: toolkit/engine and toolkit/store strictly,
 # the rest of toolkit and server at mypy's default strictness (all configured in pyproject.toml).
