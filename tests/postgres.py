@@ -71,7 +71,19 @@ class PostgresCluster:
         root = Path(root or tempfile.mkdtemp(prefix="collab-pg-"))
         cluster = cls(root=root, bindir=bindir, port=free_port(), user=_run_as())
         cluster._init()
-        cluster.pg_ctl("start", "-w", "-t", "60", "-l", str(root / "server.log"), "-o", cluster._options())
+        log = root / "server.log"
+        for attempt in range(3):
+            seen = log.stat().st_size if log.exists() else 0
+            try:
+                cluster.pg_ctl("start", "-w", "-t", "60", "-l", str(log), "-o", cluster._options())
+                break
+            except RuntimeError:
+                # The probed port can be taken before the postmaster binds it (initdb takes a
+                # second or two, and other test processes open connections meanwhile): retry.
+                taken = log.exists() and "Address already in use" in log.read_text(errors="replace")[seen:]
+                if attempt == 2 or not taken:
+                    raise
+                cluster.port = free_port()
         return cluster
 
     @property
