@@ -80,7 +80,7 @@ class PostgresCluster:
             except RuntimeError:
                 # The probed port can be taken before the postmaster binds it (initdb takes a
                 # second or two, and other test processes open connections meanwhile): retry.
-                taken = log.exists() and "Address already in use" in log.read_text(errors="replace")[seen:]
+                taken = log.exists() and b"Address already in use" in log.read_bytes()[seen:]
                 if attempt == 2 or not taken:
                     raise
                 cluster.port = free_port()
