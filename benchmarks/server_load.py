@@ -28,7 +28,10 @@ Printed per configuration: requests/s, flows/s and p50/p99 latency overall and p
 the CPU used in the measured windows by the server processes, by PostgreSQL's processes (all
 of the cluster's, from /proc, ended connections included), by the load generator and by every
 other process on the machine (a run is flagged when others kept more than a quarter core busy:
-throughput and latency then drop, CPU per request much less). Then the comparisons issue 14
+throughput and latency then drop, CPU per request much less); and how often the server's
+threads were switched off a core (context switches a request) and how long its threads, ready
+to run, waited for one (in cores, over the window): the cost of handing work between threads,
+which CPU time does not show. Then the comparisons issue 14
 asks for: PostgreSQL with one process ÷ DuckDB (goal >= 1), each backend ÷ bare Starlette
 (goal >= 0.5; each ratio also round by round, where both rates come from the same minute),
 p99 at 16 clients (goal < 50 ms), server and database CPU per request, and what those project:
@@ -146,6 +149,29 @@ def cpu_seconds(pid: int) -> float:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     except (OSError, IndexError, ValueError):
         return 0.0
+
+
+SWITCH_FIELDS = ("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")
+
+
+def thread_switches(pid: int) -> tuple[int, float]:
+    """``(switches, waited)`` summed over a process's threads (Linux /proc): how many times
+    they were switched off a core (voluntary and not), and the seconds they spent ready to run
+    but waiting for a core (schedstat's second field); ``(0, 0.0)`` where unavailable. Threads
+    that ended are not counted; a server's threads live as long as it does."""
+    switches, waited = 0, 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0, 0.0
+    for task in tasks:
+        try:
+            status = Path(f"/proc/{pid}/task/{task}/status").read_text()
+            waited += int(Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        switches += sum(int(line.split()[1]) for line in status.splitlines() if line.startswith(SWITCH_FIELDS))
+    return switches, waited / 1e9
 
 
 def machine_seconds() -> tuple[float, float]:
@@ -303,6 +329,10 @@ class Target:
 
     def server_cpu(self) -> float:
         return sum(cpu_seconds(s.pid) for s in self.servers)
+
+    def server_switches(self) -> tuple[int, float]:
+        counts = [thread_switches(s.pid) for s in self.servers]
+        return sum(c for c, _ in counts), sum(w for _, w in counts)
 
     def database_cpu(self) -> float | None:
         return None if self.postgres is None else self.postgres.cpu_seconds()
@@ -545,6 +575,8 @@ class Summary:
     database_cpu: float | None = None
     processes: int = 1
     stolen_cpu: float = 0.0  # a hypervisor's steal over the windows (0 on bare metal)
+    switches: int = 0  # context switches of the server processes' threads
+    waited: float = 0.0  # seconds the server processes' threads were ready but had no core
 
     @property
     def rows(self) -> dict:
@@ -584,6 +616,10 @@ def print_summary(s: Summary) -> None:
         f"other processes on the machine {s.other_cpu / s.seconds:.2f}, "
         f"taken by the hypervisor (steal) {s.stolen_cpu / s.seconds:.2f}"
     )
+    print(
+        f"  server threads: {s.switches / max(1, s.total[0]):.1f} context switches a request; "
+        f"ready to run but waiting for a core {s.waited / s.seconds:.2f} (in cores)"
+    )
     for what, cores in (("other processes kept", s.other_cpu), ("the hypervisor took", s.stolen_cpu)):
         if cores / s.seconds > NOISY:
             print(
@@ -602,13 +638,21 @@ def measure(target: Target, args, scrape: bool = False) -> Summary:
     Prometheus would (its cost is part of what the server does in the window)."""
     runner = run_threads if args.mode == "threads" else run_asyncio
     me = os.getpid()
-    samples: list[tuple[float, float, float | None, tuple[float, float]]] = []
+    samples: list[tuple[float, float, float | None, tuple[float, float], tuple[int, float]]] = []
     window: list[float] = []
 
     def sample_cpu() -> None:  # CPU counters at the window's edges only (the warm-up is not counted)
         for edge in (window[0], window[0] + args.seconds):
             time.sleep(max(0.0, edge - time.perf_counter()))
-            samples.append((target.server_cpu(), cpu_seconds(me), target.database_cpu(), machine_seconds()))
+            samples.append(
+                (
+                    target.server_cpu(),
+                    cpu_seconds(me),
+                    target.database_cpu(),
+                    machine_seconds(),
+                    target.server_switches(),
+                )
+            )
 
     def scraper() -> None:
         with httpx.Client(base_url=target.urls[0], timeout=30) as http:
@@ -630,7 +674,9 @@ def measure(target: Target, args, scrape: bool = False) -> Summary:
     sampler.join()
     for helper in helpers:
         helper.join()
-    (server0, client0, db0, (busy0, stolen0)), (server1, client1, db1, (busy1, stolen1)) = samples
+    (server0, client0, db0, (busy0, stolen0), (sw0, wait0)), (server1, client1, db1, (busy1, stolen1), (sw1, wait1)) = (
+        samples
+    )
     server_cpu, client_cpu, busy = server1 - server0, client1 - client0, busy1 - busy0
     database_cpu = None if db0 is None or db1 is None else db1 - db0
     return Summary(
@@ -646,6 +692,8 @@ def measure(target: Target, args, scrape: bool = False) -> Summary:
         database_cpu,
         len(target.servers),
         stolen1 - stolen0,
+        sw1 - sw0,
+        wait1 - wait0,
     )
 
 
@@ -672,6 +720,8 @@ def combine(parts: list[Summary]) -> Summary:
         None if None in databases else sum(d for d in databases if d is not None),
         parts[0].processes,
         sum(p.stolen_cpu for p in parts),
+        sum(p.switches for p in parts),
+        sum(p.waited for p in parts),
     )
 
 
