@@ -107,7 +107,15 @@ class PgTx(Buffered):
 
     The connection is in autocommit mode (so that reads outside jobs are one round trip
     each); the job's transaction is opened by its first statement, with ``BEGIN`` sent in the
-    same round trip as that statement (psycopg would send it alone, one round trip more)."""
+    same round trip as that statement (psycopg would send it alone, one round trip more).
+
+    Where several statements share a round trip (``BEGIN`` and the first statement; a flush),
+    they go as one query string, their parameters bound by psycopg on the client
+    (:class:`psycopg.ClientCursor`, which quotes each value as a literal). A pipeline would
+    save the same round trips, but psycopg lets go of the GIL and takes it back several times
+    for each statement of a pipeline: on a loaded server each of those is a hand-off between
+    threads, and a flush sent as one string made fewer than half as many, with a third less
+    CPU (docs/decisions.md, "One query string per round trip")."""
 
     __slots__ = ("_con", "begun", "committing")
 
@@ -136,16 +144,17 @@ class PgTx(Buffered):
         if not text.lstrip().upper().startswith(("SELECT", "WITH")):
             self.dirty = True
         began = time.perf_counter()
-        with self._con.cursor() as cur:
-            query = pyformat(text) if params is not None else text
-            if self.begun:
+        query = pyformat(text) if params is not None else text
+        if self.begun:
+            with self._con.cursor() as cur:
                 cur.execute(query, params)
-            else:
-                with self._con.pipeline():
-                    self._con.execute("BEGIN")
-                    cur.execute(query, params)
+                rows = _rows(cur)
+        else:
+            with psycopg.ClientCursor(self._con) as opening:
+                opening.execute("BEGIN; " + query, params)
                 self.begun = True
-            rows = _rows(cur)
+                opening.nextset()  # past BEGIN's result, to the statement's
+                rows = _rows(opening)
         self._took(began)
         return rows
 
@@ -164,33 +173,38 @@ class PgTx(Buffered):
         return sorted(int(key) for (key,) in rows)
 
     def flush(self, commit: bool = False) -> bool:
-        """Write the buffered inserts (one batch per table), then the version-checked updates,
-        all in one pipeline: one round trip to the database for the lot, where a statement at
-        a time costs one each (a decision's update and two inserts: three). With ``commit``,
-        the job's ``COMMIT`` goes in the same pipeline, one round trip more saved; returns
-        whether it did (only when there was something to write).
+        """Write the buffered inserts (one multi-row insert per table), then the
+        version-checked updates, all in one query string: one round trip to the database for
+        the lot, where a statement at a time costs one each (a decision's update and two
+        inserts: three). With ``commit``, the job's ``COMMIT`` ends the string, one round trip
+        more saved; returns whether it did (only when there was something to write).
 
         Each update checks its own row count in the database (``collab_expect_one``,
-        migration 015): a stale version raises ``serialization_failure`` there, which aborts
-        the transaction before a ``COMMIT`` that follows, and the job runs again. Any other
-        error (a unique constraint another process won) is raised the same way, once the
-        pipeline has answered."""
+        migration 015): a stale version raises ``serialization_failure`` there, and PostgreSQL
+        runs none of the string's later statements, the ``COMMIT`` included; the job runs
+        again. Any other error (a unique constraint another process won) is raised the same
+        way."""
         if not self._appends and not self._updates:
             return False
         began = time.perf_counter()
-        con = self._con
-        with con.cursor() as cur, con.pipeline():
-            if not self.begun:
-                con.execute("BEGIN")
-                self.begun = True
-            for (table, columns), rows in self._appends.items():
-                cur.executemany(_insert(table, columns), rows)
-            for (table, columns), bucket in self._updates.items():
-                checked = [_checked_params(table, row) for row in bucket.values()]
-                cur.executemany(_checked_update(table, columns), checked)
-            if commit:
-                self.committing = True
-                cur.execute("COMMIT")
+        statements: list[str] = [] if self.begun else ["BEGIN"]
+        params: list[Any] = []
+        for (table, columns), rows in self._appends.items():
+            statements.append(_insert(table, columns, len(rows)))
+            for row in rows:
+                params.extend(row)
+        for (table, columns), bucket in self._updates.items():
+            update = _checked_update(table, columns)
+            for row in bucket.values():
+                statements.append(update)
+                params.extend(_checked_params(table, row))
+        if commit:
+            statements.append("COMMIT")
+        if commit:
+            self.committing = True
+        with psycopg.ClientCursor(self._con) as cur:
+            cur.execute("; ".join(statements), params)
+        self.begun = True
         if not commit:  # with the COMMIT, the round trip is the commit's (observed by the store)
             self._took(began)
         self._appends.clear()
@@ -199,8 +213,9 @@ class PgTx(Buffered):
 
 
 @functools.lru_cache(maxsize=256)
-def _insert(table: str, columns: tuple[str, ...]) -> str:
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))})"
+def _insert(table: str, columns: tuple[str, ...], rows: int) -> str:
+    row = f"({', '.join(['%s'] * len(columns))})"
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([row] * rows)}"
 
 
 @functools.lru_cache(maxsize=256)
