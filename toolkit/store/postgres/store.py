@@ -200,7 +200,6 @@ class PgTx(Buffered):
                 params.extend(_checked_params(table, row))
         if commit:
             statements.append("COMMIT")
-        if commit:
             self.committing = True
         with psycopg.ClientCursor(self._con) as cur:
             cur.execute("; ".join(statements), params)
