@@ -48,11 +48,15 @@ CPU per request, off and on, in alternating batches: ``--batches``, ``--flows``)
 
 The load generator runs in this process and shares the machine's cores with the servers and
 PostgreSQL (on a 2-core box it takes most of one); each server is a single process whose
-Python work is bound by one GIL. Clients are threads with one ``httpx.Client`` per server
-process each (``--mode threads``, the default: it loads the server harder than ``--mode
-asyncio`` with ``httpx.AsyncClient``, whose per-request overhead in the client is higher).
+Python work is bound by one GIL. ``--pin`` runs each server process on one core, as README
+"Scale out" recommends (``taskset -c``: a configuration's first process on the last core, its
+second on the one before; PostgreSQL and the load generator stay free to use any core).
+Clients are threads with one ``httpx.Client`` per server process each (``--mode threads``,
+the default: it loads the server harder than ``--mode asyncio`` with ``httpx.AsyncClient``,
+whose per-request overhead in the client is higher).
 
     .venv/bin/python benchmarks/server_load.py [--clients 16] [--seconds 10] [--rounds 2] [--pg-url URL]
+    .venv/bin/python benchmarks/server_load.py --pin --rounds 3 --seconds 8   # each server on one core
     .venv/bin/python benchmarks/server_load.py --only duckdb,bare --seconds 3 --rounds 1
     .venv/bin/python benchmarks/server_load.py --only postgres --profile /tmp/server.svg   # py-spy flame graph
     .venv/bin/python benchmarks/server_load.py --only observability --seconds 5 --rounds 2
@@ -238,11 +242,29 @@ class Server:
                 self.proc.wait()
 
 
+def pinned(argv: list[str], index: int, pin: bool) -> list[str]:
+    """``argv`` under ``taskset -c CPU`` when ``pin``: a configuration's first server process on
+    the last core this benchmark may use, its second on the one before, and so on."""
+    if not pin:
+        return argv
+    taskset = shutil.which("taskset")
+    if taskset is None:
+        raise SystemExit("--pin needs taskset (util-linux)")
+    cpus = sorted(os.sched_getaffinity(0))
+    return [taskset, "-c", str(cpus[-1 - index % len(cpus)]), *argv]
+
+
 def workflow_servers(
-    db: str, processes: int = 1, profile: str | None = None, extra: tuple[str, ...] = (), name: str = "workflow"
+    db: str,
+    processes: int = 1,
+    profile: str | None = None,
+    extra: tuple[str, ...] = (),
+    name: str = "workflow",
+    pin: bool = False,
 ) -> list[Server]:
     """``processes`` × ``collab serve`` on ``db`` (a DuckDB file or a PostgreSQL URL), one
-    workspace, the definition created; with ``profile``, the first runs under py-spy."""
+    workspace, the definition created; with ``profile``, the first runs under py-spy; with
+    ``pin``, each on one core (:func:`pinned`)."""
     created = subprocess.run(
         [sys.executable, "-c", CLI, "workspace", "create", "--db", db, "--json"],
         cwd=ROOT,
@@ -278,6 +300,7 @@ def workflow_servers(
                 "0",
                 *extra,
             ]
+            argv = pinned(argv, index, pin)
             if profile and index == 0:
                 argv = profiled(argv, profile)
             label = name if processes == 1 else f"{name} #{index + 1}"
@@ -303,9 +326,9 @@ def profiled(argv: list[str], profile: str) -> list[str]:
     return [py_spy, "record", "--threads", "--rate", "250", "--format", fmt, "-o", profile, "--", *argv]
 
 
-def bare_server() -> Server:
+def bare_server(pin: bool = False) -> Server:
     port = free_port()
-    argv = [sys.executable, str(Path(__file__).resolve()), "--serve-bare", "--port", str(port)]
+    argv = pinned([sys.executable, str(Path(__file__).resolve()), "--serve-bare", "--port", str(port)], 0, pin)
     return Server("bare", argv, f"http://127.0.0.1:{port}").start(BARE_PATH, {"ping": 1})
 
 
@@ -783,24 +806,27 @@ def observability(args) -> int:
 # ---------------------------------------------------------------------------- the comparison
 
 
-def start_targets(configs: list[str], tmp: Path, postgres: Postgres | None, profile: str | None) -> list[Target]:
-    """Every configuration's servers, on fresh databases; stopped again if one fails to start."""
+def start_targets(
+    configs: list[str], tmp: Path, postgres: Postgres | None, profile: str | None, pin: bool = False
+) -> list[Target]:
+    """Every configuration's servers, on fresh databases (with ``pin``, each server process on
+    one core); stopped again if one fails to start."""
     targets: list[Target] = []
     try:
         for config in configs:
             name = CONFIGS[config]
             if config == "bare":
-                targets.append(Target(name, [bare_server()], BareFlow))
+                targets.append(Target(name, [bare_server(pin)], BareFlow))
                 continue
             # One profile per configuration: the configuration's name goes into the file name.
             path = str(Path(profile).with_stem(f"{Path(profile).stem}.{config}")) if profile else None
             if config == "duckdb":
-                servers = workflow_servers(str(tmp / "load.duckdb"), 1, path, name=name)
+                servers = workflow_servers(str(tmp / "load.duckdb"), 1, path, name=name, pin=pin)
                 targets.append(Target(name, servers, WorkflowFlow))
             else:
                 assert postgres is not None
                 processes = 2 if config == "postgres2" else 1
-                servers = workflow_servers(postgres.database(config), processes, path, name=name)
+                servers = workflow_servers(postgres.database(config), processes, path, name=name, pin=pin)
                 targets.append(Target(name, servers, WorkflowFlow, postgres))
     except BaseException:
         for target in targets:
@@ -906,6 +932,12 @@ def main(argv: list[str] | None = None) -> int:
         help="run each workflow configuration's first server under `py-spy record` (.svg flame graph, "
         ".json speedscope, .txt collapsed stacks); the configuration's name is added to the file name",
     )
+    parser.add_argument(
+        "--pin",
+        action="store_true",
+        help="run each server process on one core (`taskset -c`): a configuration's first process on the "
+        "last core, its second on the one before; PostgreSQL and the load generator are not pinned",
+    )
     parser.add_argument("--serve-bare", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -922,7 +954,7 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"server_load: {args.clients} clients ({args.mode}), {args.warmup:g} s warm-up + {args.seconds:g} s "
         f"per window, {args.rounds} round(s), {cores} CPU cores shared by the load generator, the servers "
-        f"(one uvicorn worker each) and PostgreSQL",
+        f"(one uvicorn worker each{', each pinned to one core' if args.pin else ''}) and PostgreSQL",
         flush=True,
     )
     if "observability" in configs:
@@ -931,7 +963,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="collab-load-") as tmp, contextlib.ExitStack() as stack:
         needs_postgres = any(c.startswith("postgres") for c in configs)
         postgres = stack.enter_context(Postgres(args.pg_url)) if needs_postgres else None
-        targets = start_targets(configs, Path(tmp), postgres, args.profile)
+        targets = start_targets(configs, Path(tmp), postgres, args.profile, args.pin)
         try:
             # A server's first seconds are not its steady state (pool connections opened,
             # caches and statement plans filled): each gets a longer warm-up, once.
