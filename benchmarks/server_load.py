@@ -565,6 +565,7 @@ def run_processes(
         share = clients // generators + (1 if index < clients % generators else 0)
         process = context.Process(target=_generator, args=(urls, headers, flow_type, share, theirs), daemon=True)
         process.start()
+        theirs.close()  # so that a generator that dies is an EOFError here, not a wait forever
         children.append((process, mine))
         pids.append(process.pid)
     for _, conn in children:
