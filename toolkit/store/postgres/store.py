@@ -190,7 +190,8 @@ class PgTx(Buffered):
         statements: list[str] = [] if self.begun else ["BEGIN"]
         params: list[Any] = []
         for (table, columns), rows in self._appends.items():
-            statements.append(_insert(table, columns, len(rows)))
+            head, values = _insert(table, columns)
+            statements.append(head + ", ".join([values] * len(rows)))
             for row in rows:
                 params.extend(row)
         for (table, columns), bucket in self._updates.items():
@@ -212,9 +213,11 @@ class PgTx(Buffered):
 
 
 @functools.lru_cache(maxsize=256)
-def _insert(table: str, columns: tuple[str, ...], rows: int) -> str:
-    row = f"({', '.join(['%s'] * len(columns))})"
-    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES {', '.join([row] * rows)}"
+def _insert(table: str, columns: tuple[str, ...]) -> tuple[str, str]:
+    """``(head, row)`` of a multi-row insert: ``head`` then ``row`` once per row, comma-joined.
+    Cached per table and columns, not per row count: a job of many rows must not leave its
+    long statement in the cache."""
+    return f"INSERT INTO {table} ({', '.join(columns)}) VALUES ", f"({', '.join(['%s'] * len(columns))})"
 
 
 @functools.lru_cache(maxsize=256)
